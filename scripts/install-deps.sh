@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package ftmpi needs to build, test and benchmark.
+# Idempotent; needs root (or sudo). Package notes: ../shared/recipes/README.md.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libcli11-dev libspdlog-dev libfmt-dev
+  libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev
+  libboost-test-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+  iproute2 nftables procps
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
