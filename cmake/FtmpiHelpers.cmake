@@ -6,6 +6,10 @@ function(ftmpi_warnings target)
                               -Wcast-align -Wimplicit-fallthrough -Wformat=2>
     $<$<COMPILE_LANGUAGE:C>:-Wall -Wextra -Wpedantic>
     $<$<BOOL:${FTMPI_WERROR}>:-Werror>)
+  # GCC 12 reports -Wrestrict false positives inside std::string's operator+ at -O3 (GCC bug 105329).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+  endif()
 endfunction()
 
 # ftmpi_library(NAME <name> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
