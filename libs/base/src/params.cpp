@@ -231,7 +231,7 @@ Status ParamSet::load_environment(char** envp, std::span<const std::string_view>
   if (envp == nullptr) return {};
   for (char** e = envp; *e != nullptr; ++e) {
     std::string_view entry(*e);
-    if (!entry.starts_with("FTMPI_")) continue;
+    if (!entry.starts_with("FTMPI_") || entry.starts_with(kTestEnvPrefix)) continue;
     auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     std::string_view var = entry.substr(0, eq);

@@ -113,6 +113,10 @@ BOOST_AUTO_TEST_CASE(environment_sets_known_params_and_rejects_typos) {
   char* env3[] = {launcher.data(), nullptr};
   const std::string_view ignored[] = {"FTMPI_JOB_KEY"};
   BOOST_TEST(set.load_environment(env3, ignored).is_ok());
+
+  std::string seed = "FTMPI_TEST_SEED=42";
+  char* env4[] = {seed.data(), nullptr};
+  BOOST_TEST(set.load_environment(env4).is_ok());
 }
 
 BOOST_AUTO_TEST_CASE(duplicate_rows_bad_defaults_and_missing_help_are_rejected) {

@@ -62,6 +62,9 @@ Result<double> parse_real(std::string_view text);
 // Checks `text` against the row's type (and choices). Returns the reason when it does not fit.
 Status validate(const ParamRow& row, std::string_view text);
 
+// Variables with this prefix belong to test harnesses (FTMPI_TEST_SEED), never to parameters.
+inline constexpr std::string_view kTestEnvPrefix = "FTMPI_TEST_";
+
 class ParamSet {
  public:
   // Registers a library's table. A duplicate name or an invalid default is a programming error.
@@ -72,7 +75,8 @@ class ParamSet {
   // Parses "name=value".
   Status set_assignment(std::string_view assignment);
   // Reads every FTMPI_* variable that names a registered parameter; a FTMPI_* variable that names none
-  // is reported so that a typo is not silently ignored. FTMPI_ variables in `ignored_env` are skipped.
+  // is reported so that a typo is not silently ignored. FTMPI_ variables in `ignored_env` and those
+  // beginning with kTestEnvPrefix are skipped.
   Status load_environment(char** envp, std::span<const std::string_view> ignored_env = {});
 
   const ParamRow* find(std::string_view name) const;
