@@ -1,0 +1,80 @@
+// The rank's side of the control protocol: wire-up through ftrun's key-value exchange, abort, finalize.
+//
+// Calls block (wire-up happens once, at init), but never spin: waiting is done in poll().
+// Values published with put() become visible to every rank, the publisher included, after the next
+// fence() that all ranks complete. A singleton (started without ftrun) behaves the same with one rank.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/rte/fd.hpp"
+#include "ftmpi/rte/job.hpp"
+#include "ftmpi/rte/params.hpp"
+#include "ftmpi/rte/protocol.hpp"
+
+namespace ftmpi::rte {
+
+struct ClientOptions {
+  std::chrono::nanoseconds connect_timeout = base::parse_duration(kConnectTimeout.default_value).value();
+
+  // Reads rte's rows (kConnectTimeout) from a parameter set that has rte_params() added.
+  static ClientOptions from(const base::ParamSet& params);
+};
+
+class Client {
+ public:
+  // Connects as the environment says (variables in job.hpp), or makes a singleton if FTMPI_RANK is unset.
+  static base::Result<Client> from_environment(char** envp, const ClientOptions& options);
+  // Connects to the launcher named in `job` and authenticates as job.rank.
+  static base::Result<Client> connect(const JobInfo& job, const ClientOptions& options);
+  // Rank 0 of 1 with no launcher.
+  static base::Result<Client> singleton();
+
+  const JobInfo& job() const noexcept { return job_; }
+  std::uint32_t rank() const noexcept { return job_.rank; }
+  std::uint32_t size() const noexcept { return job_.size; }
+  bool is_singleton() const noexcept { return job_.launcher_address.empty(); }
+
+  // Publishes a value under `key` (replacing this rank's earlier value, if any) for the next fence.
+  base::Status put(std::string_view key, std::string_view value);
+  // Waits until every rank has entered the fence; then get() sees everything put before it.
+  base::Status fence();
+  // A value `rank` put before the last completed fence.
+  base::Result<std::string> get(std::uint32_t rank, std::string_view key) const;
+  // Tells ftrun (which then terminates the job, reporting `code` and `message`) and exits the process
+  // with `code`'s low 8 bits, or 1 if those are 0 (an aborted job never reports success).
+  [[noreturn]] void abort(int code, std::string_view message);
+  // Tells ftrun this rank has finished cleanly; afterwards only the destructor may be called.
+  base::Status finalize();
+
+ private:
+  Client(JobInfo job, UniqueFd socket, std::chrono::nanoseconds timeout)
+      : job_(std::move(job)), socket_(std::move(socket)), timeout_(timeout) {}
+
+  base::Status send(const Message& message);
+  // Waits for the next message from ftrun until `deadline` (Clock::time_point::max(): forever).
+  base::Result<Message> receive(std::chrono::steady_clock::time_point deadline);
+  base::Status usable(std::string_view operation) const;
+
+  JobInfo job_;
+  UniqueFd socket_;  // closed for a singleton, and after finalize
+  std::chrono::nanoseconds timeout_;
+  FrameReader reader_{kLauncherToRank};
+  std::uint32_t fences_ = 0;
+  std::size_t kv_bytes_ = 0;
+  bool finalized_ = false;
+  using KvMap = std::map<std::string, std::string, std::less<>>;
+  std::map<std::string, std::size_t, std::less<>> published_;  // key -> value size, for the budget
+  KvMap pending_;                                              // a singleton's puts since its last fence
+  std::vector<KvMap> table_;                                   // per rank, as of the last completed fence
+};
+
+}  // namespace ftmpi::rte

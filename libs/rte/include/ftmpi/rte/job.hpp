@@ -1,0 +1,85 @@
+// A job's identity and the environment contract between ftrun and its ranks (docs/ftrun.md).
+//
+// ftrun starts every rank with these variables set; a process started without them (FTMPI_RANK unset)
+// is a singleton: rank 0 of 1, with no launcher.
+//
+//   FTMPI_RANK, FTMPI_SIZE               this rank and the number of ranks in the job
+//   FTMPI_LOCAL_RANK, FTMPI_LOCAL_SIZE   the same among the ranks on this host
+//   FTMPI_JOB_ID                         random 64-bit job id, 16 hex digits (names shared-memory segments)
+//   FTMPI_JOB_KEY                        random 64-bit key every wire frame carries, 16 hex digits
+//   FTMPI_RTE_ADDR                       ftrun's control listener, "host:port" or "[v6 address]:port"
+//   FTMPI_RTE_SECRET                     per-job secret that authenticates a rank to ftrun, 64 hex digits
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ftmpi/base/status.hpp"
+
+namespace ftmpi::rte {
+
+inline constexpr std::string_view kEnvRank = "FTMPI_RANK";
+inline constexpr std::string_view kEnvSize = "FTMPI_SIZE";
+inline constexpr std::string_view kEnvLocalRank = "FTMPI_LOCAL_RANK";
+inline constexpr std::string_view kEnvLocalSize = "FTMPI_LOCAL_SIZE";
+inline constexpr std::string_view kEnvJobId = "FTMPI_JOB_ID";
+inline constexpr std::string_view kEnvJobKey = "FTMPI_JOB_KEY";
+inline constexpr std::string_view kEnvRteAddr = "FTMPI_RTE_ADDR";
+inline constexpr std::string_view kEnvRteSecret = "FTMPI_RTE_SECRET";
+
+// Every variable above: pass to base::ParamSet::load_environment as `ignored_env`, since they are
+// FTMPI_* variables that name no parameter.
+std::span<const std::string_view> job_environment_names() noexcept;
+
+// The largest job one launcher serves; bounds every rank number on the wire.
+inline constexpr std::uint32_t kMaxJobSize = 4096;
+
+using Secret = std::array<std::uint8_t, 32>;
+
+// Compares in time independent of where the secrets differ, so a rank-side attacker cannot learn a
+// prefix of the secret by timing ftrun's answers.
+bool secrets_equal(const Secret& a, const Secret& b) noexcept;
+
+struct JobIdentity {
+  std::uint64_t job_id = 0;
+  std::uint64_t job_key = 0;  // never 0
+  Secret secret{};
+};
+
+// A fresh identity from the kernel's random source (getrandom).
+base::Result<JobIdentity> make_job_identity();
+
+struct JobInfo {
+  std::uint32_t rank = 0;
+  std::uint32_t size = 1;
+  std::uint32_t local_rank = 0;
+  std::uint32_t local_size = 1;
+  JobIdentity identity;
+  std::string launcher_address;  // empty for a singleton
+};
+
+// The job of a process started without ftrun: rank 0 of 1 with a fresh identity and no launcher.
+base::Result<JobInfo> singleton_job();
+
+// The contract's variables for one rank, as "NAME=value" strings.
+std::vector<std::string> job_environment(const JobInfo& job);
+
+// Reads the contract from an environment block (environ). No FTMPI_RANK: std::nullopt (a singleton).
+// FTMPI_RANK set but another variable missing or malformed: an error naming the variable, which is how a
+// user who started a rank by hand, or with a mangled environment, learns what went wrong.
+base::Result<std::optional<JobInfo>> job_from_environment(char** envp);
+
+// Shared-memory segments of a job are named "<prefix><anything>", prefix "ftmpi-<job id, 16 hex>-", so
+// that ftrun can remove whatever a failed job left behind.
+std::string shm_prefix(std::uint64_t job_id);
+
+// Unlinks every entry of /dev/shm whose name begins with shm_prefix(job_id); returns how many.
+base::Result<std::size_t> remove_shared_memory(std::uint64_t job_id);
+
+}  // namespace ftmpi::rte

@@ -1,0 +1,133 @@
+// The launcher's side of the control protocol: a TCP listener that authenticates ranks, keeps the
+// key-value table, runs fences, and reports what ranks did (connected, aborted, finalized, vanished).
+//
+// Single-threaded and non-blocking: the owner waits in poll() on the descriptors from prepare_poll()
+// together with its own, then calls dispatch(). A misbehaving connection (wrong secret, malformed frame,
+// rule broken) is closed with one log line and counted; it never makes the server fail.
+#pragma once
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/rte/fd.hpp"
+#include "ftmpi/rte/job.hpp"
+#include "ftmpi/rte/params.hpp"
+#include "ftmpi/rte/protocol.hpp"
+
+namespace ftmpi::rte {
+
+using Clock = std::chrono::steady_clock;
+
+struct ServerConfig {
+  std::string listen_address{kListenAddress.default_value};  // numeric IPv4 or IPv6
+  std::uint16_t port = 0;                                    // 0: any free port
+  std::uint32_t size = 1;                                    // ranks in the job
+  Secret secret{};
+  // How long an accepted connection may take to authenticate.
+  std::chrono::nanoseconds auth_timeout = base::parse_duration(kConnectTimeout.default_value).value();
+};
+
+struct RankEvent {
+  enum class Kind : std::uint8_t {
+    connected,      // authenticated; pid is the rank's own report
+    fence_entered,  // the rank waits in a fence
+    finalized,
+    aborted,       // code and message set
+    disconnected,  // connection closed (by the rank, or by the server after a protocol violation)
+  };
+  Kind kind;
+  std::uint32_t rank = 0;
+  std::uint32_t pid = 0;
+  std::int32_t code = 0;
+  std::string message;
+};
+
+class Server {
+ public:
+  static base::Result<Server> listen(const ServerConfig& config);
+
+  // Where ranks connect: "127.0.0.1:40123" or "[::1]:40123".
+  const std::string& address() const noexcept { return address_; }
+  std::uint32_t size() const noexcept { return size_; }
+
+  // Appends the descriptors to wait on and lowers `deadline` to the server's next timer.
+  void prepare_poll(std::vector<pollfd>& fds, Clock::time_point& deadline);
+  // Handles the descriptors prepare_poll appended (the `fds` span starts where it appended them) and
+  // expired timers. Events are queued for take_events().
+  void dispatch(std::span<const pollfd> fds, Clock::time_point now);
+  // prepare_poll + poll + dispatch, for owners with nothing else to wait on (tests).
+  base::Status poll_once(std::chrono::milliseconds timeout);
+
+  std::vector<RankEvent> take_events();
+
+  // Authenticated at some point (a program that never connects is not using the protocol).
+  bool joined(std::uint32_t rank) const noexcept { return ranks_[rank].joined; }
+  bool connected(std::uint32_t rank) const noexcept { return ranks_[rank].connected; }
+  bool finalized(std::uint32_t rank) const noexcept { return ranks_[rank].finalized; }
+  // True when some rank waits in a fence that `rank` has not entered: if `rank` is gone, it never ends.
+  bool fence_needs(std::uint32_t rank) const noexcept;
+
+  std::uint64_t auth_failures() const noexcept { return auth_failures_; }
+  std::uint64_t protocol_errors() const noexcept { return protocol_errors_; }
+
+ private:
+  struct Connection {
+    UniqueFd fd;
+    std::string peer;  // "127.0.0.1:51234", for log lines
+    FrameReader reader{kRankHello};
+    // Queued output; fence_done tables are shared by every connection they go to.
+    std::deque<std::shared_ptr<const std::string>> out;
+    std::size_t out_offset = 0;
+    Clock::time_point auth_deadline;
+    std::optional<std::uint32_t> rank;  // set once authenticated
+    bool closed = false;
+  };
+  struct RankState {
+    bool joined = false;
+    bool connected = false;
+    bool finalized = false;
+    std::uint32_t fences = 0;  // completed fence requests from this rank
+    std::size_t kv_bytes = 0;
+    std::map<std::string, std::string, std::less<>> kv;
+  };
+
+  Server() = default;
+  void accept_all(Clock::time_point now);
+  void read_from(Connection& c);
+  void write_to(Connection& c);
+  // Handles one message; a false return means the connection broke a rule and was closed.
+  bool handle(Connection& c, Message message);
+  bool handle_hello(Connection& c, const Hello& hello);
+  bool handle_fence(Connection& c, std::uint32_t rank, std::uint32_t epoch);
+  void send(Connection& c, std::shared_ptr<const std::string> frame);
+  void reject(Connection& c, std::string_view why, bool auth_failure);
+  void close(Connection& c);
+  void complete_fence();
+
+  UniqueFd listener_;
+  std::string address_;
+  std::uint32_t size_ = 0;
+  Secret secret_{};
+  std::chrono::nanoseconds auth_timeout_{};
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<Connection*> polled_;  // connections in the order prepare_poll appended them
+  std::vector<RankState> ranks_;
+  std::uint32_t fence_epoch_ = 1;    // the fence being gathered
+  std::uint32_t fence_entered_ = 0;  // ranks waiting in it
+  std::vector<RankEvent> events_;
+  std::uint64_t auth_failures_ = 0;
+  std::uint64_t protocol_errors_ = 0;
+};
+
+}  // namespace ftmpi::rte

@@ -1,0 +1,207 @@
+#include "ftmpi/rte/client.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "ftmpi/rte/params.hpp"
+#include "sys.hpp"
+
+namespace ftmpi::rte {
+namespace {
+
+using base::Errc;
+using base::Result;
+using base::Status;
+
+}  // namespace
+
+ClientOptions ClientOptions::from(const base::ParamSet& params) {
+  return ClientOptions{params.get_duration(kConnectTimeout)};
+}
+
+Result<Client> Client::from_environment(char** envp, const ClientOptions& options) {
+  auto job = job_from_environment(envp);
+  if (!job) return job.status();
+  if (!job->has_value()) return singleton();
+  return connect(**job, options);
+}
+
+Result<Client> Client::singleton() {
+  auto job = singleton_job();
+  if (!job) return job.status();
+  Client client(std::move(*job), UniqueFd(), std::chrono::nanoseconds(0));
+  client.table_.resize(1);
+  return client;
+}
+
+Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options) {
+  if (job.size == 0 || job.size > kMaxJobSize || job.rank >= job.size || job.launcher_address.empty()) {
+    return Status(Errc::invalid_argument, "rank " + std::to_string(job.rank) + " of " +
+                                              std::to_string(job.size) + " with launcher '" +
+                                              job.launcher_address + "' is not a valid job");
+  }
+  const auto deadline = sys::Clock::now() + options.connect_timeout;
+  auto fd = sys::connect_tcp(job.launcher_address, deadline);
+  if (!fd) return Status(fd.code(), "cannot reach ftrun: " + fd.status().message());
+  Client client(job, std::move(*fd), options.connect_timeout);
+  client.table_.resize(job.size);
+  Hello hello{kProtocolVersion, job.rank, static_cast<std::uint32_t>(::getpid()), job.identity.secret};
+  if (Status s = client.send(hello); !s) return s;
+  auto reply = client.receive(deadline);
+  if (!reply) {
+    if (reply.code() == Errc::peer_unreachable) {
+      return Status(Errc::peer_unreachable,
+                    "ftrun at " + job.launcher_address + " refused rank " + std::to_string(job.rank) +
+                        " (does FTMPI_RTE_SECRET belong to this job?): " + reply.status().message());
+    }
+    return reply.status();
+  }
+  auto* welcome = std::get_if<Welcome>(&*reply);
+  if (welcome == nullptr) {
+    return Status(Errc::malformed, "ftrun answered a hello with " + std::string(to_string(type_of(*reply))));
+  }
+  if (welcome->size != job.size) {
+    return Status(Errc::invalid_argument, "ftrun runs a job of " + std::to_string(welcome->size) +
+                                              " ranks but FTMPI_SIZE is " + std::to_string(job.size));
+  }
+  return client;
+}
+
+Status Client::put(std::string_view key, std::string_view value) {
+  if (Status s = usable("put"); !s) return s;
+  if (key.empty() || key.size() > kMaxKeyBytes) {
+    return Status(Errc::invalid_argument,
+                  "key length " + std::to_string(key.size()) + " outside 1.." + std::to_string(kMaxKeyBytes));
+  }
+  if (value.size() > kMaxValueBytes) {
+    return Status(Errc::invalid_argument, "value for key '" + std::string(key) + "' is longer than " +
+                                              std::to_string(kMaxValueBytes) + " bytes");
+  }
+  const std::size_t cost = key.size() + value.size() + kKvEntryOverhead;
+  auto old = published_.find(key);
+  const std::size_t old_cost = old == published_.end() ? 0 : key.size() + old->second + kKvEntryOverhead;
+  if (kv_bytes_ - old_cost + cost > kMaxRankKvBytes) {
+    return Status(Errc::resource_exhausted, "put of key '" + std::string(key) + "' exceeds the budget of " +
+                                                std::to_string(kMaxRankKvBytes) + " bytes per rank");
+  }
+  if (is_singleton()) {
+    pending_.insert_or_assign(std::string(key), std::string(value));
+  } else if (Status s = send(Put{std::string(key), std::string(value)}); !s) {
+    return s;
+  }
+  kv_bytes_ = kv_bytes_ - old_cost + cost;
+  published_.insert_or_assign(std::string(key), value.size());
+  return {};
+}
+
+Status Client::fence() {
+  if (Status s = usable("fence"); !s) return s;
+  if (is_singleton()) {
+    for (auto& [key, value] : pending_) table_[0].insert_or_assign(key, std::move(value));
+    pending_.clear();
+    return {};
+  }
+  const std::uint32_t epoch = fences_ + 1;
+  if (Status s = send(Fence{epoch}); !s) return s;
+  // Other ranks may take arbitrarily long to reach the fence: wait without a deadline, asleep in poll().
+  auto reply = receive(sys::Clock::time_point::max());
+  if (!reply) return reply.status();
+  auto* done = std::get_if<FenceDone>(&*reply);
+  if (done == nullptr || done->epoch != epoch) {
+    return Status(Errc::malformed, "ftrun answered fence " + std::to_string(epoch) + " with " +
+                                       std::string(to_string(type_of(*reply))));
+  }
+  std::vector<KvMap> table(job_.size);
+  for (KvEntry& e : done->entries) {
+    if (e.rank >= job_.size)
+      return Status(Errc::malformed, "fence_done names rank " + std::to_string(e.rank));
+    table[e.rank].insert_or_assign(std::move(e.key), std::move(e.value));
+  }
+  table_ = std::move(table);
+  fences_ = epoch;
+  return {};
+}
+
+Result<std::string> Client::get(std::uint32_t rank, std::string_view key) const {
+  if (rank >= job_.size) {
+    return Status(Errc::out_of_range,
+                  "rank " + std::to_string(rank) + " is not in a job of " + std::to_string(job_.size));
+  }
+  auto it = table_[rank].find(key);
+  if (it == table_[rank].end()) {
+    return Status(Errc::not_found, "rank " + std::to_string(rank) + " put no key '" + std::string(key) +
+                                       "' before the last fence");
+  }
+  return it->second;
+}
+
+void Client::abort(int code, std::string_view message) {
+  // What the rank printed before aborting should reach the user; ftrun forwards it until the rank exits.
+  std::fflush(nullptr);
+  if (!is_singleton() && socket_) {
+    Abort abort{code, std::string(message.substr(0, kMaxAbortMessageBytes))};
+    // Wait for the acknowledgement, so that ftrun reports the abort rather than only our exit status.
+    if (send(abort)) (void)receive(sys::Clock::now() + timeout_);
+  }
+  const int status = code & 0xff;
+  ::_exit(status == 0 ? 1 : status);
+}
+
+Status Client::finalize() {
+  if (Status s = usable("finalize"); !s) return s;
+  finalized_ = true;
+  if (is_singleton()) return {};
+  if (Status s = send(Finalize{}); !s) return s;
+  auto reply = receive(sys::Clock::now() + timeout_);
+  if (!reply) return reply.status();
+  if (!std::holds_alternative<FinalizeAck>(*reply)) {
+    return Status(Errc::malformed, "ftrun answered finalize with " + std::string(to_string(type_of(*reply))));
+  }
+  socket_.reset();
+  return {};
+}
+
+Status Client::send(const Message& message) {
+  if (Status s = sys::send_all(socket_.get(), encode(message)); !s) {
+    return Status(Errc::peer_unreachable, "lost the connection to ftrun: " + s.message());
+  }
+  return {};
+}
+
+Result<Message> Client::receive(sys::Clock::time_point deadline) {
+  for (;;) {
+    auto message = reader_.next();
+    if (!message) return Status(message.code(), "from ftrun: " + message.status().message());
+    if (message->has_value()) return std::move(**message);
+    pollfd p{socket_.get(), POLLIN, 0};
+    int ready = ::poll(&p, 1, sys::poll_timeout_ms(deadline, sys::Clock::now()));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return sys::errno_status(Errc::internal, "poll");
+    }
+    if (ready == 0) {
+      return Status(Errc::peer_unreachable,
+                    "ftrun did not answer within rte.connect_timeout (" + sys::seconds_text(timeout_) + ")");
+    }
+    char buffer[64 * 1024];
+    ssize_t n = ::recv(socket_.get(), buffer, sizeof buffer, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return sys::errno_status(Errc::peer_unreachable, "lost the connection to ftrun");
+    }
+    if (n == 0) return Status(Errc::peer_unreachable, "ftrun closed the connection");
+    reader_.append(std::span<const char>(buffer, static_cast<std::size_t>(n)));
+  }
+}
+
+Status Client::usable(std::string_view operation) const {
+  if (finalized_) {
+    return Status(Errc::invalid_argument, std::string(operation) + " after finalize");
+  }
+  return {};
+}
+
+}  // namespace ftmpi::rte

@@ -1,0 +1,564 @@
+// run_job: one job on this host, from fork to the last byte of output.
+//
+// Everything happens in one poll() loop on one thread: the control server, every rank's stdout and
+// stderr pipes, ftrun's stdin, and a signalfd for SIGCHLD/SIGINT/SIGTERM/SIGHUP (blocked for the job's
+// duration, so no handler runs between poll() calls). Within one wake-up the control connections are
+// read before exit statuses are looked at; an abort or a finalize is acknowledged before the rank exits,
+// so by the time a rank's SIGCHLD is handled ftrun knows whether it aborted or finalized.
+//
+// The first failure decides the exit status and the one-line summary; it sends SIGTERM (and SIGCONT) to
+// every rank's process group and arms a SIGKILL after rte.kill_grace. Later deaths are consequences and
+// are not reported.
+#include "ftmpi/rte/launcher.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "binding.hpp"
+#include "ftmpi/base/log.hpp"
+#include "ftmpi/rte/job.hpp"
+#include "ftmpi/rte/params.hpp"
+#include "ftmpi/rte/server.hpp"
+#include "output.hpp"
+#include "spawn.hpp"
+#include "sys.hpp"
+
+namespace ftmpi::rte {
+namespace {
+
+using base::Errc;
+using base::Result;
+using base::Status;
+
+constexpr std::size_t kStdinBufferBytes = 64 * 1024;
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+std::string signal_text(int signo) {
+  const char* name = sigdescr_np(signo);
+  return "signal " + std::to_string(signo) + " (" + (name != nullptr ? name : "unknown") + ")";
+}
+
+// The name of a "NAME=value" environment entry.
+std::string_view env_entry_name(std::string_view entry) { return entry.substr(0, entry.find('=')); }
+
+// Signals a rank and whatever it started in its process group; falls back to the rank alone if it
+// moved itself to another group.
+void signal_rank(pid_t pid, int signo) {
+  if (::kill(-pid, signo) != 0) ::kill(pid, signo);
+}
+
+struct Rank {
+  std::uint32_t index = 0;
+  pid_t pid = -1;
+  bool running = false;
+  bool aborted = false;
+  UniqueFd out;  // read ends of the rank's stdout and stderr pipes, closed at EOF
+  UniqueFd err;
+  std::optional<LineForwarder> out_lines;
+  std::optional<LineForwarder> err_lines;
+  Clock::time_point disconnect_deadline = Clock::time_point::max();
+
+  std::string who() const { return "rank " + std::to_string(index) + " (pid " + std::to_string(pid) + ")"; }
+};
+
+class Job {
+ public:
+  Job(const LaunchSpec& spec, const base::ParamSet& params) : spec_(spec), params_(params) {}
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+  ~Job();
+
+  Result<JobOutcome> run();
+
+ private:
+  Status start();
+  Status block_signals();
+  std::vector<std::string> base_environment() const;
+  // Runs until every rank has exited and its output is forwarded; an error only if poll() itself fails.
+  Status loop();
+  void on_server_events(Clock::time_point now);
+  void on_stdin(short stdin_revents, short pipe_revents);
+  void on_output(Rank& rank, bool is_err);
+  void on_signals(Clock::time_point now);
+  void reap(Clock::time_point now);
+  void judge(Rank& rank, int status, Clock::time_point now);
+  void check_fence_stall(Clock::time_point now);
+  void on_deadlines(Clock::time_point now);
+  // Records the first failure and terminates the job (unless `terminate_job` is false).
+  void fail(int exit_code, std::string summary, Clock::time_point now, bool terminate_job = true);
+  // "; terminating the job" when there are ranks left to terminate, for summaries.
+  std::string consequence() const;
+  void terminate(int signo, Clock::time_point now);
+  void close_stdin_pipe();
+  bool any_running() const;
+  bool any_output_open() const;
+
+  const LaunchSpec& spec_;
+  const base::ParamSet& params_;
+  JobIdentity identity_;
+  bool identity_made_ = false;
+  std::optional<Server> server_;
+  std::vector<Rank> ranks_;
+  sigset_t job_signals_{};
+  sigset_t old_mask_{};
+  bool signals_blocked_ = false;
+  UniqueFd signal_fd_;
+  UniqueFd stdin_pipe_;  // write end of rank 0's stdin
+  bool stdin_open_ = false;
+  std::string stdin_buffer_;
+  std::optional<JobOutcome> failure_;
+  bool terminating_ = false;
+  Clock::time_point time_limit_ = Clock::time_point::max();
+  Clock::time_point kill_deadline_ = Clock::time_point::max();
+  Clock::time_point linger_deadline_ = Clock::time_point::max();
+};
+
+Job::~Job() {
+  // Ranks are still running here only when start-up or the poll loop failed.
+  for (Rank& r : ranks_) {
+    if (!r.running) continue;
+    signal_rank(r.pid, SIGKILL);
+    while (::waitpid(r.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (identity_made_) {
+    if (auto removed = remove_shared_memory(identity_.job_id); !removed) {
+      base::logger().warn("{}", removed.status().to_string());
+    } else if (*removed > 0) {
+      base::logger().info("removed {} shared-memory segments the job left behind", *removed);
+    }
+  }
+  if (signals_blocked_) {
+    // Swallow what is pending (a SIGPIPE from a closed stdout, a late SIGCHLD) before unblocking.
+    signal_fd_.reset();
+    timespec zero{};
+    while (::sigtimedwait(&job_signals_, nullptr, &zero) > 0) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+}
+
+Status Job::block_signals() {
+  sigemptyset(&job_signals_);
+  for (int s : kForwardedSignals) sigaddset(&job_signals_, s);
+  sigaddset(&job_signals_, SIGCHLD);
+  // Blocked and read from the signalfd, SIGPIPE turns a write to a closed pipe into a plain EPIPE.
+  sigaddset(&job_signals_, SIGPIPE);
+  if (::pthread_sigmask(SIG_BLOCK, &job_signals_, &old_mask_) != 0) {
+    return Status(Errc::internal, "cannot block signals");
+  }
+  signals_blocked_ = true;
+  signal_fd_.reset(::signalfd(-1, &job_signals_, SFD_NONBLOCK | SFD_CLOEXEC));
+  if (!signal_fd_) return sys::errno_status(Errc::internal, "signalfd");
+  return {};
+}
+
+std::vector<std::string> Job::base_environment() const {
+  std::set<std::string, std::less<>> replaced;
+  for (std::string_view name : job_environment_names()) replaced.emplace(name);
+  std::vector<std::string> exported;
+  for (const std::string& assignment : params_.assignments()) {
+    const auto eq = assignment.find('=');
+    const std::string var = base::env_name(assignment.substr(0, eq));
+    replaced.insert(var);
+    exported.push_back(var + "=" + assignment.substr(eq + 1));
+  }
+  std::vector<std::string> env;
+  for (const std::string& entry : spec_.environment) {
+    if (!replaced.contains(env_entry_name(entry))) env.push_back(entry);
+  }
+  env.insert(env.end(), exported.begin(), exported.end());
+  return env;
+}
+
+Status Job::start() {
+  if (spec_.size == 0 || spec_.size > kMaxJobSize) {
+    return Status(Errc::invalid_argument, "a job has 1 to " + std::to_string(kMaxJobSize) + " ranks");
+  }
+  if (Status s = block_signals(); !s) return s;
+  auto identity = make_job_identity();
+  if (!identity) return identity.status();
+  identity_ = *identity;
+  identity_made_ = true;
+
+  ServerConfig config;
+  config.listen_address = params_.get_string(kListenAddress);
+  config.size = spec_.size;
+  config.secret = identity_.secret;
+  config.auth_timeout = params_.get_duration(kConnectTimeout);
+  auto server = Server::listen(config);
+  if (!server) return server.status();
+  server_.emplace(std::move(*server));
+
+  std::vector<cpu_set_t> cpus;
+  if (spec_.bind == BindPolicy::core) {
+    auto sets = core_bindings(spec_.size);
+    if (!sets) return sets.status();
+    cpus = std::move(*sets);
+  }
+
+  UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!dev_null) return sys::errno_status(Errc::internal, "open /dev/null");
+  UniqueFd rank0_stdin;
+  // ftrun's stdin goes to rank 0, if ftrun has one.
+  if (::fcntl(0, F_GETFD) >= 0) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
+    rank0_stdin.reset(fds[0]);
+    stdin_pipe_.reset(fds[1]);
+    if (Status s = sys::set_nonblocking(stdin_pipe_.get()); !s) return s;
+    stdin_open_ = true;
+  }
+
+  const std::vector<std::string> env_base = base_environment();
+  std::vector<std::string> argv_text{spec_.program};
+  argv_text.insert(argv_text.end(), spec_.args.begin(), spec_.args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  ranks_.resize(spec_.size);
+  for (std::uint32_t i = 0; i < spec_.size; ++i) {
+    Rank& rank = ranks_[i];
+    rank.index = i;
+    int out[2];
+    int err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
+    rank.out.reset(out[0]);
+    UniqueFd out_write(out[1]);
+    if (::pipe2(err, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
+    rank.err.reset(err[0]);
+    UniqueFd err_write(err[1]);
+    for (int fd : {rank.out.get(), rank.err.get()}) {
+      if (Status s = sys::set_nonblocking(fd); !s) return s;
+    }
+    const std::string prefix = spec_.tag_output ? "[" + std::to_string(i) + "] " : "";
+    rank.out_lines.emplace(STDOUT_FILENO, prefix);
+    rank.err_lines.emplace(STDERR_FILENO, prefix);
+
+    JobInfo job;
+    job.rank = i;
+    job.size = spec_.size;
+    job.local_rank = i;  // one host: every rank is local
+    job.local_size = spec_.size;
+    job.identity = identity_;
+    job.launcher_address = server_->address();
+    std::vector<std::string> env_text = env_base;
+    for (std::string& var : job_environment(job)) env_text.push_back(std::move(var));
+    std::vector<char*> envp;
+    for (std::string& e : env_text) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    ChildSetup setup{spec_.program.c_str(),
+                     argv.data(),
+                     envp.data(),
+                     i == 0 && rank0_stdin ? rank0_stdin.get() : dev_null.get(),
+                     out_write.get(),
+                     err_write.get(),
+                     cpus.empty() ? nullptr : &cpus[i]};
+    auto pid = spawn_child(setup);
+    if (!pid) return pid.status();
+    rank.pid = *pid;
+    rank.running = true;
+    base::logger().debug("started {}", rank.who());
+  }
+  if (spec_.time_limit.count() > 0) time_limit_ = Clock::now() + spec_.time_limit;
+  return {};
+}
+
+Result<JobOutcome> Job::run() {
+  if (Status s = start(); !s) return s;
+  // If the loop fails, the destructor kills and reaps whatever is still running.
+  if (Status s = loop(); !s) return s;
+  if (failure_) return *failure_;
+  return JobOutcome{};
+}
+
+Status Job::loop() {
+  std::vector<pollfd> fds;
+  for (;;) {
+    Clock::time_point now = Clock::now();
+    if (!any_running() && (!any_output_open() || now >= linger_deadline_)) return {};
+
+    fds.clear();
+    Clock::time_point deadline = std::min({time_limit_, kill_deadline_, linger_deadline_});
+    fds.push_back({signal_fd_.get(), POLLIN, 0});
+    const std::size_t server_at = fds.size();
+    server_->prepare_poll(fds, deadline);
+    const std::size_t server_end = fds.size();
+    const bool read_stdin = stdin_open_ && stdin_pipe_ && stdin_buffer_.size() < kStdinBufferBytes;
+    fds.push_back({read_stdin ? STDIN_FILENO : -1, POLLIN, 0});
+    fds.push_back({stdin_pipe_ && !stdin_buffer_.empty() ? stdin_pipe_.get() : -1, POLLOUT, 0});
+    const std::size_t outputs_at = fds.size();
+    for (const Rank& r : ranks_) {
+      fds.push_back({r.out.get(), POLLIN, 0});  // a negative fd is skipped by poll()
+      fds.push_back({r.err.get(), POLLIN, 0});
+      if (r.running) deadline = std::min(deadline, r.disconnect_deadline);
+    }
+
+    if (::poll(fds.data(), fds.size(), sys::poll_timeout_ms(deadline, Clock::now())) < 0 && errno != EINTR) {
+      return sys::errno_status(Errc::internal, "poll");
+    }
+    now = Clock::now();
+    server_->dispatch(std::span<const pollfd>(fds).subspan(server_at, server_end - server_at), now);
+    on_server_events(now);
+    on_stdin(fds[server_end].revents, fds[server_end + 1].revents);
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+      if (fds[outputs_at + 2 * i].revents != 0) on_output(ranks_[i], false);
+      if (fds[outputs_at + 2 * i + 1].revents != 0) on_output(ranks_[i], true);
+    }
+    if (fds[0].revents & POLLIN) on_signals(now);
+    on_deadlines(now);
+  }
+}
+
+void Job::on_server_events(Clock::time_point now) {
+  for (RankEvent& e : server_->take_events()) {
+    Rank& rank = ranks_[e.rank];
+    switch (e.kind) {
+      case RankEvent::Kind::connected:
+      case RankEvent::Kind::finalized: break;  // the server keeps that state; it matters when the rank exits
+      case RankEvent::Kind::fence_entered: check_fence_stall(now); break;
+      case RankEvent::Kind::aborted: {
+        rank.aborted = true;
+        const int status = e.code & 0xff;
+        std::string summary =
+            "rank " + std::to_string(e.rank) + " called MPI_Abort with error code " + std::to_string(e.code);
+        if (!e.message.empty()) summary += ": " + e.message;
+        fail(status == 0 ? 1 : status, std::move(summary), now);
+        break;
+      }
+      case RankEvent::Kind::disconnected:
+        // Usually the rank is dying and SIGCHLD follows; give it a moment before calling it a failure.
+        if (rank.running && !server_->finalized(e.rank)) {
+          rank.disconnect_deadline = now + params_.get_duration(kDisconnectGrace);
+        }
+        break;
+    }
+  }
+}
+
+void Job::on_stdin(short stdin_revents, short pipe_revents) {
+  if (stdin_revents != 0) {
+    char buffer[kReadChunk];
+    const std::size_t room = std::min(sizeof buffer, kStdinBufferBytes - stdin_buffer_.size());
+    ssize_t n = ::read(STDIN_FILENO, buffer, room);
+    if (n > 0) {
+      stdin_buffer_.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      stdin_open_ = false;
+    }
+  }
+  if (pipe_revents != 0 && stdin_pipe_) {
+    ssize_t n = ::write(stdin_pipe_.get(), stdin_buffer_.data(), stdin_buffer_.size());
+    if (n > 0) {
+      stdin_buffer_.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
+      // Rank 0 closed its stdin: what it did not read is dropped, and ftrun stops reading its own.
+      close_stdin_pipe();
+    }
+  }
+  if (!stdin_open_ && stdin_buffer_.empty()) close_stdin_pipe();
+}
+
+void Job::close_stdin_pipe() {
+  stdin_pipe_.reset();
+  stdin_buffer_.clear();
+  stdin_open_ = false;
+}
+
+void Job::on_output(Rank& rank, bool is_err) {
+  UniqueFd& fd = is_err ? rank.err : rank.out;
+  LineForwarder& lines = is_err ? *rank.err_lines : *rank.out_lines;
+  char buffer[kReadChunk];
+  ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+  if (n > 0) {
+    lines.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    lines.finish();
+    fd.reset();
+  }
+}
+
+void Job::on_signals(Clock::time_point now) {
+  signalfd_siginfo info{};
+  bool child_exited = false;
+  while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    const int signo = static_cast<int>(info.ssi_signo);
+    if (signo == SIGCHLD) {
+      child_exited = true;
+    } else if (signo != SIGPIPE) {
+      if (terminating_) {
+        // A second signal, or one during a teardown: no more grace.
+        terminate(SIGKILL, now);
+      } else {
+        fail(128 + signo, "received " + signal_text(signo) + " and forwarded it to the ranks", now, false);
+        terminate(signo, now);
+      }
+    }
+  }
+  // SIGCHLDs coalesce: one may stand for several exits.
+  if (child_exited) reap(now);
+}
+
+void Job::reap(Clock::time_point now) {
+  for (Rank& r : ranks_) {
+    if (!r.running) continue;
+    int status = 0;
+    pid_t got = ::waitpid(r.pid, &status, WNOHANG);
+    if (got != r.pid) continue;
+    r.running = false;
+    judge(r, status, now);
+    if (r.index == 0) close_stdin_pipe();
+  }
+  check_fence_stall(now);
+  if (!any_running()) {
+    kill_deadline_ = Clock::time_point::max();
+    time_limit_ = Clock::time_point::max();
+    linger_deadline_ = now + params_.get_duration(kOutputLinger);
+  }
+}
+
+void Job::judge(Rank& rank, int status, Clock::time_point now) {
+  if (rank.aborted) return;  // reported when the abort arrived
+  const bool finalized = server_->finalized(rank.index);
+  if (WIFSIGNALED(status)) {
+    const int signo = WTERMSIG(status);
+    fail(128 + signo, rank.who() + " was killed by " + signal_text(signo) + consequence(), now);
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    const int code = WEXITSTATUS(status);
+    if (finalized) {
+      fail(code, rank.who() + " exited with status " + std::to_string(code) + " after finalize", now, false);
+    } else {
+      fail(code, rank.who() + " exited with status " + std::to_string(code) + consequence(), now);
+    }
+  } else if (server_->joined(rank.index) && !finalized) {
+    fail(kExitProtocolFailure, rank.who() + " exited with status 0 without calling finalize" + consequence(),
+         now);
+  }
+}
+
+void Job::check_fence_stall(Clock::time_point now) {
+  for (const Rank& r : ranks_) {
+    if (!r.running && !r.aborted && server_->fence_needs(r.index)) {
+      fail(kExitProtocolFailure,
+           r.who() + " exited while the other ranks wait for it in a fence" + consequence(), now);
+      return;
+    }
+  }
+}
+
+void Job::on_deadlines(Clock::time_point now) {
+  if (now >= time_limit_) {
+    time_limit_ = Clock::time_point::max();
+    fail(kExitTimedOut, "the job timed out after " + sys::seconds_text(spec_.time_limit) + consequence(),
+         now);
+  }
+  if (now >= kill_deadline_) {
+    kill_deadline_ = Clock::time_point::max();
+    terminate(SIGKILL, now);
+  }
+  for (Rank& r : ranks_) {
+    if (r.running && now >= r.disconnect_deadline) {
+      r.disconnect_deadline = Clock::time_point::max();
+      fail(kExitProtocolFailure,
+           r.who() + " closed its connection to ftrun without calling finalize" + consequence(), now);
+    }
+  }
+}
+
+void Job::fail(int exit_code, std::string summary, Clock::time_point now, bool terminate_job) {
+  if (!failure_) {
+    failure_ = JobOutcome{exit_code, std::move(summary)};
+    base::logger().debug("job failed: {}", failure_->summary);
+  }
+  if (terminate_job && !terminating_) terminate(SIGTERM, now);
+}
+
+void Job::terminate(int signo, Clock::time_point now) {
+  for (const Rank& r : ranks_) {
+    if (!r.running) continue;
+    signal_rank(r.pid, signo);
+    // A stopped rank would hold the signal pending forever.
+    if (signo != SIGKILL) signal_rank(r.pid, SIGCONT);
+  }
+  if (signo == SIGKILL) {
+    kill_deadline_ = Clock::time_point::max();
+  } else if (!terminating_) {
+    kill_deadline_ = now + params_.get_duration(kKillGrace);
+  }
+  terminating_ = true;
+}
+
+std::string Job::consequence() const { return any_running() ? "; terminating the job" : ""; }
+
+bool Job::any_running() const {
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; });
+}
+
+bool Job::any_output_open() const {
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.out || r.err; });
+}
+
+}  // namespace
+
+Result<BindPolicy> parse_bind_policy(std::string_view text) {
+  if (text == "none") return BindPolicy::none;
+  if (text == "core") return BindPolicy::core;
+  return Status(Errc::invalid_argument, "binding '" + std::string(text) + "' is not one of core|none");
+}
+
+std::string_view to_string(BindPolicy policy) noexcept {
+  return policy == BindPolicy::core ? "core" : "none";
+}
+
+Result<std::string> find_program(std::string_view name, std::string_view path_env) {
+  auto check = [](const std::string& path) -> std::optional<Status> {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    if (!S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
+      return Status(Errc::invalid_argument, "program '" + path + "' is not an executable file");
+    }
+    return Status::ok();
+  };
+  if (name.empty()) return Status(Errc::not_found, "cannot find program ''");
+  if (name.find('/') != std::string_view::npos) {
+    const std::string path(name);
+    auto found = check(path);
+    if (!found) return Status(Errc::not_found, "cannot find program '" + path + "'");
+    if (!*found) return *found;
+    return path;
+  }
+  std::optional<Status> not_executable;
+  while (true) {
+    const auto colon = path_env.find(':');
+    std::string dir(path_env.substr(0, colon));
+    if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory
+    const std::string path = dir + "/" + std::string(name);
+    if (auto found = check(path)) {
+      if (*found) return path;
+      if (!not_executable) not_executable = *found;
+    }
+    if (colon == std::string_view::npos) break;
+    path_env.remove_prefix(colon + 1);
+  }
+  if (not_executable) return *not_executable;
+  return Status(Errc::not_found, "cannot find program '" + std::string(name) + "'");
+}
+
+Result<JobOutcome> run_job(const LaunchSpec& spec, const base::ParamSet& params) {
+  Job job(spec, params);
+  return job.run();
+}
+
+}  // namespace ftmpi::rte

@@ -1,0 +1,285 @@
+#include "ftmpi/rte/protocol.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ftmpi::rte {
+namespace {
+
+using base::Errc;
+using base::Result;
+using base::Status;
+
+constexpr std::size_t kHelloBytes = 2 + 4 + 4 + sizeof(Secret);
+constexpr std::size_t kMaxPutBytes = 2 + kMaxKeyBytes + 4 + kMaxValueBytes;
+constexpr std::size_t kMaxFenceDoneBytes = 4 + 4 + std::size_t{kMaxJobSize} * kMaxRankKvBytes;
+static_assert(kMaxFenceDoneBytes <= UINT32_MAX, "a fence_done length must fit the u32 length field");
+
+// Little-endian appends.
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u16(std::uint16_t v) { uint(v, 2); }
+  void u32(std::uint32_t v) { uint(v, 4); }
+  void bytes(std::string_view b) { out_.append(b); }
+
+ private:
+  void uint(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  std::string& out_;
+};
+
+// Little-endian reads that fail, rather than read past the end, on a short body.
+class Reader {
+ public:
+  explicit Reader(std::span<const char> in) : in_(in) {}
+  bool u16(std::uint16_t& v) { return uint(v, 2); }
+  bool u32(std::uint32_t& v) { return uint(v, 4); }
+  bool bytes(std::size_t n, std::string& out) {
+    if (in_.size() - pos_ < n) return false;
+    out.assign(in_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool raw(void* dst, std::size_t n) {
+    if (in_.size() - pos_ < n) return false;
+    std::memcpy(dst, in_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool at_end() const { return pos_ == in_.size(); }
+
+ private:
+  template <typename T>
+  bool uint(T& v, int n) {
+    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
+    std::uint64_t x = 0;
+    for (int i = 0; i < n; ++i) x |= std::uint64_t{static_cast<std::uint8_t>(in_[pos_ + i])} << (8 * i);
+    pos_ += static_cast<std::size_t>(n);
+    v = static_cast<T>(x);
+    return true;
+  }
+  std::span<const char> in_;
+  std::size_t pos_ = 0;
+};
+
+Status malformed(MsgType type, std::string_view why) {
+  return Status(Errc::malformed, std::string(to_string(type)) + ": " + std::string(why));
+}
+
+void write_kv(Writer& w, std::string_view key, std::string_view value) {
+  w.u16(static_cast<std::uint16_t>(key.size()));
+  w.bytes(key);
+  w.u32(static_cast<std::uint32_t>(value.size()));
+  w.bytes(value);
+}
+
+// Reads a key and value as put and fence_done carry them, enforcing the key and value bounds.
+Status read_kv(Reader& r, MsgType type, std::string& key, std::string& value) {
+  std::uint16_t key_len = 0;
+  std::uint32_t value_len = 0;
+  if (!r.u16(key_len)) return malformed(type, "truncated key length");
+  if (key_len == 0 || key_len > kMaxKeyBytes) {
+    return malformed(type,
+                     "key length " + std::to_string(key_len) + " outside 1.." + std::to_string(kMaxKeyBytes));
+  }
+  if (!r.bytes(key_len, key)) return malformed(type, "truncated key");
+  if (!r.u32(value_len)) return malformed(type, "truncated value length");
+  if (value_len > kMaxValueBytes) {
+    return malformed(
+        type, "value length " + std::to_string(value_len) + " above " + std::to_string(kMaxValueBytes));
+  }
+  if (!r.bytes(value_len, value)) return malformed(type, "truncated value");
+  return {};
+}
+
+struct Encoder {
+  Writer& w;
+  void operator()(const Hello& m) {
+    w.u16(m.version);
+    w.u32(m.rank);
+    w.u32(m.pid);
+    w.bytes(std::string_view(reinterpret_cast<const char*>(m.secret.data()), m.secret.size()));
+  }
+  void operator()(const Welcome& m) { w.u32(m.size); }
+  void operator()(const Put& m) { write_kv(w, m.key, m.value); }
+  void operator()(const Fence& m) { w.u32(m.epoch); }
+  void operator()(const FenceDone& m) {
+    w.u32(m.epoch);
+    w.u32(static_cast<std::uint32_t>(m.entries.size()));
+    for (const KvEntry& e : m.entries) {
+      w.u32(e.rank);
+      write_kv(w, e.key, e.value);
+    }
+  }
+  void operator()(const Abort& m) {
+    w.u32(static_cast<std::uint32_t>(m.code));
+    w.u16(static_cast<std::uint16_t>(m.message.size()));
+    w.bytes(m.message);
+  }
+  void operator()(const AbortAck&) {}
+  void operator()(const Finalize&) {}
+  void operator()(const FinalizeAck&) {}
+};
+
+Result<Message> decode_body(MsgType type, Reader& r) {
+  switch (type) {
+    case MsgType::hello: {
+      Hello m;
+      if (!r.u16(m.version) || !r.u32(m.rank) || !r.u32(m.pid) || !r.raw(m.secret.data(), m.secret.size())) {
+        return malformed(type, "truncated");
+      }
+      if (m.version != kProtocolVersion) {
+        return Status(Errc::unsupported_version, "hello: protocol version " + std::to_string(m.version) +
+                                                     ", this ftrun speaks " +
+                                                     std::to_string(kProtocolVersion));
+      }
+      return Message(m);
+    }
+    case MsgType::welcome: {
+      Welcome m;
+      if (!r.u32(m.size)) return malformed(type, "truncated");
+      if (m.size == 0 || m.size > kMaxJobSize) return malformed(type, "impossible job size");
+      return Message(m);
+    }
+    case MsgType::put: {
+      Put m;
+      if (Status s = read_kv(r, type, m.key, m.value); !s) return s;
+      return Message(std::move(m));
+    }
+    case MsgType::fence: {
+      Fence m;
+      if (!r.u32(m.epoch)) return malformed(type, "truncated");
+      if (m.epoch == 0) return malformed(type, "epoch 0");
+      return Message(m);
+    }
+    case MsgType::fence_done: {
+      FenceDone m;
+      std::uint32_t count = 0;
+      if (!r.u32(m.epoch) || !r.u32(count)) return malformed(type, "truncated");
+      // Each entry takes at least kKvEntryOverhead + 1 bytes: a count beyond that is a lie.
+      if (count > kMaxFenceDoneBytes / (kKvEntryOverhead + 1))
+        return malformed(type, "impossible entry count");
+      m.entries.reserve(count);
+      for (std::uint32_t i = 0; i < count; ++i) {
+        KvEntry e;
+        if (!r.u32(e.rank)) return malformed(type, "truncated entry");
+        if (e.rank >= kMaxJobSize) return malformed(type, "rank " + std::to_string(e.rank) + " out of range");
+        if (Status s = read_kv(r, type, e.key, e.value); !s) return s;
+        m.entries.push_back(std::move(e));
+      }
+      return Message(std::move(m));
+    }
+    case MsgType::abort: {
+      Abort m;
+      std::uint32_t code = 0;
+      std::uint16_t len = 0;
+      if (!r.u32(code) || !r.u16(len)) return malformed(type, "truncated");
+      if (len > kMaxAbortMessageBytes) return malformed(type, "message too long");
+      if (!r.bytes(len, m.message)) return malformed(type, "truncated message");
+      m.code = static_cast<std::int32_t>(code);
+      return Message(std::move(m));
+    }
+    case MsgType::abort_ack: return Message(AbortAck{});
+    case MsgType::finalize: return Message(Finalize{});
+    case MsgType::finalize_ack: return Message(FinalizeAck{});
+  }
+  return Status(Errc::malformed, "unknown message type " + std::to_string(static_cast<int>(type)));
+}
+
+}  // namespace
+
+std::string_view to_string(MsgType type) noexcept {
+  switch (type) {
+    case MsgType::hello: return "hello";
+    case MsgType::welcome: return "welcome";
+    case MsgType::put: return "put";
+    case MsgType::fence: return "fence";
+    case MsgType::fence_done: return "fence_done";
+    case MsgType::abort: return "abort";
+    case MsgType::abort_ack: return "abort_ack";
+    case MsgType::finalize: return "finalize";
+    case MsgType::finalize_ack: return "finalize_ack";
+  }
+  return "unknown";
+}
+
+std::size_t max_body_bytes(MsgType type) noexcept {
+  switch (type) {
+    case MsgType::hello: return kHelloBytes;
+    case MsgType::welcome: return 4;
+    case MsgType::put: return kMaxPutBytes;
+    case MsgType::fence: return 4;
+    case MsgType::fence_done: return kMaxFenceDoneBytes;
+    case MsgType::abort: return 4 + 2 + kMaxAbortMessageBytes;
+    case MsgType::abort_ack:
+    case MsgType::finalize:
+    case MsgType::finalize_ack: return 0;
+  }
+  return 0;
+}
+
+MsgType type_of(const Message& message) noexcept { return static_cast<MsgType>(message.index() + 1); }
+
+std::string encode(const Message& message) {
+  std::string frame(kFrameHeaderBytes, '\0');
+  Writer body(frame);
+  std::visit(Encoder{body}, message);
+  const auto length = static_cast<std::uint32_t>(frame.size() - kFrameHeaderBytes);
+  for (int i = 0; i < 4; ++i)
+    frame[static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
+  frame[4] = static_cast<char>(type_of(message));
+  return frame;
+}
+
+Result<Message> decode(MsgType type, std::span<const char> body) {
+  if (body.size() > max_body_bytes(type)) {
+    return malformed(type, std::to_string(body.size()) + " bytes exceed the bound of " +
+                               std::to_string(max_body_bytes(type)));
+  }
+  Reader r(body);
+  auto message = decode_body(type, r);
+  if (message && !r.at_end()) return malformed(type, "trailing bytes");
+  return message;
+}
+
+void FrameReader::append(std::span<const char> bytes) {
+  // Drop consumed bytes once they dominate, so the buffer stays bounded by one frame plus one read.
+  if (start_ > 0 && start_ >= buffer_.size() / 2) {
+    buffer_.erase(0, start_);
+    start_ = 0;
+  }
+  buffer_.append(bytes.data(), bytes.size());
+}
+
+Result<std::optional<Message>> FrameReader::next() {
+  if (buffered() < kFrameHeaderBytes) return std::optional<Message>();
+  const char* header = buffer_.data() + start_;
+  std::uint32_t length = 0;
+  for (int i = 0; i < 4; ++i) length |= std::uint32_t{static_cast<std::uint8_t>(header[i])} << (8 * i);
+  const auto raw_type = static_cast<std::uint8_t>(header[4]);
+  const auto type = static_cast<MsgType>(raw_type);
+  if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
+    const bool known = raw_type >= static_cast<std::uint8_t>(MsgType::hello) &&
+                       raw_type <= static_cast<std::uint8_t>(MsgType::finalize_ack);
+    return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
+                                         : "unknown frame type " + std::to_string(raw_type));
+  }
+  if (length > max_body_bytes(type)) {
+    return malformed(type, "length " + std::to_string(length) + " exceeds the bound of " +
+                               std::to_string(max_body_bytes(type)));
+  }
+  if (buffered() < kFrameHeaderBytes + length) return std::optional<Message>();
+  auto message = decode(type, std::span<const char>(header + kFrameHeaderBytes, length));
+  if (!message) return message.status();
+  start_ += kFrameHeaderBytes + length;
+  if (start_ == buffer_.size()) {
+    buffer_.clear();
+    start_ = 0;
+  }
+  return std::optional<Message>(std::move(*message));
+}
+
+}  // namespace ftmpi::rte

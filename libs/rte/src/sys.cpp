@@ -1,0 +1,232 @@
+#include "sys.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace ftmpi::rte::sys {
+namespace {
+
+using base::Errc;
+using base::Result;
+using base::Status;
+
+struct AddrInfoFree {
+  void operator()(addrinfo* ai) const noexcept { freeaddrinfo(ai); }
+};
+using AddrInfoPtr = std::unique_ptr<addrinfo, AddrInfoFree>;
+
+Result<AddrInfoPtr> resolve(const std::string& host, std::uint16_t port, int flags) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = flags | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
+    return Status(Errc::invalid_argument, "cannot resolve '" + host + "': " + gai_strerror(rc));
+  }
+  return AddrInfoPtr(found);
+}
+
+std::string sockaddr_text(const sockaddr_storage& ss) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  std::uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(ss);
+    inet_ntop(AF_INET, &in.sin_addr, host, sizeof host);
+    port = ntohs(in.sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(ss);
+    inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof host);
+    port = ntohs(in6.sin6_port);
+  }
+  return join_host_port(host, port);
+}
+
+}  // namespace
+
+Status errno_status(Errc code, std::string_view what, int err) {
+  return Status(code, std::string(what) + ": " + std::strerror(err));
+}
+
+Status set_nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return errno_status(Errc::io_error, "fcntl(O_NONBLOCK)");
+  }
+  return {};
+}
+
+Status write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n >= 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+    } else if (errno == EAGAIN) {
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, -1);
+    } else if (errno != EINTR) {
+      return errno_status(Errc::io_error, "write");
+    }
+  }
+  return {};
+}
+
+Status send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+    } else if (errno != EINTR) {
+      return errno_status(Errc::peer_unreachable, "send");
+    }
+  }
+  return {};
+}
+
+std::string seconds_text(std::chrono::nanoseconds d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", std::chrono::duration<double>(d).count());
+  return text;
+}
+
+int poll_timeout_ms(Clock::time_point deadline, Clock::time_point now) {
+  if (deadline == Clock::time_point::max()) return -1;
+  if (deadline <= now) return 0;
+  // Round up, so that a wake-up never comes before the deadline and spins.
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+  return static_cast<int>(std::min<long long>(ms, 24LL * 3600 * 1000));
+}
+
+Result<HostPort> split_host_port(std::string_view text) {
+  HostPort out;
+  std::string_view port_text;
+  if (text.starts_with('[')) {
+    auto close = text.find("]:");
+    if (close == std::string_view::npos) {
+      return Status(Errc::invalid_argument, "'" + std::string(text) + "' is not [address]:port");
+    }
+    out.host = std::string(text.substr(1, close - 1));
+    port_text = text.substr(close + 2);
+  } else {
+    auto colon = text.rfind(':');
+    if (colon == std::string_view::npos || text.find(':') != colon) {
+      return Status(Errc::invalid_argument, "'" + std::string(text) + "' is not host:port");
+    }
+    out.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+  }
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), out.port);
+  if (out.host.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+      port_text.empty() || out.port == 0) {
+    return Status(Errc::invalid_argument, "'" + std::string(text) + "' is not host:port");
+  }
+  return out;
+}
+
+std::string join_host_port(std::string_view host, std::uint16_t port) {
+  std::string out =
+      host.find(':') != std::string_view::npos ? "[" + std::string(host) + "]" : std::string(host);
+  return out + ":" + std::to_string(port);
+}
+
+Result<UniqueFd> listen_tcp(std::string_view address, std::uint16_t port) {
+  auto found = resolve(std::string(address), port, AI_PASSIVE | AI_NUMERICHOST);
+  if (!found) return found.status();
+  Status last(Errc::invalid_argument, "no address to listen on");
+  for (addrinfo* ai = found->get(); ai != nullptr; ai = ai->ai_next) {
+    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+      last = errno_status(Errc::io_error, "socket");
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      last = errno_status(Errc::io_error, "cannot listen on " + join_host_port(address, port));
+      continue;
+    }
+    if (::listen(fd.get(), SOMAXCONN) != 0) {
+      last = errno_status(Errc::io_error, "listen");
+      continue;
+    }
+    return fd;
+  }
+  return last;
+}
+
+Result<std::string> local_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
+    return errno_status(Errc::io_error, "getsockname");
+  }
+  return sockaddr_text(ss);
+}
+
+std::string peer_address(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  return sockaddr_text(ss);
+}
+
+Result<UniqueFd> connect_tcp(std::string_view host_port, Clock::time_point deadline) {
+  auto where = split_host_port(host_port);
+  if (!where) return where.status();
+  auto found = resolve(where->host, where->port, 0);
+  if (!found) return found.status();
+  Status last(Errc::peer_unreachable, "no address for " + std::string(host_port));
+  for (addrinfo* ai = found->get(); ai != nullptr; ai = ai->ai_next) {
+    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+      last = errno_status(Errc::io_error, "socket");
+      continue;
+    }
+    int err = 0;
+    if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      err = errno;
+      if (err == EINPROGRESS) {
+        pollfd p{fd.get(), POLLOUT, 0};
+        int ready = 0;
+        do {
+          ready = ::poll(&p, 1, poll_timeout_ms(deadline, Clock::now()));
+        } while (ready < 0 && errno == EINTR);
+        socklen_t len = sizeof err;
+        if (ready == 0) {
+          err = ETIMEDOUT;
+        } else if (getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+          err = errno;
+        }
+      }
+    }
+    if (err != 0) {
+      last = errno_status(Errc::peer_unreachable, "cannot connect to " + std::string(host_port), err);
+      continue;
+    }
+    int flags = fcntl(fd.get(), F_GETFL);
+    fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+    set_nodelay(fd.get());
+    return fd;
+  }
+  return last;
+}
+
+void set_nodelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace ftmpi::rte::sys

@@ -1,0 +1,54 @@
+// System-call helpers shared by the launcher and the client (private to rte).
+#pragma once
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/rte/fd.hpp"
+
+namespace ftmpi::rte::sys {
+
+using Clock = std::chrono::steady_clock;
+
+// "<what>: <strerror(err)>" with the given code.
+base::Status errno_status(base::Errc code, std::string_view what, int err = errno);
+
+base::Status set_nonblocking(int fd);
+
+// Writes everything, retrying on EINTR and waiting in poll() while a non-blocking descriptor is full.
+base::Status write_all(int fd, std::string_view data);
+
+// send() of everything on a socket, without SIGPIPE when the peer has gone.
+base::Status send_all(int fd, std::string_view data);
+
+// "0.5 s", "30 s": durations as people read them in messages.
+std::string seconds_text(std::chrono::nanoseconds d);
+
+// Milliseconds from now until `deadline` for poll(): 0 if past, -1 for Clock::time_point::max().
+int poll_timeout_ms(Clock::time_point deadline, Clock::time_point now);
+
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// "127.0.0.1:80", "[::1]:80" or "name:80".
+base::Result<HostPort> split_host_port(std::string_view text);
+std::string join_host_port(std::string_view host, std::uint16_t port);
+
+// A non-blocking, close-on-exec TCP listener on a numeric address.
+base::Result<UniqueFd> listen_tcp(std::string_view address, std::uint16_t port);
+// The listener's own address as join_host_port text.
+base::Result<std::string> local_address(int fd);
+// The peer of a connected socket as join_host_port text ("?" if unknown), for log lines.
+std::string peer_address(int fd);
+// A blocking, close-on-exec TCP connection to "host:port", given up at `deadline`.
+base::Result<UniqueFd> connect_tcp(std::string_view host_port, Clock::time_point deadline);
+// Control messages are small and latency-bound: send them at once.
+void set_nodelay(int fd);
+
+}  // namespace ftmpi::rte::sys
