@@ -1,0 +1,232 @@
+#include "ftmpi/match/matcher.hpp"
+
+#include <array>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "bucket_queue.hpp"
+
+namespace ftmpi::match {
+namespace {
+
+using base::Errc;
+using base::Status;
+using detail::BucketKey;
+using detail::kNoEntry;
+
+constexpr base::ParamRow kMatchParams[] = {kAheadWindow};
+
+// A pattern's kind, which is also the view (bucket) of a message it is looked up in.
+constexpr std::size_t kPatternKinds = 4;
+
+std::size_t kind_of(const Pattern& pattern) noexcept {
+  return (pattern.source == kAnySource ? 1U : 0U) + (pattern.tag == kAnyTag ? 2U : 0U);
+}
+
+BucketKey bucket_of(const Pattern& pattern) noexcept {
+  return {pattern.context, pattern.source, pattern.tag};
+}
+
+// The buckets of the four patterns a message fits, indexed by kind_of those patterns.
+std::array<BucketKey, kPatternKinds> buckets_of(const Envelope& message) noexcept {
+  return {{{message.context, message.source, message.tag},
+           {message.context, kAnySource, message.tag},
+           {message.context, message.source, kAnyTag},
+           {message.context, kAnySource, kAnyTag}}};
+}
+
+struct PostedReceive {
+  Pattern pattern;
+  ReceiveHandle handle = 0;
+  std::uint64_t stamp = 0;  // post order over all buckets: the earliest candidate wins
+};
+
+struct HandleHash {
+  std::uint64_t operator()(ReceiveHandle handle) const noexcept { return handle; }
+};
+
+struct HeldKey {
+  std::uint32_t peer = 0;
+  std::uint64_t msg_seq = 0;
+  friend bool operator==(const HeldKey&, const HeldKey&) = default;
+};
+
+struct HeldKeyHash {
+  std::uint64_t operator()(const HeldKey& key) const noexcept {
+    return key.msg_seq ^ (std::uint64_t{key.peer} * 0xc2b2ae3d27d4eb4fULL);
+  }
+};
+
+std::string describe(const Envelope& message) {
+  return "peer " + std::to_string(message.peer) + " msg_seq " + std::to_string(message.msg_seq);
+}
+
+}  // namespace
+
+std::span<const base::ParamRow> match_params() noexcept { return kMatchParams; }
+
+MatcherConfig matcher_config(const base::ParamSet& params, std::uint32_t peer_count) {
+  std::int64_t window = params.get_integer(kAheadWindow);
+  return {peer_count, window < 1 ? 0 : static_cast<std::uint64_t>(window)};
+}
+
+struct Matcher::State {
+  explicit State(const MatcherConfig& config)
+      : ahead_window(config.ahead_window),
+        next_seq(config.peer_count, 1),
+        held_per_peer(config.peer_count, 0) {}
+
+  // Hands a message, in its peer's msg_seq order, to the earliest-posted receive it fits, or queues it.
+  void release(const Envelope& message, std::vector<Event>& events) {
+    auto buckets = buckets_of(message);
+    std::uint32_t earliest = kNoEntry;
+    std::uint64_t earliest_stamp = std::numeric_limits<std::uint64_t>::max();
+    for (std::size_t kind = 0; kind < kPatternKinds; ++kind) {
+      if (posted_per_kind[kind] == 0) continue;
+      std::uint32_t id = posted.front(buckets[kind]);
+      if (id != kNoEntry && posted.payload(id).stamp < earliest_stamp) {
+        earliest = id;
+        earliest_stamp = posted.payload(id).stamp;
+      }
+    }
+    if (earliest == kNoEntry) {
+      unexpected.push_back(message, buckets);
+      events.push_back({Event::Kind::unexpected, message, 0});
+      return;
+    }
+    ReceiveHandle receive = posted.payload(earliest).handle;
+    posted_ids.erase(receive);
+    drop_posted(earliest);
+    events.push_back({Event::Kind::matched, message, receive});
+  }
+
+  // Removes a posted receive whose handle is already out of posted_ids.
+  void drop_posted(std::uint32_t id) {
+    --posted_per_kind[kind_of(posted.payload(id).pattern)];
+    posted.erase(id);
+  }
+
+  std::uint64_t ahead_window;
+  std::vector<std::uint64_t> next_seq;       // per peer: the msg_seq released next
+  std::vector<std::uint64_t> held_per_peer;  // so in-order traffic skips the held lookup
+  detail::FlatMap<HeldKey, Envelope, HeldKeyHash> held;
+
+  detail::BucketQueue<PostedReceive, 1> posted;
+  std::array<std::size_t, kPatternKinds> posted_per_kind{};  // a kind with none is not looked up
+  detail::FlatMap<ReceiveHandle, std::uint32_t, HandleHash> posted_ids;
+  std::uint64_t next_stamp = 0;
+
+  detail::BucketQueue<Envelope, kPatternKinds> unexpected;
+};
+
+base::Result<Matcher> Matcher::create(const MatcherConfig& config) {
+  if (config.peer_count == 0) return Status(Errc::invalid_argument, "matcher needs at least one peer");
+  if (config.ahead_window == 0) {
+    return Status(Errc::invalid_argument, std::string(kAheadWindow.name) + " must be at least 1");
+  }
+  return Matcher(std::make_unique<State>(config));
+}
+
+Matcher::Matcher(std::unique_ptr<State> state) noexcept : state_(std::move(state)) {}
+Matcher::Matcher(Matcher&&) noexcept = default;
+Matcher& Matcher::operator=(Matcher&&) noexcept = default;
+Matcher::~Matcher() = default;
+
+base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& pattern, ReceiveHandle receive) {
+  State& s = *state_;
+  if (!pattern.is_valid()) {
+    return Status(Errc::invalid_argument, "receive pattern source " + std::to_string(pattern.source) +
+                                              " tag " + std::to_string(pattern.tag) +
+                                              ": neither a value >= 0 nor the wildcard");
+  }
+  if (s.posted_ids.find(receive) != nullptr) {
+    return Status(Errc::invalid_argument, "receive handle " + std::to_string(receive) + " is already posted");
+  }
+  if (std::uint32_t id = s.unexpected.front(bucket_of(pattern)); id != kNoEntry) {
+    Envelope message = s.unexpected.payload(id);
+    s.unexpected.erase(id);
+    return std::optional<Envelope>(message);
+  }
+  std::uint32_t id = s.posted.push_back({pattern, receive, s.next_stamp++}, {bucket_of(pattern)});
+  s.posted_ids.insert(receive, id);
+  ++s.posted_per_kind[kind_of(pattern)];
+  return std::optional<Envelope>();
+}
+
+bool Matcher::cancel_receive(ReceiveHandle receive) {
+  State& s = *state_;
+  const std::uint32_t* id = s.posted_ids.find(receive);
+  if (id == nullptr) return false;
+  std::uint32_t posted_id = *id;
+  s.posted_ids.erase(receive);
+  s.drop_posted(posted_id);
+  return true;
+}
+
+base::Status Matcher::message_arrived(const Envelope& message, std::vector<Event>& events) {
+  State& s = *state_;
+  if (message.peer >= s.next_seq.size()) {
+    return {Errc::out_of_range,
+            describe(message) + ": no such peer (peer count " + std::to_string(s.next_seq.size()) + ")"};
+  }
+  if (message.msg_seq == 0 || message.source < 0 || message.tag < 0) {
+    return {Errc::malformed, describe(message) + " source " + std::to_string(message.source) + " tag " +
+                                 std::to_string(message.tag) + ": msg_seq 0 or a negative source or tag"};
+  }
+  std::uint64_t& next = s.next_seq[message.peer];
+  if (message.msg_seq < next) {
+    return {Errc::duplicate, describe(message) + ": already released (next " + std::to_string(next) + ")"};
+  }
+  if (message.msg_seq - next >= s.ahead_window) {
+    return {Errc::out_of_range, describe(message) + ": beyond the window of " +
+                                    std::to_string(s.ahead_window) + " past the next expected " +
+                                    std::to_string(next)};
+  }
+  if (message.msg_seq != next) {
+    HeldKey key{message.peer, message.msg_seq};
+    if (s.held.find(key) != nullptr)
+      return {Errc::duplicate, describe(message) + ": already held ahead of sequence"};
+    s.held.insert(key, message);
+    ++s.held_per_peer[message.peer];
+    return {};
+  }
+  s.release(message, events);
+  ++next;
+  while (s.held_per_peer[message.peer] != 0) {
+    HeldKey key{message.peer, next};
+    const Envelope* held = s.held.find(key);
+    if (held == nullptr) break;
+    Envelope successor = *held;
+    s.held.erase(key);
+    --s.held_per_peer[message.peer];
+    s.release(successor, events);
+    ++next;
+  }
+  return {};
+}
+
+std::optional<Envelope> Matcher::probe(const Pattern& pattern) const {
+  const State& s = *state_;
+  if (!pattern.is_valid()) return std::nullopt;
+  std::uint32_t id = s.unexpected.front(bucket_of(pattern));
+  if (id == kNoEntry) return std::nullopt;
+  return s.unexpected.payload(id);
+}
+
+std::optional<Envelope> Matcher::take_unexpected(const Pattern& pattern) {
+  State& s = *state_;
+  if (!pattern.is_valid()) return std::nullopt;
+  std::uint32_t id = s.unexpected.front(bucket_of(pattern));
+  if (id == kNoEntry) return std::nullopt;
+  Envelope message = s.unexpected.payload(id);
+  s.unexpected.erase(id);
+  return message;
+}
+
+Counters Matcher::counters() const noexcept {
+  const State& s = *state_;
+  return {s.posted.size(), s.unexpected.size(), s.held.size()};
+}
+
+}  // namespace ftmpi::match
