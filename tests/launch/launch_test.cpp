@@ -276,7 +276,7 @@ BOOST_AUTO_TEST_CASE(an_abort_ends_the_job_with_its_code_and_one_line) {
   describe(f);
   BOOST_TEST(f.exit_code() == 3);
   BOOST_TEST((ftrun_lines(f.err) ==
-              std::vector<std::string>{"ftrun: rank 1 called MPI_Abort with error code 3: rank 1 gives up"}));
+              std::vector<std::string>{"ftrun: rank 1 aborted the job with error code 3: rank 1 gives up"}));
   BOOST_TEST(f.out == "rank 1 is about to abort");  // a partial last line, flushed at EOF
   BOOST_TEST((f.elapsed < 10s));
   require_ranks_gone(dir, 3);

@@ -332,9 +332,12 @@ void Job::on_server_events(Clock::time_point now) {
       case RankEvent::Kind::aborted: {
         rank.aborted = true;
         const int status = e.code & 0xff;
-        std::string summary =
-            "rank " + std::to_string(e.rank) + " called MPI_Abort with error code " + std::to_string(e.code);
-        if (!e.message.empty()) summary += ": " + e.message;
+        // MPI_Abort carries no text; an abort with a message comes from the library itself (the fatal
+        // error handler), and the message says what went wrong.
+        std::string summary = "rank " + std::to_string(e.rank) +
+                              (e.message.empty() ? " called MPI_Abort with error code " + std::to_string(e.code)
+                                                 : " aborted the job with error code " + std::to_string(e.code) +
+                                                       ": " + e.message);
         fail(status == 0 ? 1 : status, std::move(summary), now);
         break;
       }
