@@ -1,0 +1,256 @@
+// The wire format: one 112-byte header in front of every frame (DESIGN.md section 4).
+//
+// Every frame, whatever its kind, is this header followed by `payload_length` payload bytes. The header
+// has a fixed little-endian layout, encoded and decoded field by field, so it reads the same on every
+// host; the version byte comes first so that a later layout can be recognised before anything else is
+// read. 8-byte fields sit on 8-byte offsets, and the header is a multiple of 8 bytes long so that the
+// payload behind it stays 8-byte aligned in a frame buffer.
+//
+//   byte  0         1         2         3         4         5         6         7
+//       +---------+---------+---------+---------+---------+---------+---------+---------+
+//     0 | version |  type   |  flags  | cksum   |          header_checksum (CRC32C)     |
+//       +---------+---------+---------+---------+---------+---------+---------+---------+
+//     8 |                               job_key                                         |
+//       +---------------------------------------+---------------------------------------+
+//    16 |               source                  |             destination               |
+//       +---------------------------------------+---------------------------------------+
+//    24 |               context                 |               tag (int32)             |
+//       +---------------------------------------+---------------------------------------+
+//    32 |                             message_seq                                       |
+//       +-------------------------------------------------------------------------------+
+//    40 |                              seq_first                                        |
+//       +---------------------------------------+---------------------------------------+
+//    48 |               seq_count               |            payload_length             |
+//       +---------------------------------------+---------------------------------------+
+//    56 |                            message_length                                     |
+//       +-------------------------------------------------------------------------------+
+//    64 |                           fragment_offset                                     |
+//       +-------------------------------------------------------------------------------+
+//    72 |                     lirs (piggybacked ACK: last in-order received)            |
+//       +-------------------------------------------------------------------------------+
+//    80 |                     lids (piggybacked ACK: last in-order delivered)           |
+//       +-------------------------------------------------------------------------------+
+//    88 |                            sender_request                                     |
+//       +-------------------------------------------------------------------------------+
+//    96 |                           receiver_request                                    |
+//       +---------------------------------------+---------------------------------------+
+//   104 |           payload_checksum            |          reserved (must be 0)         |
+//       +---------------------------------------+---------------------------------------+
+//   112   payload (payload_length bytes)
+//
+// Frame types. "seq" says whether the frame occupies byte sequence numbers of its ordered process
+// pair: such frames are acknowledged through LIRS/LIDS, retransmitted and de-duplicated like data, so
+// the protocol has one reliability mechanism. Probes are per rail and must not touch the stream.
+//
+//   | value | name        | seq         | payload | what it is                                         |
+//   |-------|-------------|-------------|---------|----------------------------------------------------|
+//   | 1     | data        | max(len, 1) | yes     | a fragment of an eager message, or of a rendezvous |
+//   |       |             |             |         | message after clear-to-send                        |
+//   | 2     | ack         | none        | no      | just the piggybacked LIRS/LIDS of the reverse way  |
+//   | 3     | nack        | the refused | no      | "these bytes failed their checksum: resend them"   |
+//   |       |             | range       |         |                                                    |
+//   | 4     | rts         | max(len, 1) | yes     | rendezvous request-to-send with the first fragment |
+//   |       |             |             |         | (single-copy: a descriptor of the sender's memory) |
+//   | 5     | cts         | 1           | no      | clear-to-send: the receiver matched an RTS         |
+//   | 6     | fin         | 1           | no      | finish: the receiver holds the whole message (a    |
+//   |       |             |             |         | rendezvous, or a synchronous send once matched)    |
+//   | 7     | probe       | none        | no      | is this (down) rail alive again?                   |
+//   | 8     | probe_reply | none        | no      | yes: echoes the probe's sender_request             |
+//
+// Type 0 is invalid so that a zeroed buffer is never a frame. A field that a frame type does not use
+// must be zero; decode() enforces it, so every accepted header re-encodes to the same bytes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/frag/checksum.hpp"
+
+namespace ftmpi::frag {
+
+inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::size_t kHeaderSize = 112;
+
+enum class FrameType : std::uint8_t {
+  data = 1,
+  ack = 2,
+  nack = 3,
+  rts = 4,
+  cts = 5,
+  fin = 6,
+  probe = 7,
+  probe_reply = 8,
+};
+
+std::string_view to_string(FrameType type) noexcept;
+
+// Bits of FrameHeader::flags; any other bit set makes a frame malformed.
+inline constexpr std::uint8_t kFlagFirstFragment = 0x01;  // fragment_offset == 0 (data, rts)
+inline constexpr std::uint8_t kFlagLastFragment = 0x02;   // the fragment ends the message (data, rts)
+// Synchronous send (MPI_Ssend): answer with a FIN once matched. Only on a first fragment.
+inline constexpr std::uint8_t kFlagAckRequested = 0x04;
+inline constexpr std::uint8_t kFlagAckValid = 0x08;  // lirs/lids carry an acknowledgement
+// RTS only: the payload is not the message's first bytes but a descriptor of where the sender's memory
+// holds the message, for the receiver to read it in one copy (shared memory, process_vm_readv) and answer
+// with a FIN. None of the message's bytes travel in frames, so the RTS is first but not last.
+inline constexpr std::uint8_t kFlagSingleCopy = 0x10;
+inline constexpr std::uint8_t kKnownFlags =
+    kFlagFirstFragment | kFlagLastFragment | kFlagAckRequested | kFlagAckValid | kFlagSingleCopy;
+
+// The first/last flags a fragment of `length` bytes at `offset` of a message must carry.
+constexpr std::uint8_t fragment_position_flags(std::uint64_t offset, std::uint64_t length,
+                                               std::uint64_t message_length) noexcept {
+  return static_cast<std::uint8_t>((offset == 0 ? kFlagFirstFragment : 0) |
+                                   (offset + length == message_length ? kFlagLastFragment : 0));
+}
+
+// Byte sequence numbers a message occupies: one per byte, and one for a zero-byte message, so that
+// every message is acknowledged and ordered by the same means.
+constexpr std::uint64_t message_seq_count(std::uint64_t message_length) noexcept {
+  return message_length == 0 ? 1 : message_length;
+}
+
+// A header in host order. Version, header checksum and reserved bytes are not here: encode() writes
+// them and decode() checks them.
+struct FrameHeader {
+  FrameType type = FrameType::data;
+  std::uint8_t flags = 0;
+  // Payload checksum algorithm, per frame because it is per path: shared memory needs none where UDP
+  // uses the job's choice.
+  ChecksumKind checksum_kind = ChecksumKind::none;
+  std::uint64_t job_key = 0;       // random per job: frames of another job (stale ports) are dropped
+  std::uint32_t source = 0;        // world rank of the sender
+  std::uint32_t destination = 0;   // world rank it is meant for: catches misrouted frames
+  std::uint32_t context = 0;       // communicator context id (matching)
+  std::int32_t tag = 0;            // MPI tag (matching); never negative on the wire
+  // Per ordered process pair, from 1: MPI's non-overtaking order for matching. CTS and FIN name the
+  // peer's message they answer.
+  std::uint64_t message_seq = 0;
+  // Byte sequence range of this frame (per ordered pair, from 1): what reliability acknowledges. For a
+  // NACK, the range refused.
+  std::uint64_t seq_first = 0;
+  std::uint32_t seq_count = 0;
+  std::uint32_t payload_length = 0;   // bytes after the header
+  std::uint64_t message_length = 0;   // whole message: the receiver sizes and completes the receive
+  std::uint64_t fragment_offset = 0;  // where this payload goes: fragments may arrive in any order
+  // Reverse direction, with kFlagAckValid: every byte <= lirs received (maybe not yet verified), every
+  // byte <= lids delivered (the sender frees them); 0 means none yet.
+  std::uint64_t lirs = 0;
+  std::uint64_t lids = 0;
+  // Rendezvous needs both ends to name their request without a lookup: RTS carries the sender's, CTS
+  // adds the receiver's, later data and FIN carry both. A probe's id travels in sender_request.
+  std::uint64_t sender_request = 0;
+  std::uint64_t receiver_request = 0;
+  std::uint32_t payload_checksum = 0;  // of the payload by checksum_kind; 0 when there is none
+
+  bool operator==(const FrameHeader&) const = default;
+};
+
+// Where each field sits on the wire. The layout is spelled out once, here, and checked below to tile the
+// header exactly with naturally aligned fields.
+struct WireField {
+  std::string_view name;
+  std::size_t offset;
+  std::size_t size;
+};
+
+namespace wire_offset {
+inline constexpr std::size_t version = 0;
+inline constexpr std::size_t type = 1;
+inline constexpr std::size_t flags = 2;
+inline constexpr std::size_t checksum_kind = 3;
+inline constexpr std::size_t header_checksum = 4;
+inline constexpr std::size_t job_key = 8;
+inline constexpr std::size_t source = 16;
+inline constexpr std::size_t destination = 20;
+inline constexpr std::size_t context = 24;
+inline constexpr std::size_t tag = 28;
+inline constexpr std::size_t message_seq = 32;
+inline constexpr std::size_t seq_first = 40;
+inline constexpr std::size_t seq_count = 48;
+inline constexpr std::size_t payload_length = 52;
+inline constexpr std::size_t message_length = 56;
+inline constexpr std::size_t fragment_offset = 64;
+inline constexpr std::size_t lirs = 72;
+inline constexpr std::size_t lids = 80;
+inline constexpr std::size_t sender_request = 88;
+inline constexpr std::size_t receiver_request = 96;
+inline constexpr std::size_t payload_checksum = 104;
+inline constexpr std::size_t reserved = 108;
+}  // namespace wire_offset
+
+inline constexpr std::array<WireField, 22> kWireFields{{
+    {"version", wire_offset::version, 1},
+    {"type", wire_offset::type, 1},
+    {"flags", wire_offset::flags, 1},
+    {"checksum_kind", wire_offset::checksum_kind, 1},
+    {"header_checksum", wire_offset::header_checksum, 4},
+    {"job_key", wire_offset::job_key, 8},
+    {"source", wire_offset::source, 4},
+    {"destination", wire_offset::destination, 4},
+    {"context", wire_offset::context, 4},
+    {"tag", wire_offset::tag, 4},
+    {"message_seq", wire_offset::message_seq, 8},
+    {"seq_first", wire_offset::seq_first, 8},
+    {"seq_count", wire_offset::seq_count, 4},
+    {"payload_length", wire_offset::payload_length, 4},
+    {"message_length", wire_offset::message_length, 8},
+    {"fragment_offset", wire_offset::fragment_offset, 8},
+    {"lirs", wire_offset::lirs, 8},
+    {"lids", wire_offset::lids, 8},
+    {"sender_request", wire_offset::sender_request, 8},
+    {"receiver_request", wire_offset::receiver_request, 8},
+    {"payload_checksum", wire_offset::payload_checksum, 4},
+    {"reserved", wire_offset::reserved, 4},
+}};
+
+namespace detail {
+// True when the fields follow each other without gap or overlap, each aligned to its size, and end
+// exactly at kHeaderSize.
+consteval bool fields_tile_header() {
+  std::size_t next = 0;
+  for (const WireField& field : kWireFields) {
+    if (field.offset != next || field.offset % field.size != 0) return false;
+    next += field.size;
+  }
+  return next == kHeaderSize;
+}
+}  // namespace detail
+
+static_assert(detail::fields_tile_header(), "wire fields must tile the header, naturally aligned");
+static_assert(kHeaderSize % 8 == 0, "payload must stay 8-byte aligned behind the header");
+static_assert(wire_offset::version == 0, "the version byte comes first, whatever the version");
+
+// Serialises `header` (version kWireVersion, reserved 0) and fills in the header checksum. It does not
+// validate: a header that decode() would refuse encodes as faithfully as a good one.
+void encode(const FrameHeader& header, std::span<std::byte, kHeaderSize> out) noexcept;
+
+// What a receiver knows and will accept.
+struct DecodeLimits {
+  std::uint64_t job_key = 0;
+  std::uint32_t world_size = 0;
+  std::uint32_t my_rank = 0;
+  std::uint32_t max_payload = 0;  // the path's MTU minus kHeaderSize
+};
+
+// Parses and validates a whole frame (header followed by exactly payload_length bytes). On refusal the
+// Status says why: Errc::truncated, unsupported_version, bad_checksum, wrong_job or malformed, with a
+// message naming the field. Checks nothing in the payload itself; its checksum is verified while it is
+// copied out (copy_and_verify, scatter_with_checksum).
+base::Result<FrameHeader> decode(std::span<const std::byte> frame, const DecodeLimits& limits);
+
+// The same for a header read ahead of its payload (MSG_PEEK): `header` holds at least the header's
+// bytes, `frame_length` is the length of the whole frame as received.
+base::Result<FrameHeader> decode(std::span<const std::byte> header, std::size_t frame_length,
+                                 const DecodeLimits& limits);
+
+// One line for logs, every field: "data 6->2 ctx 3 tag 11 msg 2 seq 3001+500 off 2000/2500 len 500 crc32c
+// 0xdeadbeef flags last,ack-valid ack 77/70 req 0x11:0x22".
+std::string describe(const FrameHeader& header);
+
+}  // namespace ftmpi::frag

@@ -1,0 +1,223 @@
+#include "ftmpi/frag/fragmenter.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "ftmpi/frag/wire.hpp"
+
+namespace ftmpi::frag {
+namespace {
+
+using base::Errc;
+using base::Status;
+
+constexpr std::uint64_t kMaxSeq = std::numeric_limits<std::uint64_t>::max();
+
+Status check_message(std::uint64_t message_length, std::uint64_t seq_first, std::uint32_t max_payload) {
+  if (max_payload == 0) return Status(Errc::invalid_argument, "max_payload 0");
+  if (seq_first == 0) return Status(Errc::invalid_argument, "seq_first 0 (sequence numbers start at 1)");
+  if (seq_first - 1 > kMaxSeq - message_seq_count(message_length)) {
+    return Status(Errc::invalid_argument, "sequence range of a " + std::to_string(message_length) +
+                                              "-byte message from " + std::to_string(seq_first) +
+                                              " overflows 64 bits");
+  }
+  return {};
+}
+
+// Visits the memory blocks that hold packed bytes [offset, offset + length) of the layout, in packed
+// order: copy(address in the message, offset into the fragment, byte count).
+template <typename Byte, typename Copy>
+Status walk_pieces(const PiecesLayout& layout, Byte* base, std::uint64_t offset, std::size_t length,
+                   Copy&& copy) {
+  if (offset > layout.packed_size() || length > layout.packed_size() - offset) {
+    return Status(Errc::out_of_range, "bytes [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                                          ") beyond the message's " + std::to_string(layout.packed_size()));
+  }
+  if (length == 0) return {};
+  const std::span<const Piece> pieces = layout.pieces();
+  // One piece filling its extent: the repetitions abut, the message is one block (a contiguous buffer of
+  // a basic type arrives like this).
+  if (pieces.size() == 1 && static_cast<std::ptrdiff_t>(pieces[0].length) == layout.extent()) {
+    copy(base + (pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), 0, length);
+    return {};
+  }
+  // Locating the start scans the pieces of one repetition: cheap for the few pieces of a flattened
+  // datatype, repeated by count/extent rather than listed.
+  std::uint64_t repetition = offset / layout.piece_bytes();
+  std::uint64_t within = offset % layout.piece_bytes();
+  std::size_t index = 0;
+  while (within >= pieces[index].length) within -= pieces[index++].length;
+  std::size_t done = 0;
+  while (done < length) {
+    const Piece& piece = pieces[index];
+    const std::size_t n = std::min<std::size_t>(piece.length - within, length - done);
+    const std::ptrdiff_t address = static_cast<std::ptrdiff_t>(repetition) * layout.extent() +
+                                   piece.displacement + static_cast<std::ptrdiff_t>(within);
+    if (n > 0) copy(base + address, done, n);  // zero-length pieces have no address to speak of
+    done += n;
+    within = 0;
+    if (++index == pieces.size()) {
+      index = 0;
+      ++repetition;
+    }
+  }
+  return {};
+}
+
+// Pieces at least this long are copied and checksummed in one fused pass. Shorter ones are copied with
+// memcpy and their bytes checksummed afterwards from the contiguous fragment buffer, in batches small
+// enough to still be in cache: a fused call per 8-byte piece costs more than the bytes it moves.
+constexpr std::size_t kFusedCopyMin = 256;
+constexpr std::size_t kDeferredBatch = 4096;
+
+// memcpy for the short pieces of a derived datatype, inlined: at these sizes a library call costs more
+// than the move. Two overlapping fixed-size moves cover every length in a power-of-two band.
+inline void copy_short(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
+  if (n >= 8 && n <= 16) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
+
+// The fragment bytes [0, done) are checksummed; those up to the latest copy are waiting for it.
+class DeferredChecksum {
+ public:
+  DeferredChecksum(const std::byte* fragment, Checksummer& sum) noexcept : fragment_(fragment), sum_(sum) {}
+  // Bytes up to `end` were copied without being checksummed.
+  void copied(std::size_t end) noexcept {
+    if (end - done_ >= kDeferredBatch) catch_up(end);
+  }
+  // Checksums the waiting bytes up to `end`.
+  void catch_up(std::size_t end) noexcept {
+    sum_.update(fragment_ + done_, end - done_);
+    done_ = end;
+  }
+  // Bytes up to `end` were checksummed while copied.
+  void skip(std::size_t end) noexcept { done_ = end; }
+
+ private:
+  const std::byte* fragment_;
+  Checksummer& sum_;
+  std::size_t done_ = 0;
+};
+
+}  // namespace
+
+std::uint64_t FragmentRange::size() const noexcept {
+  if (first_offset_ == end_offset_) return 1;
+  return (end_offset_ - first_offset_ - 1) / max_payload_ + 1;
+}
+
+FragmentPlan FragmentRange::fragment(std::uint64_t index) const noexcept {
+  if (first_offset_ == end_offset_) return {first_offset_, 0, first_seq_, 1};
+  const std::uint64_t skipped = index * max_payload_;
+  const std::uint64_t offset = first_offset_ + skipped;
+  const auto length = static_cast<std::uint32_t>(std::min<std::uint64_t>(max_payload_, end_offset_ - offset));
+  return {offset, length, first_seq_ + skipped, length};
+}
+
+base::Result<FragmentRange> cut_message(std::uint64_t message_length, std::uint64_t seq_first,
+                                        std::uint32_t max_payload) {
+  if (Status s = check_message(message_length, seq_first, max_payload); !s) return s;
+  return FragmentRange(0, message_length, seq_first, max_payload);
+}
+
+base::Result<FragmentRange> recut(std::uint64_t message_length, std::uint64_t message_seq_first,
+                                  std::uint64_t range_first, std::uint64_t range_count,
+                                  std::uint32_t max_payload) {
+  if (Status s = check_message(message_length, message_seq_first, max_payload); !s) return s;
+  const std::uint64_t message_count = message_seq_count(message_length);
+  if (range_count == 0 || range_first < message_seq_first || range_first - message_seq_first >= message_count ||
+      range_count > message_count - (range_first - message_seq_first)) {
+    return Status(Errc::invalid_argument,
+                  "range " + std::to_string(range_first) + "+" + std::to_string(range_count) +
+                      " is not inside the message's " + std::to_string(message_seq_first) + "+" +
+                      std::to_string(message_count));
+  }
+  if (message_length == 0) return FragmentRange(0, 0, message_seq_first, max_payload);
+  const std::uint64_t first_offset = range_first - message_seq_first;
+  return FragmentRange(first_offset, first_offset + range_count, range_first, max_payload);
+}
+
+base::Result<PiecesLayout> PiecesLayout::make(std::span<const Piece> pieces, std::size_t count,
+                                              std::ptrdiff_t extent) {
+  constexpr std::uint64_t kMaxAddress = std::numeric_limits<std::ptrdiff_t>::max();
+  const auto refuse = [](const char* why) { return Status(Errc::invalid_argument, why); };
+  std::uint64_t piece_bytes = 0;
+  std::ptrdiff_t lowest = 0;
+  std::ptrdiff_t highest = 0;
+  for (const Piece& piece : pieces) {
+    std::ptrdiff_t piece_end = 0;
+    if (piece.length > kMaxAddress ||
+        __builtin_add_overflow(piece.displacement, static_cast<std::ptrdiff_t>(piece.length), &piece_end) ||
+        __builtin_add_overflow(piece_bytes, piece.length, &piece_bytes)) {
+      return refuse("a piece reaches beyond the address space");
+    }
+    lowest = std::min(lowest, piece.displacement);
+    highest = std::max(highest, piece_end);
+  }
+  std::uint64_t packed = 0;
+  if (__builtin_mul_overflow(piece_bytes, count, &packed) || packed > kMaxAddress) {
+    return refuse("packed size overflows");
+  }
+  // The last repetition's offset, then the span of every byte addressed, must be representable.
+  std::ptrdiff_t last_start = 0;
+  std::ptrdiff_t span_low = 0;
+  std::ptrdiff_t span_high = 0;
+  if (count > 0 && (__builtin_mul_overflow(static_cast<std::ptrdiff_t>(count - 1), extent, &last_start) ||
+                    __builtin_add_overflow(std::min<std::ptrdiff_t>(last_start, 0), lowest, &span_low) ||
+                    __builtin_add_overflow(std::max<std::ptrdiff_t>(last_start, 0), highest, &span_high))) {
+    return refuse("repetitions reach beyond the address space");
+  }
+  return PiecesLayout(pieces, count, extent, piece_bytes);
+}
+
+PiecesLayout PiecesLayout::contiguous(std::size_t length) noexcept {
+  static constexpr Piece kOneByte{0, 1};
+  return PiecesLayout(std::span<const Piece>(&kOneByte, 1), length, 1, 1);
+}
+
+base::Status gather_with_checksum(const PiecesLayout& layout, const void* base, std::uint64_t message_offset,
+                                  std::span<std::byte> fragment, Checksummer& sum) {
+  DeferredChecksum deferred(fragment.data(), sum);
+  Status s = walk_pieces(layout, static_cast<const std::byte*>(base), message_offset, fragment.size(),
+                         [&](const std::byte* block, std::size_t at, std::size_t n) {
+                           if (n >= kFusedCopyMin) {
+                             deferred.catch_up(at);
+                             sum.copy(fragment.data() + at, block, n);
+                             deferred.skip(at + n);
+                           } else {
+                             copy_short(fragment.data() + at, block, n);
+                             deferred.copied(at + n);
+                           }
+                         });
+  if (s) deferred.catch_up(fragment.size());
+  return s;
+}
+
+base::Status scatter_with_checksum(const PiecesLayout& layout, void* base, std::uint64_t message_offset,
+                                   std::span<const std::byte> fragment, Checksummer& sum) {
+  DeferredChecksum deferred(fragment.data(), sum);
+  Status s = walk_pieces(layout, static_cast<std::byte*>(base), message_offset, fragment.size(),
+                         [&](std::byte* block, std::size_t at, std::size_t n) {
+                           if (n >= kFusedCopyMin) {
+                             deferred.catch_up(at);
+                             sum.copy(block, fragment.data() + at, n);
+                             deferred.skip(at + n);
+                           } else {
+                             copy_short(block, fragment.data() + at, n);
+                             deferred.copied(at + n);
+                           }
+                         });
+  if (s) deferred.catch_up(fragment.size());
+  return s;
+}
+
+}  // namespace ftmpi::frag

@@ -1,0 +1,383 @@
+#include "ftmpi/frag/wire.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <type_traits>
+
+namespace ftmpi::frag {
+namespace {
+
+using base::Errc;
+using base::Status;
+
+// Little-endian stores and loads, byte by byte so that they are right on any host; compilers merge
+// them into single moves on little-endian machines.
+template <typename T>
+void store(std::byte* out, std::size_t offset, T value) noexcept {
+  using U = std::make_unsigned_t<T>;
+  const auto bits = static_cast<U>(value);
+  for (std::size_t i = 0; i < sizeof(U); ++i) {
+    out[offset + i] = static_cast<std::byte>(static_cast<unsigned char>(bits >> (8 * i)));
+  }
+}
+
+template <typename T>
+T load(const std::byte* in, std::size_t offset) noexcept {
+  using U = std::make_unsigned_t<T>;
+  U bits = 0;
+  for (std::size_t i = 0; i < sizeof(U); ++i) {
+    bits = static_cast<U>(bits | static_cast<U>(static_cast<U>(in[offset + i]) << (8 * i)));
+  }
+  return static_cast<T>(bits);
+}
+
+// CRC32C over the header with its checksum field taken as zero. One call over a copy: for 112 bytes the
+// per-call cost of the CRC engine outweighs the copy.
+std::uint32_t header_checksum(const std::byte* header) noexcept {
+  std::array<std::byte, kHeaderSize> copy;
+  std::memcpy(copy.data(), header, kHeaderSize);
+  store(copy.data(), wire_offset::header_checksum, std::uint32_t{0});
+  return crc32c(copy.data(), kHeaderSize);
+}
+
+// Which optional fields a frame type carries; every field it does not carry must be zero.
+enum Uses : std::uint16_t {
+  kUsesMatching = 1 << 0,     // context, tag
+  kUsesMessageSeq = 1 << 1,
+  kUsesSeqRange = 1 << 2,     // seq_first, seq_count
+  kUsesPayload = 1 << 3,      // payload_length, payload_checksum
+  kUsesPlacement = 1 << 4,    // message_length, fragment_offset
+  kUsesSenderRequest = 1 << 5,
+  kUsesReceiverRequest = 1 << 6,
+};
+
+struct TypeRule {
+  std::uint16_t uses;
+  std::uint8_t allowed_flags;
+};
+
+constexpr std::uint16_t kFragmentUses = kUsesMatching | kUsesMessageSeq | kUsesSeqRange | kUsesPayload |
+                                        kUsesPlacement | kUsesSenderRequest;
+
+// Indexed by FrameType; index 0 is no type.
+constexpr TypeRule kTypeRules[] = {
+    {0, 0},
+    {kFragmentUses | kUsesReceiverRequest, kKnownFlags & ~kFlagSingleCopy},                 // data
+    {0, kFlagAckValid},                                                                     // ack
+    {kUsesSeqRange, kFlagAckValid},                                                         // nack
+    {kFragmentUses, kKnownFlags},                                                           // rts
+    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid},  // cts
+    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid},  // fin
+    {kUsesSenderRequest, kFlagAckValid},                                                    // probe
+    {kUsesSenderRequest, kFlagAckValid},                                                    // probe_reply
+};
+constexpr auto kMaxFrameType = static_cast<std::uint8_t>(FrameType::probe_reply);
+static_assert(std::size(kTypeRules) == kMaxFrameType + 1u);
+
+std::string hex(std::uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, value);
+  return buf;
+}
+
+std::string num(std::uint64_t value) { return std::to_string(value); }
+
+Status malformed(const FrameHeader& h, const std::string& what) {
+  return Status(Errc::malformed, std::string(to_string(h.type)) + " frame: " + what);
+}
+
+// A field the frame type does not carry but which is not zero.
+Status check_unused_fields(const FrameHeader& h, std::uint16_t uses) {
+  struct Optional {
+    std::uint16_t use;
+    std::string_view name;
+    std::uint64_t value;
+  };
+  const Optional fields[] = {
+      {kUsesMatching, "context", h.context},
+      {kUsesMatching, "tag", static_cast<std::uint32_t>(h.tag)},
+      {kUsesMessageSeq, "message_seq", h.message_seq},
+      {kUsesSeqRange, "seq_first", h.seq_first},
+      {kUsesSeqRange, "seq_count", h.seq_count},
+      {kUsesPayload, "payload_length", h.payload_length},
+      {kUsesPayload, "payload_checksum", h.payload_checksum},
+      {kUsesPlacement, "message_length", h.message_length},
+      {kUsesPlacement, "fragment_offset", h.fragment_offset},
+      {kUsesSenderRequest, "sender_request", h.sender_request},
+      {kUsesReceiverRequest, "receiver_request", h.receiver_request},
+  };
+  for (const Optional& field : fields) {
+    if ((uses & field.use) == 0 && field.value != 0) {
+      return malformed(h, std::string(field.name) + " " + num(field.value) + " must be 0 (not used by this type)");
+    }
+  }
+  return {};
+}
+
+Status check_ack(const FrameHeader& h) {
+  if ((h.flags & kFlagAckValid) == 0) {
+    if (h.type == FrameType::ack) return malformed(h, "flags lack ack-valid");
+    if (h.lirs != 0 || h.lids != 0) {
+      return malformed(h, "lirs " + num(h.lirs) + " / lids " + num(h.lids) + " set without ack-valid flag");
+    }
+    return {};
+  }
+  if (h.lids > h.lirs) return malformed(h, "lids " + num(h.lids) + " beyond lirs " + num(h.lirs));
+  return {};
+}
+
+Status check_seq_range(const FrameHeader& h) {
+  if (h.seq_first == 0) return malformed(h, "seq_first 0 (sequence numbers start at 1)");
+  if (h.seq_count == 0) return malformed(h, "seq_count 0");
+  if (h.seq_first - 1 > std::numeric_limits<std::uint64_t>::max() - h.seq_count) {
+    return malformed(h, "seq_first " + num(h.seq_first) + " + seq_count " + num(h.seq_count) +
+                            " overflows 64 bits");
+  }
+  return {};
+}
+
+// Data and RTS: a piece of a message, placed by offset and sequenced by byte.
+Status check_fragment(const FrameHeader& h) {
+  if (h.type == FrameType::rts) {
+    if (h.fragment_offset != 0) return malformed(h, "fragment_offset " + num(h.fragment_offset) + " is not 0");
+    if (h.sender_request == 0) return malformed(h, "sender_request 0 (clear-to-send could not name it)");
+  }
+  if (h.message_seq == 0) return malformed(h, "message_seq 0 (message sequence starts at 1)");
+  if (h.tag < 0) return malformed(h, "tag " + std::to_string(h.tag) + " is negative");
+  if (h.seq_count != message_seq_count(h.payload_length)) {
+    return malformed(h, "seq_count " + num(h.seq_count) + " does not match payload_length " +
+                            num(h.payload_length));
+  }
+  if ((h.flags & kFlagSingleCopy) != 0) {
+    if ((h.flags & (kFlagFirstFragment | kFlagLastFragment)) != kFlagFirstFragment) {
+      return malformed(h, "flags " + hex(h.flags) + ": a single-copy rts is first and not last");
+    }
+    if (h.payload_length == 0) return malformed(h, "single-copy rts without a descriptor (payload_length 0)");
+    return {};
+  }
+  if (h.payload_length == 0 && h.message_length != 0) {
+    return malformed(h, "payload_length 0 in a message of " + num(h.message_length) + " bytes");
+  }
+  if (h.fragment_offset > h.message_length || h.payload_length > h.message_length - h.fragment_offset) {
+    return malformed(h, "fragment_offset " + num(h.fragment_offset) + " + payload_length " +
+                            num(h.payload_length) + " beyond message_length " + num(h.message_length));
+  }
+  // Every earlier byte of the message took a sequence number before this fragment's first, and every
+  // later one takes one after: the numbers below this fragment must exist (from 1), and the rest of the
+  // message must fit below 2^64, or no receiver could place it.
+  if (h.seq_first <= h.fragment_offset) {
+    return malformed(h, "seq_first " + num(h.seq_first) + " not above fragment_offset " +
+                            num(h.fragment_offset) + " (message would start at sequence 0)");
+  }
+  if (h.seq_first - h.fragment_offset - 1 >
+      std::numeric_limits<std::uint64_t>::max() - message_seq_count(h.message_length)) {
+    return malformed(h, "sequence range of the " + num(h.message_length) + "-byte message overflows 64 bits");
+  }
+  const std::uint8_t position = fragment_position_flags(h.fragment_offset, h.payload_length, h.message_length);
+  if ((h.flags & (kFlagFirstFragment | kFlagLastFragment)) != position) {
+    return malformed(h, "flags " + hex(h.flags) + " disagree with fragment position (expected first/last bits " +
+                            hex(position) + ")");
+  }
+  if ((h.flags & kFlagAckRequested) != 0 && (h.flags & kFlagFirstFragment) == 0) {
+    return malformed(h, "flags ask for an ack on a fragment that is not the first");
+  }
+  return {};
+}
+
+Status check_type_specific(const FrameHeader& h) {
+  switch (h.type) {
+    case FrameType::data:
+    case FrameType::rts:
+      return check_fragment(h);
+    case FrameType::cts:
+    case FrameType::fin:
+      if (h.message_seq == 0) return malformed(h, "message_seq 0 (message sequence starts at 1)");
+      if (h.seq_count != 1) return malformed(h, "seq_count " + num(h.seq_count) + " is not 1");
+      if (h.sender_request == 0) return malformed(h, "sender_request 0");
+      if (h.type == FrameType::cts && h.receiver_request == 0) return malformed(h, "receiver_request 0");
+      return {};
+    case FrameType::ack:
+    case FrameType::nack:
+    case FrameType::probe:
+    case FrameType::probe_reply:
+      return {};
+  }
+  return {};
+}
+
+Status validate(const FrameHeader& h, std::size_t payload_present, const DecodeLimits& limits) {
+  const TypeRule& rule = kTypeRules[static_cast<std::uint8_t>(h.type)];
+  if ((h.flags & ~rule.allowed_flags) != 0) {
+    return malformed(h, "flags " + hex(h.flags) + " not allowed (allowed " + hex(rule.allowed_flags) + ")");
+  }
+  if (h.source >= limits.world_size) {
+    return malformed(h, "source rank " + num(h.source) + " out of range (world size " + num(limits.world_size) + ")");
+  }
+  if (h.destination >= limits.world_size) {
+    return malformed(h, "destination rank " + num(h.destination) + " out of range (world size " +
+                            num(limits.world_size) + ")");
+  }
+  if (h.destination != limits.my_rank) {
+    return malformed(h, "destination rank " + num(h.destination) + " is not me (" + num(limits.my_rank) + ")");
+  }
+  if ((rule.uses & kUsesPayload) != 0 && h.payload_length > limits.max_payload) {
+    return malformed(h, "payload_length " + num(h.payload_length) + " exceeds the limit " + num(limits.max_payload));
+  }
+  if (h.payload_length > payload_present) {
+    return Status(Errc::truncated, std::string(to_string(h.type)) + " frame: payload_length " +
+                                       num(h.payload_length) + " but " + num(payload_present) +
+                                       " bytes follow the header");
+  }
+  if (h.payload_length < payload_present) {
+    return malformed(h, num(payload_present - h.payload_length) + " bytes after the payload of " +
+                            num(h.payload_length));
+  }
+  if (Status s = check_unused_fields(h, rule.uses); !s) return s;
+  if (Status s = check_ack(h); !s) return s;
+  if ((rule.uses & kUsesSeqRange) != 0) {
+    if (Status s = check_seq_range(h); !s) return s;
+  }
+  if (Status s = check_type_specific(h); !s) return s;
+  if (h.payload_checksum != 0 && (h.checksum_kind == ChecksumKind::none || h.payload_length == 0)) {
+    return malformed(h, "payload_checksum " + hex(h.payload_checksum) + " without a checksummed payload");
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string_view to_string(FrameType type) noexcept {
+  switch (type) {
+    case FrameType::data: return "data";
+    case FrameType::ack: return "ack";
+    case FrameType::nack: return "nack";
+    case FrameType::rts: return "rts";
+    case FrameType::cts: return "cts";
+    case FrameType::fin: return "fin";
+    case FrameType::probe: return "probe";
+    case FrameType::probe_reply: return "probe_reply";
+  }
+  return "unknown";
+}
+
+void encode(const FrameHeader& h, std::span<std::byte, kHeaderSize> out) noexcept {
+  std::byte* p = out.data();
+  store(p, wire_offset::version, kWireVersion);
+  store(p, wire_offset::type, static_cast<std::uint8_t>(h.type));
+  store(p, wire_offset::flags, h.flags);
+  store(p, wire_offset::checksum_kind, static_cast<std::uint8_t>(h.checksum_kind));
+  store(p, wire_offset::header_checksum, std::uint32_t{0});
+  store(p, wire_offset::job_key, h.job_key);
+  store(p, wire_offset::source, h.source);
+  store(p, wire_offset::destination, h.destination);
+  store(p, wire_offset::context, h.context);
+  store(p, wire_offset::tag, h.tag);
+  store(p, wire_offset::message_seq, h.message_seq);
+  store(p, wire_offset::seq_first, h.seq_first);
+  store(p, wire_offset::seq_count, h.seq_count);
+  store(p, wire_offset::payload_length, h.payload_length);
+  store(p, wire_offset::message_length, h.message_length);
+  store(p, wire_offset::fragment_offset, h.fragment_offset);
+  store(p, wire_offset::lirs, h.lirs);
+  store(p, wire_offset::lids, h.lids);
+  store(p, wire_offset::sender_request, h.sender_request);
+  store(p, wire_offset::receiver_request, h.receiver_request);
+  store(p, wire_offset::payload_checksum, h.payload_checksum);
+  store(p, wire_offset::reserved, std::uint32_t{0});
+  // The checksum field was written as zero above, so the header is ready to checksum as it is.
+  store(p, wire_offset::header_checksum, crc32c(p, kHeaderSize));
+}
+
+base::Result<FrameHeader> decode(std::span<const std::byte> frame, const DecodeLimits& limits) {
+  return decode(frame, frame.size(), limits);
+}
+
+base::Result<FrameHeader> decode(std::span<const std::byte> header, std::size_t frame_length,
+                                 const DecodeLimits& limits) {
+  // Nothing is believed before the version says how to read the rest and the checksum says it is
+  // intact; the job key is only compared on an intact header, so corruption is not miscounted as a
+  // stray job.
+  if (header.empty() || frame_length == 0) return Status(Errc::truncated, "empty frame");
+  const std::byte* p = header.data();
+  const auto version = load<std::uint8_t>(p, wire_offset::version);
+  if (version != kWireVersion) {
+    return Status(Errc::unsupported_version,
+                  "version " + num(version) + " (this build speaks " + num(kWireVersion) + ")");
+  }
+  if (header.size() < kHeaderSize || frame_length < kHeaderSize) {
+    return Status(Errc::truncated, num(std::min(header.size(), frame_length)) + " bytes, shorter than the " +
+                                       num(kHeaderSize) + "-byte header");
+  }
+  const auto stored_checksum = load<std::uint32_t>(p, wire_offset::header_checksum);
+  if (const std::uint32_t computed = header_checksum(p); computed != stored_checksum) {
+    return Status(Errc::bad_checksum, "header_checksum " + hex(stored_checksum) + ", computed " + hex(computed));
+  }
+  FrameHeader h;
+  h.job_key = load<std::uint64_t>(p, wire_offset::job_key);
+  if (h.job_key != limits.job_key) {
+    return Status(Errc::wrong_job, "job_key " + hex(h.job_key) + ", expected " + hex(limits.job_key));
+  }
+  const auto type = load<std::uint8_t>(p, wire_offset::type);
+  if (type == 0 || type > kMaxFrameType) return Status(Errc::malformed, "frame type " + num(type) + " unknown");
+  h.type = static_cast<FrameType>(type);
+  h.flags = load<std::uint8_t>(p, wire_offset::flags);
+  if ((h.flags & ~kKnownFlags) != 0) {
+    return malformed(h, "flags " + hex(h.flags) + " has unknown bits " + hex(h.flags & ~kKnownFlags));
+  }
+  const auto kind = load<std::uint8_t>(p, wire_offset::checksum_kind);
+  if (kind > static_cast<std::uint8_t>(ChecksumKind::sum32)) {
+    return malformed(h, "checksum_kind " + num(kind) + " unknown");
+  }
+  h.checksum_kind = static_cast<ChecksumKind>(kind);
+  if (const auto reserved = load<std::uint32_t>(p, wire_offset::reserved); reserved != 0) {
+    return malformed(h, "reserved " + hex(reserved) + " is not 0");
+  }
+  h.source = load<std::uint32_t>(p, wire_offset::source);
+  h.destination = load<std::uint32_t>(p, wire_offset::destination);
+  h.context = load<std::uint32_t>(p, wire_offset::context);
+  h.tag = load<std::int32_t>(p, wire_offset::tag);
+  h.message_seq = load<std::uint64_t>(p, wire_offset::message_seq);
+  h.seq_first = load<std::uint64_t>(p, wire_offset::seq_first);
+  h.seq_count = load<std::uint32_t>(p, wire_offset::seq_count);
+  h.payload_length = load<std::uint32_t>(p, wire_offset::payload_length);
+  h.message_length = load<std::uint64_t>(p, wire_offset::message_length);
+  h.fragment_offset = load<std::uint64_t>(p, wire_offset::fragment_offset);
+  h.lirs = load<std::uint64_t>(p, wire_offset::lirs);
+  h.lids = load<std::uint64_t>(p, wire_offset::lids);
+  h.sender_request = load<std::uint64_t>(p, wire_offset::sender_request);
+  h.receiver_request = load<std::uint64_t>(p, wire_offset::receiver_request);
+  h.payload_checksum = load<std::uint32_t>(p, wire_offset::payload_checksum);
+  if (Status s = validate(h, frame_length - kHeaderSize, limits); !s) return s;
+  return h;
+}
+
+std::string describe(const FrameHeader& h) {
+  std::string flags;
+  const auto add_flag = [&](std::uint8_t bit, std::string_view name) {
+    if ((h.flags & bit) == 0) return;
+    if (!flags.empty()) flags += ',';
+    flags += name;
+  };
+  add_flag(kFlagFirstFragment, "first");
+  add_flag(kFlagLastFragment, "last");
+  add_flag(kFlagAckRequested, "ack-requested");
+  add_flag(kFlagAckValid, "ack-valid");
+  add_flag(kFlagSingleCopy, "single-copy");
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%.*s %" PRIu32 "->%" PRIu32 " ctx %" PRIu32 " tag %" PRId32 " msg %" PRIu64 " seq %" PRIu64
+                "+%" PRIu32 " off %" PRIu64 "/%" PRIu64 " len %" PRIu32 " %.*s 0x%08" PRIx32
+                " flags %s ack %" PRIu64 "/%" PRIu64 " req 0x%" PRIx64 ":0x%" PRIx64,
+                static_cast<int>(to_string(h.type).size()), to_string(h.type).data(), h.source, h.destination,
+                h.context, h.tag, h.message_seq, h.seq_first, h.seq_count, h.fragment_offset, h.message_length,
+                h.payload_length, static_cast<int>(to_string(h.checksum_kind).size()),
+                to_string(h.checksum_kind).data(), h.payload_checksum, flags.empty() ? "-" : flags.c_str(), h.lirs, h.lids,
+                h.sender_request, h.receiver_request);
+  return buf;
+}
+
+}  // namespace ftmpi::frag

@@ -1,0 +1,229 @@
+// libFuzzer target for the wire decoder; wire_corpus_replay runs the same function over the corpus.
+//
+// Each input is tried three ways:
+//   1. as a frame, raw: what a hostile or broken peer could send;
+//   2. as a frame whose header checksum is recomputed: random bytes almost never pass the CRC, so this is
+//      what lets the fuzzer reach the field checks behind it;
+//   3. as edits to a valid header of each type: a byte picks the type and how many payload bytes follow,
+//      then records of (field index, value) overwrite single fields before the header is resealed.
+// Whatever decode() accepts must re-encode to the same bytes, satisfy the wire rules restated here
+// independently of wire.cpp, and be a fragment the fragmenter agrees with. A violation aborts.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "ftmpi/frag/checksum.hpp"
+#include "ftmpi/frag/fragmenter.hpp"
+#include "ftmpi/frag/wire.hpp"
+
+namespace {
+
+using namespace ftmpi::frag;
+
+constexpr DecodeLimits kLimits{.job_key = 0x0123'4567'89ab'cdefULL, .world_size = 8, .my_rank = 2, .max_payload = 1024};
+constexpr std::size_t kMaxPayloadPresent = 4096;
+
+[[noreturn]] void violated(const char* rule, const FrameHeader& h) {
+  std::fprintf(stderr, "wire_fuzz: accepted a frame that breaks '%s': %s\n", rule, describe(h).c_str());
+  std::abort();
+}
+
+void require(bool holds, const char* rule, const FrameHeader& h) {
+  if (!holds) violated(rule, h);
+}
+
+// The rules of an accepted frame, restated.
+void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
+  std::array<std::byte, kHeaderSize> again{};
+  encode(h, again);
+  require(std::memcmp(again.data(), frame.data(), kHeaderSize) == 0, "re-encodes byte-identical", h);
+  require(frame.size() == kHeaderSize + h.payload_length, "payload_length is what follows", h);
+  require(describe(h).starts_with(to_string(h.type)), "describe() names the type", h);
+  require(h.job_key == kLimits.job_key, "job key", h);
+  require(h.source < kLimits.world_size && h.destination == kLimits.my_rank, "ranks", h);
+  require((h.flags & ~kKnownFlags) == 0, "known flags", h);
+  require(h.payload_checksum == 0 || (h.checksum_kind != ChecksumKind::none && h.payload_length > 0),
+          "payload checksum only with a checksummed payload", h);
+  if ((h.flags & kFlagAckValid) != 0) {
+    require(h.lids <= h.lirs, "lids <= lirs", h);
+  } else {
+    require(h.lirs == 0 && h.lids == 0, "no ack without ack-valid", h);
+  }
+  const bool carries_payload = h.type == FrameType::data || h.type == FrameType::rts;
+  require(carries_payload || h.payload_length == 0, "payload only on data and rts", h);
+  require(carries_payload || (h.message_length == 0 && h.fragment_offset == 0 && h.tag == 0 && h.context == 0),
+          "placement and matching only on data and rts", h);
+  switch (h.type) {
+    case FrameType::data:
+    case FrameType::rts: {
+      require(h.payload_length <= kLimits.max_payload, "payload within the limit", h);
+      require(h.tag >= 0 && h.message_seq >= 1, "tag and message sequence", h);
+      require(h.seq_count == message_seq_count(h.payload_length), "one sequence number per byte", h);
+      require(h.type == FrameType::data || (h.fragment_offset == 0 && h.sender_request != 0), "rts", h);
+      if ((h.flags & kFlagSingleCopy) != 0) {
+        require(h.type == FrameType::rts && h.payload_length > 0 &&
+                    (h.flags & (kFlagFirstFragment | kFlagLastFragment)) == kFlagFirstFragment,
+                "single copy: an rts with a descriptor, first and not last", h);
+        require(h.seq_first >= 1 && h.seq_first - 1 <= std::numeric_limits<std::uint64_t>::max() - h.seq_count,
+                "single-copy rts sequence range", h);
+        break;
+      }
+      require(h.fragment_offset <= h.message_length &&
+                  h.payload_length <= h.message_length - h.fragment_offset,
+              "fragment inside the message", h);
+      require((h.flags & (kFlagFirstFragment | kFlagLastFragment)) ==
+                  fragment_position_flags(h.fragment_offset, h.payload_length, h.message_length),
+              "first/last flags", h);
+      // The fragmenter must agree: re-cutting exactly this frame's range gives back this frame.
+      require(h.seq_first > h.fragment_offset, "message starts at sequence >= 1", h);
+      const auto cut = recut(h.message_length, h.seq_first - h.fragment_offset, h.seq_first, h.seq_count,
+                             std::max<std::uint32_t>(h.payload_length, 1));
+      require(cut.is_ok() && cut->size() == 1, "the fragmenter accepts the range", h);
+      const FragmentPlan plan = cut->fragment(0);
+      require(plan.offset == h.fragment_offset && plan.length == h.payload_length &&
+                  plan.seq_first == h.seq_first && plan.seq_count == h.seq_count,
+              "the fragmenter cuts the same fragment", h);
+      break;
+    }
+    case FrameType::nack:
+      require(h.seq_first >= 1 && h.seq_count >= 1 &&
+                  h.seq_first - 1 <= std::numeric_limits<std::uint64_t>::max() - h.seq_count,
+              "nack range", h);
+      break;
+    case FrameType::cts:
+    case FrameType::fin:
+      require(h.seq_first >= 1 && h.seq_count == 1 && h.message_seq >= 1 && h.sender_request != 0,
+              "cts/fin", h);
+      require(h.type == FrameType::fin || h.receiver_request != 0, "cts names the receive", h);
+      break;
+    case FrameType::ack:
+    case FrameType::probe:
+    case FrameType::probe_reply:
+      require(h.seq_first == 0 && h.seq_count == 0 && h.message_seq == 0, "no sequence", h);
+      require(h.type != FrameType::ack || (h.flags & kFlagAckValid) != 0, "ack carries an ack", h);
+      break;
+  }
+}
+
+void try_frame(std::span<const std::byte> frame) {
+  const auto decoded = decode(frame, kLimits);
+  if (!decoded) {
+    // A refusal must say why in terms of the frame.
+    if (decoded.status().severity() != ftmpi::base::Severity::frame) {
+      std::fprintf(stderr, "wire_fuzz: refusal of the wrong kind: %s\n", decoded.status().to_string().c_str());
+      std::abort();
+    }
+    return;
+  }
+  check_accepted(*decoded, frame);
+  if (frame.size() >= kHeaderSize) {
+    const auto peeked = decode(frame.first(kHeaderSize), frame.size(), kLimits);
+    require(peeked.is_ok() && *peeked == *decoded, "a peeked header decodes the same", *decoded);
+  }
+}
+
+template <typename T>
+void put_le(std::byte* out, T value) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(static_cast<std::uint64_t>(value) >> (8 * i));
+}
+
+void reseal(std::span<std::byte> frame) {
+  put_le(frame.data() + wire_offset::header_checksum, std::uint32_t{0});
+  put_le(frame.data() + wire_offset::header_checksum, crc32c(frame.data(), kHeaderSize));
+}
+
+FrameHeader template_header(FrameType type) {
+  FrameHeader h;
+  h.type = type;
+  h.job_key = kLimits.job_key;
+  h.source = 5;
+  h.destination = kLimits.my_rank;
+  switch (type) {
+    case FrameType::data:
+    case FrameType::rts:
+      h.checksum_kind = ChecksumKind::crc32c;
+      h.context = 1;
+      h.tag = 9;
+      h.message_seq = 4;
+      h.message_length = 3000;
+      h.fragment_offset = type == FrameType::rts ? 0 : 1024;
+      h.payload_length = 1024;
+      h.seq_first = 100 + h.fragment_offset;
+      h.seq_count = 1024;
+      h.flags = fragment_position_flags(h.fragment_offset, h.payload_length, h.message_length);
+      h.sender_request = 7;
+      break;
+    case FrameType::ack:
+      h.flags = kFlagAckValid;
+      h.lirs = 50;
+      h.lids = 40;
+      break;
+    case FrameType::nack:
+      h.seq_first = 100;
+      h.seq_count = 10;
+      break;
+    case FrameType::cts:
+    case FrameType::fin:
+      h.message_seq = 4;
+      h.seq_first = 3;
+      h.seq_count = 1;
+      h.sender_request = 7;
+      h.receiver_request = 8;
+      break;
+    case FrameType::probe:
+    case FrameType::probe_reply:
+      h.sender_request = 1;
+      break;
+  }
+  return h;
+}
+
+// Way 3: `script` = type byte, payload-presence byte, then (field index, value bytes) records.
+void try_edits(const std::uint8_t* script, std::size_t size) {
+  if (size < 2) return;
+  const auto type = static_cast<FrameType>(1 + script[0] % 8);
+  std::array<std::byte, kHeaderSize> header{};
+  encode(template_header(type), header);
+  bool checksum_edited = false;
+  std::size_t at = 2;
+  while (at < size) {
+    const WireField& field = kWireFields[script[at++] % kWireFields.size()];
+    const std::size_t n = std::min(field.size, size - at);
+    std::memcpy(header.data() + field.offset, script + at, n);
+    at += n;
+    checksum_edited = checksum_edited || field.offset == wire_offset::header_checksum;
+  }
+  if (!checksum_edited) reseal(header);
+  std::uint32_t payload_length = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    payload_length |= std::to_integer<std::uint32_t>(header[wire_offset::payload_length + i]) << (8 * i);
+  }
+  std::size_t present = std::min<std::size_t>(payload_length, kMaxPayloadPresent);
+  // Sometimes one byte short or one too many.
+  if (script[1] % 3 == 1 && present > 0) --present;
+  if (script[1] % 3 == 2) ++present;
+  std::vector<std::byte> frame(kHeaderSize + present);
+  std::memcpy(frame.data(), header.data(), kHeaderSize);
+  try_frame(frame);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::span<const std::byte> input(reinterpret_cast<const std::byte*>(data), size);
+  try_frame(input);
+  if (size >= kHeaderSize) {
+    std::vector<std::byte> resealed(input.begin(), input.end());
+    reseal(resealed);
+    try_frame(resealed);
+  }
+  try_edits(data, size);
+  return 0;
+}

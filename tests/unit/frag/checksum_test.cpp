@@ -1,0 +1,295 @@
+#include "ftmpi/frag/checksum.hpp"
+
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ftmpi/test/seed.hpp"
+
+using namespace ftmpi::frag;
+
+namespace {
+
+// The definitions, written as plainly as possible, that every engine must agree with.
+std::uint32_t bitwise_crc32c(const unsigned char* p, std::size_t n, std::uint32_t crc = 0) {
+  crc = ~crc;
+  for (std::size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::uint32_t bytewise_sum32(const unsigned char* p, std::size_t n) {
+  std::uint32_t sum = 0;
+  for (std::size_t i = 0; i < n; ++i) sum += static_cast<std::uint32_t>(p[i]) << (8 * (i % 4));
+  return sum;
+}
+
+std::uint32_t reference(ChecksumKind kind, const unsigned char* p, std::size_t n) {
+  switch (kind) {
+    case ChecksumKind::crc32c:
+      return bitwise_crc32c(p, n);
+    case ChecksumKind::sum32:
+      return bytewise_sum32(p, n);
+    case ChecksumKind::none:
+      return 0;
+  }
+  return 0;
+}
+
+std::vector<unsigned char> random_bytes(std::mt19937_64& rng, std::size_t n) {
+  std::vector<unsigned char> bytes(n);
+  for (auto& b : bytes) b = static_cast<unsigned char>(rng());
+  return bytes;
+}
+
+std::size_t uniform(std::mt19937_64& rng, std::size_t lo, std::size_t hi) {
+  return std::uniform_int_distribution<std::size_t>(lo, hi)(rng);
+}
+
+// Lengths from 0 to 70,000, weighted towards the short ones where the kernels switch strategy.
+std::size_t random_length(std::mt19937_64& rng) {
+  switch (rng() % 3) {
+    case 0:
+      return uniform(rng, 0, 300);
+    case 1:
+      return uniform(rng, 0, 4000);
+    default:
+      return uniform(rng, 0, 70000);
+  }
+}
+
+constexpr ChecksumKind kKinds[] = {ChecksumKind::crc32c, ChecksumKind::sum32};
+
+// Guard bytes around a copy's destination, to catch writes outside [dst, dst + n).
+constexpr std::size_t kGuard = 64;
+constexpr unsigned char kGuardByte = 0xA5;
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(checksums)
+
+BOOST_AUTO_TEST_CASE(kinds_round_trip_through_their_names) {
+  for (ChecksumKind kind : {ChecksumKind::none, ChecksumKind::crc32c, ChecksumKind::sum32}) {
+    auto parsed = parse_checksum_kind(to_string(kind));
+    BOOST_TEST_REQUIRE(parsed.is_ok());
+    BOOST_TEST((*parsed == kind));
+  }
+  BOOST_TEST((parse_checksum_kind("md5").code() == ftmpi::base::Errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(every_engine_gives_the_known_crc32c_vectors) {
+  std::vector<unsigned char> zeros(32, 0x00), ones(32, 0xFF), ascending(32);
+  for (std::size_t i = 0; i < ascending.size(); ++i) ascending[i] = static_cast<unsigned char>(i);
+  constexpr std::string_view digits = "123456789";
+  for (const ChecksumEngine* engine : checksum_engines()) {
+    BOOST_TEST_CONTEXT("engine " << engine->name) {
+      BOOST_TEST(engine->crc32c(digits.data(), digits.size(), 0) == 0xE3069283u);
+      // RFC 3720, appendix B.4.
+      BOOST_TEST(engine->crc32c(zeros.data(), zeros.size(), 0) == 0x8A9136AAu);
+      BOOST_TEST(engine->crc32c(ones.data(), ones.size(), 0) == 0x62A8AB43u);
+      BOOST_TEST(engine->crc32c(ascending.data(), ascending.size(), 0) == 0x46DD794Eu);
+      BOOST_TEST(engine->crc32c(nullptr, 0, 0) == 0u);
+    }
+  }
+  BOOST_TEST(crc32c(digits.data(), digits.size()) == 0xE3069283u);
+}
+
+BOOST_AUTO_TEST_CASE(sum32_adds_little_endian_words_and_pads_the_last) {
+  const unsigned char bytes[] = {0x01, 0x02, 0x03, 0x04, 0xFF, 0xFF, 0xFF, 0xFF, 0x10, 0x20};
+  for (const ChecksumEngine* engine : checksum_engines()) {
+    BOOST_TEST_CONTEXT("engine " << engine->name) {
+      BOOST_TEST(engine->sum32(bytes, 0) == 0u);
+      BOOST_TEST(engine->sum32(bytes, 4) == 0x04030201u);
+      BOOST_TEST(engine->sum32(bytes, 3) == 0x00030201u);
+      // 0x04030201 + 0xFFFFFFFF wraps to 0x04030200.
+      BOOST_TEST(engine->sum32(bytes, 8) == 0x04030200u);
+      BOOST_TEST(engine->sum32(bytes, 10) == 0x04032210u);
+    }
+  }
+  BOOST_TEST(checksum(ChecksumKind::sum32, bytes, 10) == 0x04032210u);
+  BOOST_TEST(checksum(ChecksumKind::none, bytes, 10) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(the_default_engine_is_one_of_those_listed) {
+  const auto engines = checksum_engines();
+  // Which paths the other cases cover depends on this CPU: say so in the log.
+  std::string names;
+  for (const ChecksumEngine* engine : engines)
+    names += std::string(names.empty() ? "" : ", ") + std::string(engine->name);
+  BOOST_TEST_MESSAGE("checksum engines on this CPU: " << names << " (default "
+                                                      << default_checksum_engine().name << ")");
+  BOOST_TEST(std::count(engines.begin(), engines.end(), &default_checksum_engine()) == 1);
+  BOOST_TEST(engines.front()->name == "portable");
+}
+
+BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_at_any_length_and_alignment) {
+  const std::uint64_t seed = ftmpi::test::seed_for("every_engine_matches_the_reference");
+  std::mt19937_64 rng(seed);
+  const std::vector<unsigned char> source = random_bytes(rng, 70000 + 64);
+  std::vector<unsigned char> dst(70000 + 64 + 2 * kGuard);
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    for (int round = 0; round < 100; ++round) {
+      const std::size_t n = random_length(rng);
+      const std::size_t src_off = uniform(rng, 0, 63), dst_off = kGuard + uniform(rng, 0, 63);
+      const unsigned char* src = source.data() + src_off;
+      const std::uint32_t prior = static_cast<std::uint32_t>(rng());
+      const std::uint32_t want_crc = bitwise_crc32c(src, n, prior);
+      const std::uint32_t want_sum = bytewise_sum32(src, n);
+      for (const ChecksumEngine* engine : checksum_engines()) {
+        BOOST_TEST_CONTEXT("engine " << engine->name << ", n " << n << ", src +" << src_off << ", dst +"
+                                     << dst_off) {
+          BOOST_TEST(engine->crc32c(src, n, prior) == want_crc);
+          BOOST_TEST(engine->sum32(src, n) == want_sum);
+
+          std::fill(dst.begin(), dst.end(), kGuardByte);
+          BOOST_TEST(engine->copy_crc32c(dst.data() + dst_off, src, n, prior) == want_crc);
+          BOOST_TEST(std::memcmp(dst.data() + dst_off, src, n) == 0);
+          BOOST_TEST(std::count(dst.begin(), dst.begin() + dst_off, kGuardByte) == std::ptrdiff_t(dst_off));
+          BOOST_TEST(std::count(dst.begin() + dst_off + n, dst.end(), kGuardByte) ==
+                     std::ptrdiff_t(dst.size() - dst_off - n));
+
+          std::fill(dst.begin(), dst.end(), kGuardByte);
+          BOOST_TEST(engine->copy_sum32(dst.data() + dst_off, src, n) == want_sum);
+          BOOST_TEST(std::memcmp(dst.data() + dst_off, src, n) == 0);
+          BOOST_TEST(std::count(dst.begin(), dst.begin() + dst_off, kGuardByte) == std::ptrdiff_t(dst_off));
+          BOOST_TEST(std::count(dst.begin() + dst_off + n, dst.end(), kGuardByte) ==
+                     std::ptrdiff_t(dst.size() - dst_off - n));
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_where_its_kernels_change_strategy) {
+  // Word tails, the three-lane and folding thresholds, whole and partial blocks, a next block to prefetch.
+  const std::size_t lengths[] = {1,    3,    4,    5,    7,    8,    9,     15,    16,    17,    31,   32,
+                                 33,   95,   96,   97,   127,  128,  129,   255,   256,   257,   383,  384,
+                                 495,  496,  497,  1023, 1024, 1025, 3071,  3072,  3073,  6143,  6144, 6145,
+                                 7935, 7936, 7937, 9215, 9216, 9217, 15872, 15873, 23808, 23809, 65536};
+  std::mt19937_64 rng(7);
+  const std::vector<unsigned char> source = random_bytes(rng, 65536 + 1);
+  std::vector<unsigned char> dst(65536 + 1);
+  for (std::size_t n : lengths) {
+    for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+      const unsigned char* src = source.data() + offset;
+      const std::uint32_t want_crc = bitwise_crc32c(src, n), want_sum = bytewise_sum32(src, n);
+      for (const ChecksumEngine* engine : checksum_engines()) {
+        BOOST_TEST_CONTEXT("engine " << engine->name << ", n " << n << ", offset " << offset) {
+          BOOST_TEST(engine->crc32c(src, n, 0) == want_crc);
+          BOOST_TEST(engine->copy_crc32c(dst.data() + offset, src, n, 0) == want_crc);
+          BOOST_TEST(std::memcmp(dst.data() + offset, src, n) == 0);
+          BOOST_TEST(engine->sum32(src, n) == want_sum);
+          BOOST_TEST(engine->copy_sum32(dst.data() + offset, src, n) == want_sum);
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_split_anywhere_gives_the_one_piece_value) {
+  const std::uint64_t seed = ftmpi::test::seed_for("a_stream_split_anywhere");
+  std::mt19937_64 rng(seed);
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    for (int round = 0; round < 12; ++round) {
+      const std::size_t n = random_length(rng);
+      const std::vector<unsigned char> message = random_bytes(rng, n);
+      // Cut points: many small pieces (odd offsets inside words) and a few large ones.
+      std::vector<std::size_t> cuts{0, n};
+      const std::size_t pieces = uniform(rng, 0, 40);
+      for (std::size_t i = 0; i < pieces; ++i)
+        cuts.push_back(rng() % 2 == 0 ? uniform(rng, 0, std::min<std::size_t>(n, 64)) : uniform(rng, 0, n));
+      std::sort(cuts.begin(), cuts.end());
+      for (ChecksumKind kind : kKinds) {
+        const std::uint32_t want = reference(kind, message.data(), n);
+        for (const ChecksumEngine* engine : checksum_engines()) {
+          BOOST_TEST_CONTEXT("engine " << engine->name << ", " << to_string(kind) << ", n " << n << ", "
+                                       << cuts.size() - 1 << " pieces") {
+            Checksummer by_update(kind, *engine), by_copy(kind, *engine);
+            // The receiver's buffer at an odd address, so that pieces land misaligned.
+            std::vector<unsigned char> received(n + 1 + 2 * kGuard, kGuardByte);
+            unsigned char* out = received.data() + kGuard + 1;
+            for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+              const std::size_t at = cuts[i], len = cuts[i + 1] - cuts[i];
+              by_update.update(message.data() + at, len);
+              by_copy.copy(out + at, message.data() + at, len);
+            }
+            BOOST_TEST(by_update.value() == want);
+            BOOST_TEST(by_copy.value() == want);
+            BOOST_TEST(std::memcmp(out, message.data(), n) == 0);
+            BOOST_TEST(std::count(received.begin(), received.begin() + kGuard + 1, kGuardByte) ==
+                       std::ptrdiff_t(kGuard + 1));
+            BOOST_TEST(std::count(received.end() - kGuard, received.end(), kGuardByte) ==
+                       std::ptrdiff_t(kGuard));
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(none_copies_and_checks_nothing) {
+  const unsigned char src[] = {1, 2, 3, 4, 5};
+  unsigned char dst[5] = {};
+  Checksummer none(ChecksumKind::none);
+  none.update(src, sizeof src);
+  none.copy(dst, src, sizeof src);
+  BOOST_TEST(none.value() == 0u);
+  BOOST_TEST(std::memcmp(dst, src, sizeof src) == 0);
+  BOOST_TEST(copy_and_verify(ChecksumKind::none, dst, src, sizeof src, 0));
+}
+
+BOOST_AUTO_TEST_CASE(copy_and_verify_accepts_good_bytes_and_detects_any_single_bit_flip) {
+  const std::uint64_t seed = ftmpi::test::seed_for("copy_and_verify_detects_flips");
+  std::mt19937_64 rng(seed);
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    for (int round = 0; round < 200; ++round) {
+      const std::size_t n = uniform(rng, 1, round < 150 ? 2000 : 70000);
+      std::vector<unsigned char> sent = random_bytes(rng, n);
+      std::vector<unsigned char> received(n);
+      for (ChecksumKind kind : kKinds) {
+        const std::uint32_t expected = checksum(kind, sent.data(), n);
+        BOOST_TEST_CONTEXT(to_string(kind) << ", n " << n) {
+          BOOST_TEST(copy_and_verify(kind, received.data(), sent.data(), n, expected));
+          BOOST_TEST(received == sent);
+
+          const std::size_t bit = uniform(rng, 0, 8 * n - 1);
+          std::vector<unsigned char> corrupted = sent;
+          corrupted[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+          BOOST_TEST_CONTEXT("bit " << bit) {
+            BOOST_TEST(!copy_and_verify(kind, received.data(), corrupted.data(), n, expected));
+            BOOST_TEST(received == corrupted);
+          }
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(one_shot_forms_agree_with_the_checksummer) {
+  const std::uint64_t seed = ftmpi::test::seed_for("one_shot_forms_agree");
+  std::mt19937_64 rng(seed);
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    const std::size_t n = random_length(rng);
+    const std::vector<unsigned char> bytes = random_bytes(rng, n);
+    std::vector<unsigned char> copy(n);
+    for (ChecksumKind kind : kKinds) {
+      BOOST_TEST_CONTEXT(to_string(kind) << ", n " << n) {
+        BOOST_TEST(checksum(kind, bytes.data(), n) == reference(kind, bytes.data(), n));
+        BOOST_TEST(copy_with_checksum(kind, copy.data(), bytes.data(), n) ==
+                   reference(kind, bytes.data(), n));
+        BOOST_TEST(copy == bytes);
+      }
+    }
+    BOOST_TEST(crc32c(bytes.data() + n / 2, n - n / 2, crc32c(bytes.data(), n / 2)) ==
+               bitwise_crc32c(bytes.data(), n));
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
