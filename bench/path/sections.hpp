@@ -1,0 +1,6 @@
+#pragma once
+
+namespace ftmpi::bench {
+void run_shm_bench();          // shm_bench.cpp: ping-pong latency and streaming throughput
+void run_peer_memory_bench();  // peer_memory_bench.cpp: process_vm_readv against memcpy
+}  // namespace ftmpi::bench

@@ -1,0 +1,82 @@
+// A path moves frames between processes; the engine makes them reliable (DESIGN.md section 3).
+//
+// A path driver never retries, reorders, or checks payloads. It reports what it can do (PathInfo) so the
+// engine can skip work a reliable path does not need. One instance per rail: a host with two NICs has
+// two UDP Path objects.
+//
+// Sending copies each frame exactly once: the path finds room for the frame (a shared-memory FIFO slot,
+// an overflow buffer, a socket send buffer) and asks the engine's FrameWriter to write the header and
+// payload there, so that the payload checksum is computed during that one copy.
+// Receiving hands each frame to a FrameSink; the bytes are valid only during the call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "ftmpi/base/status.hpp"
+
+namespace ftmpi::path {
+
+using Rank = std::uint32_t;
+
+enum class PathKind : std::uint8_t { shm, udp, verbs_ud, loop };
+
+struct PathInfo {
+  PathKind kind = PathKind::loop;
+  std::string name;             // for logs and tools: "shm", "udp 10.77.1.1"
+  std::size_t max_frame = 0;    // largest frame, header included, in bytes
+  bool reliable = false;        // never loses, corrupts, duplicates or reorders frames
+  bool single_copy_read = false;  // can read a peer's memory directly (process_vm_readv)
+  double bandwidth_hint = 0;    // bytes/s, used until measured throughput exists
+};
+
+// Writes one frame into room the path found for it.
+class FrameWriter {
+ public:
+  // Bytes the frame needs (header included); at most PathInfo::max_frame.
+  virtual std::size_t frame_size() const noexcept = 0;
+  // Writes exactly frame_size() bytes to `room`.
+  virtual void write(std::span<std::byte> room) noexcept = 0;
+
+ protected:
+  ~FrameWriter() = default;
+};
+
+// Receives frames from Path::poll.
+class FrameSink {
+ public:
+  // `frame` is one whole frame as the peer wrote it, unvalidated (the engine decodes and checks it);
+  // valid only during this call.
+  virtual void on_frame(std::span<const std::byte> frame) noexcept = 0;
+
+ protected:
+  ~FrameSink() = default;
+};
+
+class Path {
+ public:
+  virtual ~Path() = default;
+  Path() = default;
+  Path(const Path&) = delete;
+  Path& operator=(const Path&) = delete;
+
+  virtual const PathInfo& info() const noexcept = 0;
+  virtual bool reaches(Rank peer) const noexcept = 0;
+
+  // Sends one frame to `peer`, or keeps it queued in order inside the path when there is no room now
+  // (it then goes out from a later send or poll, before any later frame to that peer). Errors are of
+  // rail severity (the rail is broken; the engine fails over) or caller severity (bad peer, frame too
+  // large).
+  virtual base::Status send(Rank peer, FrameWriter& frame) noexcept = 0;
+
+  // Hands up to `budget` received frames to `sink` and pushes out queued frames. Returns how many
+  // frames were handed up.
+  virtual std::size_t poll(FrameSink& sink, std::size_t budget) noexcept = 0;
+
+  // True while frames accepted by send() are still queued inside the path.
+  virtual bool has_queued_frames() const noexcept = 0;
+};
+
+}  // namespace ftmpi::path

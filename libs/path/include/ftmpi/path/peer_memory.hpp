@@ -1,0 +1,31 @@
+// Single-copy reads from another process's memory (Linux cross-memory attach, process_vm_readv), for
+// large messages between ranks on one host: the receiver copies straight out of the sender's buffer.
+//
+// The kernel allows it when the reader may ptrace the target: same user, target dumpable, and, where the
+// Yama LSM is active, ptrace_scope 0, or 1 with the target having allowed it (ShmPath::attach does, with
+// PR_SET_PTRACER_ANY). Containers may also block the system call with seccomp.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ftmpi/base/status.hpp"
+
+namespace ftmpi::path {
+
+// Copies `len` bytes at `remote_addr` in process `pid` into `local`, and returns `len`. Errors:
+// unsupported (EPERM: not permitted, see above; ENOSYS), peer_unreachable (ESRCH: no such process),
+// invalid_argument (EFAULT: a range is not mapped, in the peer or here), resource_exhausted (ENOMEM).
+base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr, void* local,
+                                           std::size_t len) noexcept;
+
+// The address of this process's probe word, which peers pass to probe_single_copy.
+std::uintptr_t single_copy_probe_address() noexcept;
+
+// Checks that read_peer_memory works from this process into `pid` by reading its probe word, published
+// by that process at `probe_address`, and comparing it with the known value. Returns why not otherwise.
+base::Status probe_single_copy(pid_t pid, std::uintptr_t probe_address) noexcept;
+
+}  // namespace ftmpi::path

@@ -1,0 +1,12 @@
+#include "ftmpi/path/params.hpp"
+
+namespace ftmpi::path {
+namespace {
+
+constexpr base::ParamRow kPathParams[] = {kShmSlots, kShmSlotSize};
+
+}  // namespace
+
+std::span<const base::ParamRow> path_params() noexcept { return kPathParams; }
+
+}  // namespace ftmpi::path

@@ -1,0 +1,84 @@
+#include "ftmpi/path/peer_memory.hpp"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace ftmpi::path {
+namespace {
+
+// The kernel caps one call at MAX_RW_COUNT (2 GiB - 4 KiB); we pass one iovec per side (IOV_MAX is 1024)
+// and at most this many bytes per call, and loop.
+constexpr std::size_t kMaxChunk = std::size_t{1} << 30;
+
+// Distinctive, so that reading the wrong address is unlikely to pass for success.
+constexpr std::uint64_t kProbeValue = 0x7a1c'9e05'c3f1'b66d;
+const volatile std::uint64_t probe_word = kProbeValue;
+
+base::Status errno_status(int err, pid_t pid, std::uintptr_t remote_addr, std::size_t len, std::size_t done) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "reading %zu bytes at %#zx of process %d: ", len,
+                static_cast<std::size_t>(remote_addr), static_cast<int>(pid));
+  const std::string where = buf;
+  switch (err) {
+    case EPERM:
+      return {base::Errc::unsupported,
+              where + "not permitted (different user, target not dumpable, Yama ptrace_scope, or seccomp)"};
+    case ESRCH:
+      return {base::Errc::peer_unreachable, where + "no such process"};
+    case EFAULT:
+      return {base::Errc::invalid_argument, where + "bad address, in the peer or in the local buffer (" +
+                                                std::to_string(done) + " bytes read before it)"};
+    case ENOMEM:
+      return {base::Errc::resource_exhausted, where + "out of kernel memory"};
+    case ENOSYS:
+      return {base::Errc::unsupported, where + "process_vm_readv is not available in this kernel"};
+    case EINVAL:
+      return {base::Errc::invalid_argument, where + std::strerror(err)};
+    default:
+      return {base::Errc::io_error, where + std::strerror(err)};
+  }
+}
+
+}  // namespace
+
+base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr, void* local,
+                                           std::size_t len) noexcept {
+  auto* out = static_cast<std::byte*>(local);
+  std::size_t done = 0;
+  while (done < len) {
+    const std::size_t chunk = std::min(len - done, kMaxChunk);
+    iovec local_iov{out + done, chunk};
+    iovec remote_iov{reinterpret_cast<void*>(remote_addr + done), chunk};
+    const ssize_t got = process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return errno_status(errno, pid, remote_addr, len, done);
+    }
+    // A short read stops at the first page that could not be copied; the next call reports why.
+    if (got == 0) return errno_status(EFAULT, pid, remote_addr, len, done);
+    done += static_cast<std::size_t>(got);
+  }
+  return len;
+}
+
+std::uintptr_t single_copy_probe_address() noexcept {
+  return reinterpret_cast<std::uintptr_t>(&probe_word);
+}
+
+base::Status probe_single_copy(pid_t pid, std::uintptr_t probe_address) noexcept {
+  std::uint64_t value = 0;
+  auto read = read_peer_memory(pid, probe_address, &value, sizeof value);
+  if (!read) return read.status();
+  if (value != kProbeValue) {
+    return {base::Errc::invalid_argument, "process " + std::to_string(pid) +
+                                              " has no probe word at the given address (read a wrong value)"};
+  }
+  return {};
+}
+
+}  // namespace ftmpi::path

@@ -1,0 +1,109 @@
+#include <boost/test/unit_test.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ftmpi/path/peer_memory.hpp"
+#include "test_support.hpp"
+
+using namespace ftmpi;
+using namespace ftmpi::path;
+using ftmpi::path::test::run_children;
+
+namespace {
+
+std::byte expected_byte(std::size_t i) { return static_cast<std::byte>((i * 131) ^ (i >> 9)); }
+
+bool mentions(const base::Status& status, std::string_view text) {
+  return status.message().find(text) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(peer_memory)
+
+BOOST_AUTO_TEST_CASE(child_reads_what_the_parent_wrote_after_fork) {
+  // The parent writes the pattern after fork(), so the child's own copy-on-write copy still holds zeros
+  // and only a read of the parent's memory can see it. Odd length and offset exercise unaligned ends.
+  constexpr std::size_t kLen = (3 << 20) + 4093;
+  std::vector<std::byte> buffer(kLen + 64);
+  std::byte* data = buffer.data() + 5;
+  int go[2];
+  BOOST_REQUIRE(::pipe(go) == 0);
+  const pid_t parent = ::getpid();
+  const auto failures = run_children(
+      1,
+      [&](int) -> std::string {
+        ::close(go[1]);
+        char token = 0;
+        if (::read(go[0], &token, 1) != 1) return "no go signal from the parent";
+        std::vector<std::byte> copy(kLen);
+        auto read = read_peer_memory(parent, reinterpret_cast<std::uintptr_t>(data), copy.data(), kLen);
+        if (!read) return read.status().to_string();
+        if (*read != kLen) return "read " + std::to_string(*read) + " bytes";
+        for (std::size_t i = 0; i < kLen; ++i) {
+          if (copy[i] != expected_byte(i)) return "byte " + std::to_string(i) + " differs";
+        }
+        return "";
+      },
+      [&] {
+        ::close(go[0]);
+        for (std::size_t i = 0; i < kLen; ++i) data[i] = expected_byte(i);
+        const char token = 1;
+        BOOST_TEST(::write(go[1], &token, 1) == 1);
+        ::close(go[1]);
+      });
+  BOOST_TEST(failures.empty());
+  for (const std::string& failure : failures) BOOST_ERROR(failure);
+  BOOST_TEST(ftmpi::path::test::no_children_left());
+}
+
+BOOST_AUTO_TEST_CASE(probe_succeeds_against_a_live_peer_and_fails_at_a_wrong_address) {
+  const pid_t parent = ::getpid();
+  const auto failures = run_children(1, [&](int) -> std::string {
+        // Same binary, same address after fork: the parent's probe word is where ours is.
+        if (base::Status s = probe_single_copy(parent, single_copy_probe_address()); !s) return s.to_string();
+        std::uint64_t unrelated = 0;
+        if (probe_single_copy(parent, reinterpret_cast<std::uintptr_t>(&unrelated)).is_ok()) {
+          return "probe at a wrong address succeeded";
+        }
+        return "";
+      });
+  BOOST_TEST(failures.empty());
+  for (const std::string& failure : failures) BOOST_ERROR(failure);
+  BOOST_TEST(ftmpi::path::test::no_children_left());
+}
+
+BOOST_AUTO_TEST_CASE(bad_addresses_and_missing_processes_fail_clearly) {
+  std::vector<std::byte> local(4096);
+  auto unmapped = read_peer_memory(::getpid(), 16, local.data(), local.size());
+  BOOST_TEST((unmapped.code() == base::Errc::invalid_argument));
+  BOOST_TEST(mentions(unmapped.status(), "bad address"));
+
+  // A range that runs off the end of a mapping: a partial read, then the fault.
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* pages = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  BOOST_REQUIRE(pages != MAP_FAILED);
+  BOOST_REQUIRE(::munmap(static_cast<std::byte*>(pages) + page, page) == 0);
+  std::vector<std::byte> two_pages(2 * page);
+  auto tail = read_peer_memory(::getpid(), reinterpret_cast<std::uintptr_t>(pages), two_pages.data(), 2 * page);
+  BOOST_TEST((tail.code() == base::Errc::invalid_argument));
+  BOOST_TEST(mentions(tail.status(), "(" + std::to_string(page) + " bytes read before it)"), tail.status().message());
+  ::munmap(pages, page);
+
+  std::vector<std::byte> source(100, std::byte{7});
+
+  auto nobody = read_peer_memory(INT_MAX, reinterpret_cast<std::uintptr_t>(source.data()), local.data(), 8);
+  BOOST_TEST((nobody.code() == base::Errc::peer_unreachable));
+  BOOST_TEST(mentions(nobody.status(), "no such process"));
+
+  auto nothing = read_peer_memory(INT_MAX, 0, local.data(), 0);
+  BOOST_TEST((nothing.is_ok() && *nothing == 0u));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
