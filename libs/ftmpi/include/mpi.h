@@ -1,0 +1,371 @@
+/* ftmpi: the MPI-3.1 C interface for point-to-point programs.
+ *
+ * Handles to library objects are ints (as in MPICH): the top byte names the kind of object, the rest
+ * indexes the library's table of that kind, so a handle of the wrong kind is caught as an error instead
+ * of being misread. Every null handle is 0. MPI_Request is a pointer to an opaque struct.
+ *
+ * Every MPI_X function is also available as PMPI_X (the MPI profiling interface): PMPI_X is the
+ * implementation and MPI_X a weak alias of it, so a tool may define MPI_X itself and call PMPI_X.
+ *
+ * Array arguments are declared as pointers: GCC 11 and later warn when MPI_STATUSES_IGNORE (an invalid
+ * address by design) is passed for a parameter declared as an array.
+ *
+ * Usable from C99, C11 and C++. What is implemented, and its limits: docs/mpi.md. */
+#ifndef FTMPI_MPI_H
+#define FTMPI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+
+/* ---- Types ---- */
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Group;
+typedef int MPI_Info;
+typedef struct ftmpi_request *MPI_Request;
+
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  /* Private: read them through MPI_Get_count, MPI_Get_elements and MPI_Test_cancelled. */
+  int ftmpi_cancelled;
+  MPI_Count ftmpi_bytes;
+} MPI_Status;
+
+/* ---- Null and predefined handles ---- */
+
+#define MPI_COMM_NULL ((MPI_Comm)0)
+#define MPI_COMM_WORLD ((MPI_Comm)0x44000000)
+#define MPI_COMM_SELF ((MPI_Comm)0x44000001)
+
+#define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_INFO_NULL ((MPI_Info)0)
+#define MPI_OP_NULL ((MPI_Op)0)
+
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x54000001)
+
+#define MPI_REQUEST_NULL ((MPI_Request)0)
+
+/* Predefined datatypes. Synonyms share a handle: MPI_LONG_LONG is MPI_LONG_LONG_INT, MPI_C_COMPLEX
+ * is MPI_C_FLOAT_COMPLEX. */
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
+#define MPI_CHAR ((MPI_Datatype)0x4c000001)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)0x4c000002)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x4c000003)
+#define MPI_BYTE ((MPI_Datatype)0x4c000004)
+#define MPI_WCHAR ((MPI_Datatype)0x4c000005)
+#define MPI_SHORT ((MPI_Datatype)0x4c000006)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x4c000007)
+#define MPI_INT ((MPI_Datatype)0x4c000008)
+#define MPI_UNSIGNED ((MPI_Datatype)0x4c000009)
+#define MPI_LONG ((MPI_Datatype)0x4c00000a)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)0x4c00000b)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)0x4c00000c)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x4c00000d)
+#define MPI_FLOAT ((MPI_Datatype)0x4c00000e)
+#define MPI_DOUBLE ((MPI_Datatype)0x4c00000f)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)0x4c000010)
+#define MPI_INT8_T ((MPI_Datatype)0x4c000011)
+#define MPI_INT16_T ((MPI_Datatype)0x4c000012)
+#define MPI_INT32_T ((MPI_Datatype)0x4c000013)
+#define MPI_INT64_T ((MPI_Datatype)0x4c000014)
+#define MPI_UINT8_T ((MPI_Datatype)0x4c000015)
+#define MPI_UINT16_T ((MPI_Datatype)0x4c000016)
+#define MPI_UINT32_T ((MPI_Datatype)0x4c000017)
+#define MPI_UINT64_T ((MPI_Datatype)0x4c000018)
+#define MPI_C_BOOL ((MPI_Datatype)0x4c000019)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)0x4c00001a)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00001b)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00001c)
+#define MPI_AINT ((MPI_Datatype)0x4c00001d)
+#define MPI_OFFSET ((MPI_Datatype)0x4c00001e)
+#define MPI_COUNT ((MPI_Datatype)0x4c00001f)
+#define MPI_PACKED ((MPI_Datatype)0x4c000020)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x4c000021)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x4c000022)
+#define MPI_LONG_INT ((MPI_Datatype)0x4c000023)
+#define MPI_2INT ((MPI_Datatype)0x4c000024)
+#define MPI_SHORT_INT ((MPI_Datatype)0x4c000025)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x4c000026)
+
+/* Attribute keys predefined on MPI_COMM_WORLD (MPI_Comm_get_attr). */
+#define MPI_TAG_UB 0x64000001
+#define MPI_HOST 0x64000002
+#define MPI_IO 0x64000003
+#define MPI_WTIME_IS_GLOBAL 0x64000004
+
+/* ---- Special values ---- */
+
+#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_TAG (-2)
+#define MPI_PROC_NULL (-3)
+#define MPI_ROOT (-4)
+#define MPI_UNDEFINED (-32766)
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_BOTTOM ((void *)0)
+#define MPI_IN_PLACE ((void *)-1)
+
+#define MPI_BSEND_OVERHEAD 64
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* ---- Error classes (MPI-3.1 table 8.2); each is also its own error code ---- */
+
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_ROOT 7
+#define MPI_ERR_GROUP 8
+#define MPI_ERR_OP 9
+#define MPI_ERR_TOPOLOGY 10
+#define MPI_ERR_DIMS 11
+#define MPI_ERR_ARG 12
+#define MPI_ERR_UNKNOWN 13
+#define MPI_ERR_TRUNCATE 14
+#define MPI_ERR_OTHER 15
+#define MPI_ERR_INTERN 16
+#define MPI_ERR_IN_STATUS 17
+#define MPI_ERR_PENDING 18
+#define MPI_ERR_REQUEST 19
+#define MPI_ERR_ACCESS 20
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_BAD_FILE 22
+#define MPI_ERR_CONVERSION 23
+#define MPI_ERR_DUP_DATAREP 24
+#define MPI_ERR_FILE_EXISTS 25
+#define MPI_ERR_FILE_IN_USE 26
+#define MPI_ERR_FILE 27
+#define MPI_ERR_INFO 28
+#define MPI_ERR_INFO_KEY 29
+#define MPI_ERR_INFO_VALUE 30
+#define MPI_ERR_INFO_NOKEY 31
+#define MPI_ERR_IO 32
+#define MPI_ERR_NAME 33
+#define MPI_ERR_NO_MEM 34
+#define MPI_ERR_NOT_SAME 35
+#define MPI_ERR_NO_SPACE 36
+#define MPI_ERR_NO_SUCH_FILE 37
+#define MPI_ERR_PORT 38
+#define MPI_ERR_QUOTA 39
+#define MPI_ERR_READ_ONLY 40
+#define MPI_ERR_SERVICE 41
+#define MPI_ERR_SPAWN 42
+#define MPI_ERR_UNSUPPORTED_DATAREP 43
+#define MPI_ERR_UNSUPPORTED_OPERATION 44
+#define MPI_ERR_WIN 45
+#define MPI_ERR_BASE 46
+#define MPI_ERR_LOCKTYPE 47
+#define MPI_ERR_KEYVAL 48
+#define MPI_ERR_RMA_CONFLICT 49
+#define MPI_ERR_RMA_SYNC 50
+#define MPI_ERR_SIZE 51
+#define MPI_ERR_DISP 52
+#define MPI_ERR_ASSERT 53
+#define MPI_ERR_RMA_RANGE 54
+#define MPI_ERR_RMA_ATTACH 55
+#define MPI_ERR_RMA_SHARED 56
+#define MPI_ERR_RMA_FLAVOR 57
+#define MPI_ERR_LASTCODE 58
+
+/* ---- Functions ---- */
+
+/* Environment */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+int MPI_Finalize(void);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+
+/* Communicators, attributes, datatypes */
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+
+/* Errors */
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+
+/* Blocking point-to-point */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+
+/* Nonblocking and persistent point-to-point */
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request *array_of_requests);
+
+/* Completion */
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses);
+int MPI_Waitany(int count, MPI_Request *array_of_requests, int *indx, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices,
+                 MPI_Status *array_of_statuses);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request *array_of_requests, int *flag, MPI_Status *array_of_statuses);
+int MPI_Testany(int count, MPI_Request *array_of_requests, int *indx, int *flag, MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices,
+                 MPI_Status *array_of_statuses);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+/* ---- The profiling interface: the same functions as PMPI_* ---- */
+
+int PMPI_Init(int *argc, char ***argv);
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int PMPI_Query_thread(int *provided);
+int PMPI_Is_thread_main(int *flag);
+int PMPI_Finalize(void);
+int PMPI_Initialized(int *flag);
+int PMPI_Finalized(int *flag);
+int PMPI_Abort(MPI_Comm comm, int errorcode);
+int PMPI_Get_processor_name(char *name, int *resultlen);
+int PMPI_Get_version(int *version, int *subversion);
+int PMPI_Get_library_version(char *version, int *resultlen);
+double PMPI_Wtime(void);
+double PMPI_Wtick(void);
+int PMPI_Comm_rank(MPI_Comm comm, int *rank);
+int PMPI_Comm_size(MPI_Comm comm, int *size);
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
+int PMPI_Type_size(MPI_Datatype datatype, int *size);
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
+int PMPI_Error_string(int errorcode, char *string, int *resultlen);
+int PMPI_Error_class(int errorcode, int *errorclass);
+int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status);
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status);
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status *status);
+int PMPI_Buffer_attach(void *buffer, int size);
+int PMPI_Buffer_detach(void *buffer_addr, int *size);
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request);
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request);
+int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request);
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request);
+int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request);
+int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request);
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int PMPI_Start(MPI_Request *request);
+int PMPI_Startall(int count, MPI_Request *array_of_requests);
+int PMPI_Wait(MPI_Request *request, MPI_Status *status);
+int PMPI_Waitall(int count, MPI_Request *array_of_requests, MPI_Status *array_of_statuses);
+int PMPI_Waitany(int count, MPI_Request *array_of_requests, int *indx, MPI_Status *status);
+int PMPI_Waitsome(int incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices,
+                  MPI_Status *array_of_statuses);
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int PMPI_Testall(int count, MPI_Request *array_of_requests, int *flag, MPI_Status *array_of_statuses);
+int PMPI_Testany(int count, MPI_Request *array_of_requests, int *indx, int *flag, MPI_Status *status);
+int PMPI_Testsome(int incount, MPI_Request *array_of_requests, int *outcount, int *array_of_indices,
+                  MPI_Status *array_of_statuses);
+int PMPI_Cancel(MPI_Request *request);
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag);
+int PMPI_Request_free(MPI_Request *request);
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FTMPI_MPI_H */

@@ -1,0 +1,122 @@
+// The messaging engine: what the MPI C API (src/mpi/) calls. Private to libftmpi.
+//
+// The engine moves contiguous byte buffers between processes of one job: it owns the paths, the per-peer
+// sequence state, the tag matcher, the requests and progress. It knows communicators only as a context
+// id plus the world rank of each member (CommView); it knows datatypes not at all (the MPI layer turns
+// count x datatype into bytes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/base/status.hpp"
+
+namespace ftmpi::engine {
+
+// Wildcards for irecv/iprobe; the MPI shim translates MPI_ANY_SOURCE/MPI_ANY_TAG to these.
+inline constexpr int kAnySource = -1;
+inline constexpr int kAnyTag = -2;
+
+enum class SendMode : std::uint8_t {
+  standard,     // eager below the path's threshold, rendezvous above
+  synchronous,  // completes only once the receiver has matched it (MPI_Ssend)
+  ready,        // the receiver promised a posted receive; sent like standard
+};
+
+// What MPI_Status reports about a completed (or probed) operation.
+struct Completion {
+  int source = -1;  // rank of the sender in the communicator (receives and probes)
+  int tag = -1;
+  std::size_t bytes = 0;   // bytes received (receives) or the message's length (probes)
+  bool cancelled = false;
+  bool truncated = false;  // the message was longer than the receive buffer (MPI_ERR_TRUNCATE)
+};
+
+// Context ids below this are the engine's (0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, 2 the engine's own
+// finalize barrier); the MPI layer allocates communicator contexts from here up.
+inline constexpr std::uint32_t kFirstFreeContext = 16;
+
+// A communicator as the engine sees it. Messages are matched by (context, sender's world rank, tag), so
+// the engine needs no table of communicators: a message on a communicator this process has not
+// created yet simply waits as unexpected. The views must stay valid while requests on them are live.
+struct CommView {
+  std::uint32_t context = 0;          // point-to-point context id; unique per communicator in the job
+  int rank = 0;                       // my rank in it
+  int size = 0;
+  std::span<const int> world_ranks;   // world rank of every member by communicator rank; empty = identity
+  int world_rank_of(int comm_rank) const noexcept {
+    return world_ranks.empty() ? comm_rank : world_ranks[static_cast<std::size_t>(comm_rank)];
+  }
+  int comm_rank_of(int world_rank) const noexcept;  // -1 if not a member
+};
+
+class Request;  // owned by the engine; freed by Engine::release
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // Starts the engine of this process: connects to the launcher (or runs as a singleton), sets up the
+  // paths to every peer, exchanges addresses. Returns the reason when it cannot (the caller reports it).
+  static base::Result<std::unique_ptr<Engine>> start(const base::ParamSet& params);
+
+  virtual int world_rank() const noexcept = 0;
+  virtual int world_size() const noexcept = 0;
+  // Context ids of MPI_COMM_WORLD and MPI_COMM_SELF; the MPI layer allocates the others.
+  virtual std::uint32_t world_context() const noexcept = 0;
+  virtual std::uint32_t self_context() const noexcept = 0;
+
+  // Nonblocking point-to-point; `dest`/`source` are communicator ranks (source may be kAnySource, tag
+  // kAnyTag). The buffer must stay valid until the request completes. Never returns null. A failure
+  // that no retry can repair (no path left to the peer) ends the job through abort().
+  virtual Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                         SendMode mode) = 0;
+  virtual Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) = 0;
+
+  // True when complete; fills `out` (if non-null). Does not make progress by itself.
+  virtual bool is_complete(const Request* request, Completion* out) const noexcept = 0;
+  // Cancels a receive that has not matched yet (it then completes as cancelled); sends already handed
+  // to a path complete normally (MPI allows a cancel to fail).
+  virtual void cancel(Request* request) = 0;
+  // Gives the request back; an incomplete request completes in the background (MPI_Request_free).
+  virtual void release(Request* request) = 0;
+
+  // MPI_Iprobe: fills `out` with the envelope of the message a receive would match, without taking it.
+  virtual bool iprobe(const CommView& comm, int source, int tag, Completion* out) = 0;
+
+  // One round of progress over every path, timer and queue. Returns true if anything happened.
+  virtual bool progress() = 0;
+  // Makes progress until done() returns true; spins briefly, then yields the core (oversubscription).
+  template <typename Done>
+  void progress_until(Done&& done);
+
+  // Flushes every outstanding send to its peer and tears down the paths (MPI_Finalize).
+  virtual base::Status finalize() = 0;
+  // Tells the launcher the job must end (MPI_Abort); does not return.
+  [[noreturn]] virtual void abort(int code, std::string_view message) = 0;
+
+ protected:
+  // Called by progress_until between rounds that did nothing; decides when to spin, yield or sleep.
+  virtual void idle(std::uint64_t idle_rounds) noexcept = 0;
+};
+
+template <typename Done>
+void Engine::progress_until(Done&& done) {
+  std::uint64_t idle_rounds = 0;
+  while (!done()) {
+    if (progress()) {
+      idle_rounds = 0;
+    } else {
+      idle(++idle_rounds);
+    }
+  }
+}
+
+// The parameter tables of every library linked into libftmpi (for ftrun --help-params, ftpath params).
+std::span<const std::span<const base::ParamRow>> all_param_tables() noexcept;
+
+}  // namespace ftmpi::engine

@@ -1,0 +1,789 @@
+#include "engine_core.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ftmpi/base/log.hpp"
+#include "params.hpp"
+
+namespace ftmpi::engine {
+namespace {
+
+constexpr std::size_t kPollBudget = 64;
+constexpr std::uint32_t kTimerCheckRounds = 32;
+constexpr std::size_t kSingleCopyDescriptorSize = 16;  // {pid, address}, little-endian u64 each
+
+bool takes_sequence(frag::FrameType type) {
+  using frag::FrameType;
+  return type == FrameType::data || type == FrameType::rts || type == FrameType::cts ||
+         type == FrameType::fin;
+}
+
+void store_le64(std::byte* out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>(v >> (8 * i));
+}
+std::uint64_t load_le64(const std::byte* in) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(in[i]) << (8 * i);
+  return v;
+}
+
+// Writes a frame the engine still holds in full (a retransmission).
+class StoredFrame final : public path::FrameWriter {
+ public:
+  explicit StoredFrame(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  std::size_t frame_size() const noexcept override { return bytes_.size(); }
+  void write(std::span<std::byte> room) noexcept override {
+    std::memcpy(room.data(), bytes_.data(), bytes_.size());
+  }
+
+ private:
+  std::span<const std::byte> bytes_;
+};
+
+}  // namespace
+
+int CommView::comm_rank_of(int world_rank) const noexcept {
+  if (world_ranks.empty()) return world_rank;
+  auto it = std::find(world_ranks.begin(), world_ranks.end(), world_rank);
+  return it == world_ranks.end() ? -1 : static_cast<int>(it - world_ranks.begin());
+}
+
+base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
+  EngineConfig c;
+  const std::string reliability = params.get_string(kReliability);
+  c.reliability = reliability == "force" ? Reliability::force
+                  : reliability == "off" ? Reliability::off
+                                         : Reliability::automatic;
+  auto checksum = frag::parse_checksum_kind(params.get_string(kChecksum));
+  if (!checksum) return checksum.status();
+  c.checksum = *checksum;
+  c.shm_eager_limit = params.get_size(kShmEagerLimit);
+  c.single_copy_min = params.get_size(kShmSingleCopyMin);
+  c.retransmit_min = params.get_duration(kRetransmitMin);
+  c.retransmit_max = params.get_duration(kRetransmitMax);
+  if (c.retransmit_min.count() <= 0 || c.retransmit_max < c.retransmit_min) {
+    return base::Status(base::Errc::invalid_argument,
+                        "engine.retransmit.max must be at least engine.retransmit.min, which must be > 0");
+  }
+  const std::int64_t ack_every = params.get_integer(kAckEvery);
+  if (ack_every < 1) return base::Status(base::Errc::invalid_argument, "engine.ack.every must be >= 1");
+  c.ack_every = static_cast<std::uint32_t>(ack_every);
+  c.ack_delay = params.get_duration(kAckDelay);
+  const std::int64_t spin = params.get_integer(kSpinRounds);
+  if (spin < 0) return base::Status(base::Errc::invalid_argument, "engine.progress.spin must be >= 0");
+  c.spin_rounds = static_cast<std::uint64_t>(spin);
+  c.ahead_window = match::matcher_config(params, 1).ahead_window;
+  return c;
+}
+
+class EngineCore::OutgoingFrame final : public path::FrameWriter {
+ public:
+  OutgoingFrame(frag::FrameHeader& header, std::span<const std::byte> payload, frag::ChecksumKind kind)
+      : header_(header), payload_(payload), kind_(kind) {}
+
+  std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
+
+  // One pass over the payload: copy into the room and checksum it, then the header that carries it.
+  void write(std::span<std::byte> room) noexcept override {
+    frag::Checksummer sum(kind_);
+    sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
+    header_.checksum_kind = kind_;
+    header_.payload_checksum = sum.value();
+    frag::encode(header_, room.first<frag::kHeaderSize>());
+  }
+
+ private:
+  frag::FrameHeader& header_;
+  std::span<const std::byte> payload_;
+  frag::ChecksumKind kind_;
+};
+
+EngineCore::EngineCore(Identity identity, EngineConfig config,
+                       std::vector<std::unique_ptr<path::Path>> paths, Environment environment)
+    : id_(identity),
+      config_(config),
+      paths_(std::move(paths)),
+      env_(std::move(environment)),
+      peers_(identity.size),
+      matcher_(match::Matcher::create({identity.size, config.ahead_window}).value()) {
+  std::size_t max_payload = 0;
+  for (std::uint32_t r = 0; r < id_.size; ++r) {
+    Peer& peer = peers_[r];
+    peer.rank = r;
+    for (auto& p : paths_) {
+      if (!p->reaches(r)) continue;
+      const path::PathInfo& info = p->info();
+      Route route;
+      route.path = p.get();
+      route.max_payload = info.max_frame - frag::kHeaderSize;
+      route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit : route.max_payload;
+      route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
+      peer.reliable_routes = peer.reliable_routes && info.reliable;
+      // Shared memory first: it is the fastest way to a peer on this host.
+      if (info.kind == path::PathKind::shm) {
+        peer.routes.insert(peer.routes.begin(), route);
+      } else {
+        peer.routes.push_back(route);
+      }
+      max_payload = std::max(max_payload, route.max_payload);
+      max_eager_ = std::max(max_eager_, route.eager_limit);
+    }
+    peer.tracking = config_.reliability == Reliability::force ||
+                    (config_.reliability == Reliability::automatic && !peer.reliable_routes);
+    any_tracking_ = any_tracking_ || peer.tracking;
+  }
+  limits_.job_key = id_.job_key;
+  limits_.world_size = id_.size;
+  limits_.my_rank = id_.rank;
+  limits_.max_payload = static_cast<std::uint32_t>(max_payload);
+}
+
+EngineCore::~EngineCore() = default;
+
+void EngineCore::set_peer_pid(std::uint32_t peer, std::int64_t pid) { peers_.at(peer).pid = pid; }
+
+Route& EngineCore::route_for(Peer& peer) { return peer.routes.front(); }
+
+// ---------------------------------------------------------------------------------------------------
+// Sending
+
+frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexcept {
+  frag::FrameHeader h;
+  h.type = type;
+  h.job_key = id_.job_key;
+  h.source = id_.rank;
+  h.destination = peer.rank;
+  return h;
+}
+
+void EngineCore::send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload) {
+  const bool sequenced = takes_sequence(h.type);
+  if (sequenced) {
+    h.seq_first = peer.next_byte_seq;
+    h.seq_count = static_cast<std::uint32_t>(std::max<std::size_t>(payload.size(), 1));
+    peer.next_byte_seq += h.seq_count;
+  }
+  RetainedFrame* keep = nullptr;
+  if (peer.tracking) {
+    h.flags |= frag::kFlagAckValid;
+    h.lirs = peer.received.largest_in_order();
+    h.lids = peer.delivered.largest_in_order();
+    peer.frames_unacked = 0;  // this frame carries the ACK
+    if (sequenced) {
+      keep = &peer.retained.emplace_back();
+      keep->range = {h.seq_first, h.seq_first + h.seq_count - 1};
+      keep->sent_at = Clock::now();
+    }
+  }
+  OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none);
+  ++counters_.frames_sent;
+  base::Status sent;
+  if (keep != nullptr) {
+    // The copy kept for retransmission is the frame itself, built before the path sees it: a path may
+    // lose a frame without ever writing it.
+    keep->bytes.resize(frame.frame_size());
+    frame.write(keep->bytes);
+    StoredFrame stored(keep->bytes);
+    sent = route_for(peer).path->send(peer.rank, stored);
+  } else {
+    sent = route_for(peer).path->send(peer.rank, frame);
+  }
+  if (!sent) route_failed(peer, sent);
+}
+
+void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq,
+                              std::uint64_t sender_cookie, std::uint64_t receiver_cookie) {
+  frag::FrameHeader h = header_for(peer, type);
+  h.message_seq = msg_seq;
+  h.sender_request = sender_cookie;
+  h.receiver_request = receiver_cookie;
+  send_frame(peer, h, {});
+}
+
+void EngineCore::send_ack(Peer& peer) {
+  frag::FrameHeader h = header_for(peer, frag::FrameType::ack);
+  ++counters_.acks_sent;
+  send_frame(peer, h, {});
+}
+
+// DATA fragments for bytes [from, to) of a send, cut at the route's payload size.
+void EngineCore::send_fragments(Peer& peer, Request& r, std::size_t from, std::size_t to) {
+  const std::size_t max_payload = route_for(peer).max_payload;
+  std::size_t offset = from;
+  do {
+    const std::size_t len = std::min(max_payload, to - offset);
+    frag::FrameHeader h = header_for(peer, frag::FrameType::data);
+    h.flags = frag::fragment_position_flags(offset, len, r.bytes);
+    h.context = r.context;
+    h.tag = r.tag;
+    h.message_seq = r.msg_seq;
+    h.message_length = r.bytes;
+    h.fragment_offset = offset;
+    h.payload_length = static_cast<std::uint32_t>(len);
+    if (r.receiver_cookie != 0) {
+      h.sender_request = r.cookie();
+      h.receiver_request = r.receiver_cookie;
+    }
+    send_frame(peer, h, {r.send_buf + offset, len});
+    offset += len;
+  } while (offset < to);
+}
+
+Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                           SendMode mode) {
+  Request* r = requests_.allocate(RequestKind::send);
+  r->send_buf = static_cast<const std::byte*>(buf);
+  r->bytes = bytes;
+  r->peer = static_cast<std::uint32_t>(comm.world_rank_of(dest));
+  r->context = comm.context;
+  r->tag = tag;
+  r->mode = mode;
+  Peer& peer = peers_[r->peer];
+  r->msg_seq = peer.next_msg_seq++;
+  const Route& route = route_for(peer);
+
+  if (mode != SendMode::synchronous && bytes <= route.eager_limit) {
+    send_fragments(peer, *r, 0, bytes);
+    complete(r);
+    return r;
+  }
+
+  frag::FrameHeader h = header_for(peer, frag::FrameType::rts);
+  h.flags = frag::kFlagFirstFragment;
+  if (mode == SendMode::synchronous) h.flags |= frag::kFlagAckRequested;
+  h.context = r->context;
+  h.tag = tag;
+  h.message_seq = r->msg_seq;
+  h.message_length = bytes;
+  h.sender_request = r->cookie();
+  if (route.single_copy && !peer.tracking && peer.pid != 0 &&
+      bytes >= std::max(config_.single_copy_min, kSingleCopyDescriptorSize)) {
+    std::array<std::byte, kSingleCopyDescriptorSize> descriptor{};
+    store_le64(descriptor.data(), static_cast<std::uint64_t>(::getpid()));
+    store_le64(descriptor.data() + 8, reinterpret_cast<std::uintptr_t>(buf));
+    h.flags |= frag::kFlagSingleCopy;
+    h.payload_length = kSingleCopyDescriptorSize;
+    r->next_offset = bytes;
+    r->send_state = SendState::awaiting_fin;
+    send_frame(peer, h, descriptor);
+    return r;
+  }
+  const std::size_t first = std::min(bytes, route.max_payload);
+  h.flags |= frag::fragment_position_flags(0, first, bytes);
+  h.payload_length = static_cast<std::uint32_t>(first);
+  r->next_offset = first;
+  r->send_state = SendState::awaiting_cts;
+  send_frame(peer, h, {r->send_buf, first});
+  return r;
+}
+
+// Streams rendezvous data only while the path takes frames without queueing them, so a large message
+// moves through the FIFOs as the receiver drains them instead of piling up in overflow buffers.
+bool EngineCore::push_streams() {
+  bool did = false;
+  for (std::size_t i = 0; i < streaming_.size();) {
+    Request* r = streaming_[i];
+    Peer& peer = peers_[r->peer];
+    const Route& route = route_for(peer);
+    while (r->next_offset < r->bytes && !route.path->has_queued_frames()) {
+      const std::size_t end = std::min(r->bytes, r->next_offset + route.max_payload);
+      send_fragments(peer, *r, r->next_offset, end);
+      r->next_offset = end;
+      did = true;
+    }
+    if (r->next_offset == r->bytes) {
+      streaming_[i] = streaming_.back();
+      streaming_.pop_back();
+      complete(r);
+    } else {
+      ++i;
+    }
+  }
+  return did;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Receiving
+
+Request* EngineCore::irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) {
+  Request* r = requests_.allocate(RequestKind::receive);
+  r->comm = comm;
+  r->recv_buf = static_cast<std::byte*>(buf);
+  r->capacity = capacity;
+  match::Pattern pattern{comm.context, source == kAnySource ? match::kAnySource : comm.world_rank_of(source),
+                         tag == kAnyTag ? match::kAnyTag : tag};
+  auto taken = matcher_.post_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
+  if (!taken) {
+    base::logger().error("irecv: {}", taken.status().to_string());
+    abort(1, "internal error: the matcher refused a receive the MPI layer accepted");
+  }
+  if (*taken) {
+    auto* message = reinterpret_cast<IncomingMessage*>((*taken)->handle);
+    on_matched(r, message);
+    finish_message_if_complete(message);
+  }
+  return r;
+}
+
+bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* out) {
+  match::Pattern pattern{comm.context, source == kAnySource ? match::kAnySource : comm.world_rank_of(source),
+                         tag == kAnyTag ? match::kAnyTag : tag};
+  auto found = matcher_.probe(pattern);
+  if (!found) return false;
+  if (out != nullptr) {
+    const auto* message = reinterpret_cast<const IncomingMessage*>(found->handle);
+    *out = Completion{};
+    out->source = comm.comm_rank_of(static_cast<int>(found->peer));
+    out->tag = found->tag;
+    out->bytes = message->length;
+  }
+  return true;
+}
+
+void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
+  ++counters_.frames_received;
+  auto decoded = frag::decode(frame, limits_);
+  if (!decoded) {
+    if (decoded.code() == base::Errc::wrong_job) {
+      ++counters_.dropped_wrong_job;
+    } else {
+      ++counters_.dropped_malformed;
+    }
+    base::logger().debug("dropped a frame: {}", decoded.status().to_string());
+    return;
+  }
+  handle_frame(*decoded, frame.subspan(frag::kHeaderSize));
+}
+
+void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
+  using frag::FrameType;
+  Peer& peer = peers_[h.source];
+  if ((h.flags & frag::kFlagAckValid) != 0) handle_ack(peer, h.lirs, h.lids);
+  switch (h.type) {
+    case FrameType::ack:
+    case FrameType::probe:
+    case FrameType::probe_reply:
+      return;
+    case FrameType::nack:
+      handle_nack(peer, h);
+      return;
+    default:
+      break;
+  }
+  if (peer.tracking) {
+    auto coverage = peer.received.coverage(h.seq_first, h.seq_first + h.seq_count - 1);
+    if (coverage && *coverage == seq::Coverage::full) {
+      // Checked even though it is dropped, so that every corrupted frame is counted as one.
+      if (frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) {
+        ++counters_.dropped_bad_payload;
+      } else {
+        ++counters_.duplicates;
+      }
+      send_ack(peer);  // its ACK may have been lost: say again what we have
+      return;
+    }
+  }
+  switch (h.type) {
+    case FrameType::data:
+    case FrameType::rts:
+      if (h.receiver_request != 0) {
+        handle_rendezvous_data(peer, h, payload);
+      } else {
+        handle_message_fragment(peer, h, payload);
+      }
+      break;
+    case FrameType::cts: {
+      Request* r = requests_.find(h.sender_request, RequestKind::send);
+      if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
+          r->send_state != SendState::awaiting_cts) {
+        ++counters_.dropped_malformed;
+        return;
+      }
+      accept_sequenced(peer, h, /*delivered=*/true);
+      r->receiver_cookie = h.receiver_request;
+      if (r->next_offset < r->bytes) {
+        r->send_state = SendState::streaming;
+        streaming_.push_back(r);
+        push_streams();
+      } else {
+        complete(r);
+      }
+      break;
+    }
+    case FrameType::fin: {
+      Request* r = requests_.find(h.sender_request, RequestKind::send);
+      if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
+          r->send_state != SendState::awaiting_fin) {
+        ++counters_.dropped_malformed;
+        return;
+      }
+      accept_sequenced(peer, h, /*delivered=*/true);
+      complete(r);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Records a frame's byte range as received (and delivered, when its bytes reached the user), and owes
+// the peer an ACK. Returns how many of its sequence numbers were new.
+std::uint64_t EngineCore::accept_sequenced(Peer& peer, const frag::FrameHeader& h, bool delivered) {
+  if (!peer.tracking) return h.payload_length;
+  const std::uint64_t last = h.seq_first + h.seq_count - 1;
+  auto added = peer.received.record(h.seq_first, last);
+  if (delivered) (void)peer.delivered.record(h.seq_first, last);
+  owe_ack(peer);
+  return added ? (h.payload_length == 0 ? 0 : *added) : 0;
+}
+
+void EngineCore::owe_ack(Peer& peer) {
+  if (peer.frames_unacked++ == 0) peer.ack_owed_since = Clock::now();
+  if (peer.frames_unacked >= config_.ack_every) send_ack(peer);
+}
+
+void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
+                                         std::span<const std::byte> payload) {
+  using frag::FrameType;
+  IncomingMessage* m = nullptr;
+  auto it = peer.incoming.find(h.message_seq);
+  if (it == peer.incoming.end()) {
+    // An eager message may be buffered whole before it matches; anything larger must come as an RTS.
+    if (h.type == FrameType::data && h.message_length > max_eager_) {
+      ++counters_.dropped_malformed;
+      return;
+    }
+    const bool single_copy = (h.flags & frag::kFlagSingleCopy) != 0;
+    if (single_copy && payload.size() != kSingleCopyDescriptorSize) {
+      ++counters_.dropped_malformed;
+      return;
+    }
+    auto owned = std::make_unique<IncomingMessage>();
+    m = owned.get();
+    m->peer = h.source;
+    m->context = h.context;
+    m->tag = h.tag;
+    m->msg_seq = h.message_seq;
+    m->length = h.message_length;
+    m->rendezvous = h.type == FrameType::rts;
+    m->synchronous = (h.flags & frag::kFlagAckRequested) != 0;
+    m->single_copy = single_copy;
+    m->sender_cookie = h.sender_request;
+    if (single_copy) {
+      m->remote_pid = static_cast<std::int64_t>(load_le64(payload.data()));
+      m->remote_address = load_le64(payload.data() + 8);
+    }
+    peer.incoming.emplace(h.message_seq, std::move(owned));
+    in_hand_ = m;
+    match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq,
+                             reinterpret_cast<match::MessageHandle>(m)};
+    if (base::Status s = matcher_.message_arrived(envelope, events_); !s) {
+      in_hand_ = nullptr;
+      peer.incoming.erase(h.message_seq);
+      ++(s.code() == base::Errc::duplicate ? counters_.duplicates : counters_.dropped_malformed);
+      base::logger().debug("message {} from rank {} refused by the matcher: {}", h.message_seq, h.source,
+                           s.to_string());
+      return;
+    }
+    process_events();
+  } else {
+    m = it->second.get();
+    // Later frames must agree with the first: more DATA of an eager message, or the RTS of a rendezvous
+    // again (its first copy's payload failed its checksum). Anything else is forged or corrupt.
+    const bool same_kind = h.type == FrameType::rts ? m->rendezvous && !m->single_copy : !m->rendezvous;
+    if (!same_kind || m->context != h.context || m->tag != h.tag || m->length != h.message_length) {
+      ++counters_.dropped_malformed;
+      return;
+    }
+    in_hand_ = m;
+  }
+
+  if (!m->single_copy) {
+    if (!place_payload(*m, h, payload)) {
+      in_hand_ = nullptr;
+      reject_payload(peer, h);
+      finish_message_if_complete(m);
+      return;
+    }
+    const bool delivered = m->receive != nullptr;
+    const std::uint64_t added = accept_sequenced(peer, h, delivered);
+    if (!delivered && peer.tracking) m->buffered.push_back({h.seq_first, h.seq_first + h.seq_count - 1});
+    m->arrived += added;
+  } else {
+    accept_sequenced(peer, h, m->receive != nullptr);
+    if (m->receive == nullptr && peer.tracking) m->buffered.push_back({h.seq_first, h.seq_first + h.seq_count - 1});
+  }
+  in_hand_ = nullptr;
+  finish_message_if_complete(m);
+}
+
+void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,
+                                        std::span<const std::byte> payload) {
+  Request* r = requests_.find(h.receiver_request, RequestKind::receive);
+  IncomingMessage* m = r != nullptr ? r->message : nullptr;
+  if (m == nullptr || m->peer != h.source || m->msg_seq != h.message_seq || m->length != h.message_length ||
+      h.type != frag::FrameType::data) {
+    ++counters_.dropped_malformed;
+    return;
+  }
+  if (!place_payload(*m, h, payload)) {
+    reject_payload(peer, h);
+    return;
+  }
+  m->arrived += accept_sequenced(peer, h, /*delivered=*/true);
+  finish_message_if_complete(m);
+}
+
+void EngineCore::reject_payload(Peer& peer, const frag::FrameHeader& h) {
+  ++counters_.dropped_bad_payload;
+  base::logger().debug("payload checksum mismatch: {}", frag::describe(h));
+  if (!peer.tracking) return;
+  frag::FrameHeader nack = header_for(peer, frag::FrameType::nack);
+  nack.seq_first = h.seq_first;
+  nack.seq_count = h.seq_count;
+  ++counters_.nacks_sent;
+  send_frame(peer, nack, {});
+}
+
+bool EngineCore::place_payload(IncomingMessage& m, const frag::FrameHeader& h,
+                               std::span<const std::byte> payload) {
+  const std::size_t offset = h.fragment_offset;
+  const std::size_t len = payload.size();
+  if (m.receive != nullptr) {
+    Request& r = *m.receive;
+    const std::size_t fits = offset >= r.capacity ? 0 : std::min(len, r.capacity - offset);
+    if (fits == len) {
+      return frag::copy_and_verify(h.checksum_kind, r.recv_buf + offset, payload.data(), len,
+                                   h.payload_checksum);
+    }
+    // Truncated receive: what does not fit is still checksummed, so corruption is still caught.
+    frag::Checksummer sum(h.checksum_kind);
+    sum.copy(r.recv_buf + offset, payload.data(), fits);
+    sum.update(payload.data() + fits, len - fits);
+    return sum.value() == h.payload_checksum;
+  }
+  if (m.early.size() < offset + len) m.early.resize(offset + len);
+  return frag::copy_and_verify(h.checksum_kind, m.early.data() + offset, payload.data(), len,
+                               h.payload_checksum);
+}
+
+// Matching raises no new events (only frame arrivals do, and handling an event never polls a path).
+void EngineCore::process_events() {
+  for (const match::Event& e : events_) {
+    if (e.kind != match::Event::Kind::matched) continue;
+    auto* message = reinterpret_cast<IncomingMessage*>(e.message.handle);
+    on_matched(reinterpret_cast<Request*>(e.receive), message);
+    finish_message_if_complete(message);
+  }
+  events_.clear();
+}
+
+void EngineCore::on_matched(Request* r, IncomingMessage* m) {
+  r->message = m;
+  m->receive = r;
+  Peer& peer = peers_[m->peer];
+  if (!m->early.empty()) {
+    std::memcpy(r->recv_buf, m->early.data(), std::min(m->early.size(), r->capacity));
+    m->early = {};
+  }
+  if (peer.tracking && !m->buffered.empty()) {
+    for (const seq::Range& range : m->buffered) (void)peer.delivered.record(range.first, range.last);
+    m->buffered.clear();
+    owe_ack(peer);
+  }
+  if (!m->rendezvous) return;
+  if (m->single_copy) {
+    const std::size_t len = std::min<std::size_t>(m->length, r->capacity);
+    auto read = env_.read_peer_memory ? env_.read_peer_memory(m->remote_pid, m->remote_address, r->recv_buf, len)
+                                      : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
+    if (!read || *read != len) {
+      abort(1, "cannot read a message from rank " + std::to_string(m->peer) + "'s memory: " +
+                   read.status().to_string());
+    }
+    m->arrived = m->length;
+    send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
+  } else {
+    send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+  }
+}
+
+void EngineCore::finish_message_if_complete(IncomingMessage* m) {
+  if (m == in_hand_ || m->receive == nullptr || m->arrived < m->length) return;
+  Request* r = m->receive;
+  r->completion = Completion{};
+  r->completion.source = r->comm.comm_rank_of(static_cast<int>(m->peer));
+  r->completion.tag = m->tag;
+  r->completion.bytes = std::min<std::size_t>(m->length, r->capacity);
+  r->completion.truncated = m->length > r->capacity;
+  r->message = nullptr;
+  peers_[m->peer].incoming.erase(m->msg_seq);  // frees m
+  complete(r);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reliability
+
+void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) {
+  const std::uint64_t sent = peer.next_byte_seq - 1;
+  if (lirs > sent || lids > sent) {  // acknowledges what we never sent: forged
+    ++counters_.dropped_malformed;
+    return;
+  }
+  peer.acked_lirs = std::max(peer.acked_lirs, lirs);
+  peer.acked_lids = std::max(peer.acked_lids, lids);
+  while (!peer.retained.empty() && peer.retained.front().range.last <= peer.acked_lids) {
+    peer.retained.pop_front();
+  }
+}
+
+void EngineCore::handle_nack(Peer& peer, const frag::FrameHeader& h) {
+  const std::uint64_t last = h.seq_first + h.seq_count - 1;
+  for (RetainedFrame& f : peer.retained) {
+    if (f.range.last < h.seq_first || f.range.first > last) continue;
+    resend(peer, f);
+  }
+}
+
+void EngineCore::resend(Peer& peer, RetainedFrame& f) {
+  ++counters_.retransmits;
+  ++f.attempts;
+  f.sent_at = Clock::now();
+  StoredFrame frame(f.bytes);
+  if (base::Status s = route_for(peer).path->send(peer.rank, frame); !s) route_failed(peer, s);
+}
+
+bool EngineCore::service_timers() {
+  bool did = false;
+  const Clock::time_point now = Clock::now();
+  for (Peer& peer : peers_) {
+    if (!peer.tracking) continue;
+    if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
+      send_ack(peer);
+      did = true;
+    }
+    for (RetainedFrame& f : peer.retained) {
+      const auto shift = std::min<std::uint32_t>(f.attempts - 1, 20);
+      const auto timeout =
+          std::min(config_.retransmit_max, std::chrono::nanoseconds(config_.retransmit_min.count() << shift));
+      if (now - f.sent_at < timeout) continue;
+      if (f.range.last <= peer.acked_lirs) {
+        f.sent_at = now;  // received, waiting for its receive to be posted: wait longer, do not resend
+        ++f.attempts;
+        continue;
+      }
+      resend(peer, f);
+      did = true;
+    }
+  }
+  return did;
+}
+
+void EngineCore::route_failed(Peer& peer, const base::Status& status) {
+  // Failover across rails arrives with the network paths; one route to a peer failing ends the job.
+  abort(1, "no path left to rank " + std::to_string(peer.rank) + ": " + status.to_string());
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Requests and progress
+
+void EngineCore::complete(Request* r) {
+  r->complete = true;
+  if (r->released) requests_.free(r);
+}
+
+bool EngineCore::is_complete(const Request* r, Completion* out) const noexcept {
+  if (!r->complete) return false;
+  if (out != nullptr) *out = r->completion;
+  return true;
+}
+
+void EngineCore::cancel(Request* r) {
+  if (r->complete || r->kind != RequestKind::receive || r->message != nullptr) return;
+  if (matcher_.cancel_receive(reinterpret_cast<match::ReceiveHandle>(r))) {
+    r->completion = Completion{};
+    r->completion.cancelled = true;
+    complete(r);
+  }
+}
+
+void EngineCore::release(Request* r) {
+  if (r->complete) {
+    requests_.free(r);
+  } else {
+    r->released = true;
+  }
+}
+
+bool EngineCore::progress() {
+  bool did = false;
+  for (auto& p : paths_) did = p->poll(*this, kPollBudget) > 0 || did;
+  if (!streaming_.empty()) did = push_streams() || did;
+  if (any_tracking_ && (++rounds_since_timer_check_ >= kTimerCheckRounds || !did)) {
+    rounds_since_timer_check_ = 0;
+    did = service_timers() || did;
+  }
+  return did;
+}
+
+void EngineCore::idle(std::uint64_t idle_rounds) noexcept {
+  if (idle_rounds < config_.spin_rounds) {
+    __builtin_ia32_pause();
+  } else {
+    ::sched_yield();  // oversubscribed hosts: let the rank we wait for run
+  }
+}
+
+base::Status EngineCore::finalize() {
+  // Everything we sent must be safe at its peer, and every peer must be done with us, before the paths
+  // go away: drain, then a dissemination barrier on the engine's own context (progress continues
+  // while we wait, so peers still get our ACKs and CTSs).
+  progress_until([&] {
+    if (!streaming_.empty()) return false;
+    for (auto& p : paths_) {
+      if (p->has_queued_frames()) return false;
+    }
+    for (const Peer& peer : peers_) {
+      if (!peer.retained.empty()) return false;
+    }
+    return true;
+  });
+  CommView world{kFinalizeContext, static_cast<int>(id_.rank), static_cast<int>(id_.size), {}};
+  const int n = static_cast<int>(id_.size);
+  for (int step = 1; step < n; step *= 2) {
+    const int to = (world.rank + step) % n;
+    const int from = (world.rank - step + n) % n;
+    Request* s = isend(world, nullptr, 0, to, 0, SendMode::standard);
+    Request* r = irecv(world, nullptr, 0, from, 0);
+    progress_until([&] { return s->complete && r->complete; });
+    release(s);
+    release(r);
+  }
+  // Our last frames must leave before the paths close: owed ACKs at once, and on unreliable routes our
+  // barrier messages until acknowledged (bounded: a peer that already left does not ACK).
+  for (Peer& peer : peers_) {
+    if (peer.tracking && peer.frames_unacked > 0) send_ack(peer);
+  }
+  const Clock::time_point deadline = Clock::now() + 2 * config_.retransmit_max;
+  progress_until([&] {
+    for (auto& p : paths_) {
+      if (p->has_queued_frames()) return false;
+    }
+    for (const Peer& peer : peers_) {
+      if (!peer.retained.empty()) return Clock::now() >= deadline;
+    }
+    return true;
+  });
+  return env_.finalize ? env_.finalize() : base::Status{};
+}
+
+void EngineCore::abort(int code, std::string_view message) {
+  if (env_.abort) env_.abort(code, message);
+  base::logger().critical("{}", message);
+  std::_Exit(code == 0 ? 1 : code);
+}
+
+}  // namespace ftmpi::engine

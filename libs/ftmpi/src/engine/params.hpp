@@ -1,0 +1,55 @@
+// The engine's runtime parameters (DESIGN.md section 5): one row each, defaults written only here.
+#pragma once
+
+#include <span>
+
+#include "ftmpi/base/params.hpp"
+
+namespace ftmpi::engine {
+
+using base::ParamLevel;
+using base::ParamRow;
+using base::ParamScope;
+using base::ParamType;
+
+inline constexpr ParamRow kReliability{
+    "engine.reliability", ParamType::string, "auto",
+    "sequence tracking, checksums, ACKs and retransmission: auto = on unreliable paths only, "
+    "force = on every path (tests), off = nowhere (measurement only)",
+    ParamLevel::advanced, ParamScope::job, "auto|force|off"};
+inline constexpr ParamRow kChecksum{"engine.checksum", ParamType::string, "crc32c",
+                                    "payload checksum on paths that need one", ParamLevel::basic,
+                                    ParamScope::job, "crc32c|sum32|none"};
+inline constexpr ParamRow kShmEagerLimit{
+    "engine.shm.eager_limit", ParamType::size, "4k",
+    "largest message sent eagerly over shared memory; larger ones use rendezvous",
+    ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kShmSingleCopyMin{
+    "engine.shm.single_copy_min", ParamType::size, "32k",
+    "smallest rendezvous message read straight from the sender's memory (process_vm_readv); "
+    "smaller ones are piped through the FIFOs. 0 disables single copy",
+    ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kRetransmitMin{
+    "engine.retransmit.min", ParamType::duration, "2ms",
+    "first retransmission timeout (floor of the measured round trip estimate)", ParamLevel::advanced};
+inline constexpr ParamRow kRetransmitMax{"engine.retransmit.max", ParamType::duration, "500ms",
+                                         "cap of the exponential retransmission back-off",
+                                         ParamLevel::advanced};
+inline constexpr ParamRow kAckEvery{"engine.ack.every", ParamType::integer, "8",
+                                    "send an explicit ACK after this many unacknowledged frames",
+                                    ParamLevel::advanced};
+inline constexpr ParamRow kAckDelay{"engine.ack.delay", ParamType::duration, "200us",
+                                    "longest an owed ACK waits for a frame to ride on",
+                                    ParamLevel::advanced};
+inline constexpr ParamRow kSpinRounds{
+    "engine.progress.spin", ParamType::integer, "2000",
+    "idle progress rounds a waiting rank spins before it starts yielding its core",
+    ParamLevel::advanced};
+inline constexpr ParamRow kHostId{
+    "engine.host_id", ParamType::string, "",
+    "identity of this host for choosing shared memory (default: boot id + network namespace)",
+    ParamLevel::advanced};
+
+std::span<const ParamRow> engine_params() noexcept;
+
+}  // namespace ftmpi::engine

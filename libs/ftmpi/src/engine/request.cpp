@@ -1,0 +1,42 @@
+#include "request.hpp"
+
+namespace ftmpi::engine {
+
+Request* RequestTable::allocate(RequestKind kind) {
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 1;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+    // A new generation invalidates every cookie of the slot's earlier requests; 0 means "none".
+    generation = slots_[slot].generation + 1;
+    if (generation == 0) generation = 1;
+  } else {
+    slot = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  Request& r = slots_[slot];
+  r = Request{};
+  r.kind = kind;
+  r.slot = slot;
+  r.generation = generation;
+  r.in_use = true;
+  return &r;
+}
+
+void RequestTable::free(Request* request) {
+  request->in_use = false;
+  request->message = nullptr;
+  free_.push_back(request->slot);
+}
+
+Request* RequestTable::find(std::uint64_t cookie, RequestKind kind) noexcept {
+  const auto slot = static_cast<std::uint32_t>(cookie & 0xffffffffu);
+  const auto generation = static_cast<std::uint32_t>(cookie >> 32);
+  if (generation == 0 || slot >= slots_.size()) return nullptr;
+  Request& r = slots_[slot];
+  if (!r.in_use || r.generation != generation || r.kind != kind) return nullptr;
+  return &r;
+}
+
+}  // namespace ftmpi::engine

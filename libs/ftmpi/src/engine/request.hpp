@@ -1,0 +1,72 @@
+// Requests and the table that names them on the wire.
+//
+// Rendezvous frames name requests by cookie (sender_request / receiver_request), never by pointer: a
+// cookie is (generation << 32 | slot), checked against the table on every use, so a forged, stale or
+// duplicated cookie finds nothing instead of freed memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine.hpp"
+
+namespace ftmpi::engine {
+
+struct IncomingMessage;
+
+enum class RequestKind : std::uint8_t { send, receive };
+
+enum class SendState : std::uint8_t {
+  eager_done,          // every fragment handed to a path
+  awaiting_cts,        // RTS sent, waiting for the receiver to match
+  streaming,           // CTS received: sending the remaining fragments as room allows
+  awaiting_fin,        // single copy: the receiver is reading our memory
+};
+
+class Request {
+ public:
+  RequestKind kind = RequestKind::send;
+  bool complete = false;
+  bool released = false;  // the application gave it back; recycle once complete
+  bool in_use = false;    // false while the slot sits on the free list
+  std::uint32_t slot = 0;
+  std::uint32_t generation = 0;
+  Completion completion;
+
+  // Send side.
+  const std::byte* send_buf = nullptr;
+  std::size_t bytes = 0;
+  std::uint32_t peer = 0;       // world rank
+  std::uint32_t context = 0;
+  std::int32_t tag = 0;
+  std::uint64_t msg_seq = 0;
+  SendMode mode = SendMode::standard;
+  SendState send_state = SendState::eager_done;
+  std::size_t next_offset = 0;        // streaming: first byte not yet handed to a path
+  std::uint64_t receiver_cookie = 0;  // from the CTS
+
+  // Receive side.
+  CommView comm;  // to report the sender's rank in the communicator
+  std::byte* recv_buf = nullptr;
+  std::size_t capacity = 0;
+  IncomingMessage* message = nullptr;  // once matched
+
+  std::uint64_t cookie() const noexcept { return (static_cast<std::uint64_t>(generation) << 32) | slot; }
+};
+
+class RequestTable {
+ public:
+  Request* allocate(RequestKind kind);
+  void free(Request* request);
+  // The live request a cookie names, of the expected kind, or null.
+  Request* find(std::uint64_t cookie, RequestKind kind) noexcept;
+  std::size_t live() const noexcept { return slots_.size() - free_.size(); }
+
+ private:
+  std::deque<Request> slots_;  // deque: requests never move
+  std::vector<std::uint32_t> free_;
+};
+
+}  // namespace ftmpi::engine

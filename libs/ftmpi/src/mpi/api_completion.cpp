@@ -1,0 +1,318 @@
+// Completion: wait and test (one, all, any, some), cancel, free, and what a status says.
+//
+// The multi-completion calls stop waiting as soon as one request fails: the others may depend on what
+// failed and never complete. They then return MPI_ERR_IN_STATUS (Waitany and Testany return the error
+// itself), and each status's MPI_ERROR tells the request's own result: MPI_SUCCESS, its error, or
+// MPI_ERR_PENDING for a request not complete yet, which stays active.
+#include <climits>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "mpi/api.hpp"
+#include "mpi/call.hpp"
+#include "mpi/errors.hpp"
+#include "mpi/p2p.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+using Handles = std::span<MPI_Request>;
+
+Handles handles_of(MPI_Request* array, int count) noexcept {
+  return {array, static_cast<std::size_t>(count)};
+}
+
+MPI_Status* status_at(MPI_Status* statuses, std::size_t i) noexcept {
+  return statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+}
+
+bool any_pending(Handles handles) noexcept {
+  for (MPI_Request h : handles) {
+    if (is_pending(h)) return true;
+  }
+  return false;
+}
+
+// Collects a request that is complete, null or inactive; reports its failure as the call's.
+void finish_one(Call& call, MPI_Request& handle, MPI_Status* status) {
+  Comm* comm = handle != MPI_REQUEST_NULL ? handle->transfer.comm : nullptr;
+  const Outcome outcome = collect(handle);
+  write_status(status, outcome);
+  if (outcome.error != MPI_SUCCESS) fail_with(call, *comm, outcome);
+}
+
+// Collects request `i` of a multi-completion call into `status`; MPI_ERR_IN_STATUS names the first
+// failure. `report_errors`: the call failed, so MPI_ERROR is set in every status it writes.
+void finish_in_status(Call& call, Handles handles, std::size_t i, MPI_Status* status, bool report_errors) {
+  MPI_Request& handle = handles[i];
+  Comm* comm = handle != MPI_REQUEST_NULL ? handle->transfer.comm : nullptr;
+  const Outcome outcome = collect(handle);
+  write_status(status, outcome);
+  if (report_errors && status != MPI_STATUS_IGNORE) status->MPI_ERROR = outcome.error;
+  if (outcome.error != MPI_SUCCESS && !call.failed()) {
+    call.raise_on(*comm);
+    call.fail(MPI_ERR_IN_STATUS, fmt::format("request {} failed: {} ({})", i, describe_failure(outcome),
+                                             error_class_name(outcome.error)));
+  }
+}
+
+bool failed_already(MPI_Request h) noexcept { return is_pending(h) && h->done && h->outcome.error != MPI_SUCCESS; }
+
+// Refreshes every pending request. True when all are complete, or when one has failed.
+bool all_complete_or_one_failed(Handles handles) {
+  bool all = true;
+  for (MPI_Request h : handles) {
+    if (is_pending(h) && !refresh(*h)) all = false;
+    if (failed_already(h)) return true;
+  }
+  return all;
+}
+
+// Waitall/Testall once all_complete_or_one_failed().
+void finish_all(Call& call, Handles handles, MPI_Status* statuses) {
+  bool failure = false;
+  for (MPI_Request h : handles) failure = failure || failed_already(h);
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    MPI_Status* status = status_at(statuses, i);
+    if (is_pending(handles[i]) && !handles[i]->done) {
+      if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = MPI_ERR_PENDING;
+      continue;
+    }
+    finish_in_status(call, handles, i, status, failure);
+  }
+}
+
+// Index of the first pending request that is complete, after refreshing them in order.
+std::optional<std::size_t> first_complete(Handles handles) {
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    if (is_pending(handles[i]) && refresh(*handles[i])) return i;
+  }
+  return std::nullopt;
+}
+
+// Waitsome/Testsome: collects every request that is complete, in index order.
+void finish_some(Call& call, Handles handles, int* outcount, int* indices, MPI_Status* statuses) {
+  for (MPI_Request h : handles) {
+    if (is_pending(h)) refresh(*h);
+  }
+  bool failure = false;
+  for (MPI_Request h : handles) failure = failure || failed_already(h);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < handles.size(); ++i) {
+    if (!is_pending(handles[i]) || !handles[i]->done) continue;
+    indices[n] = static_cast<int>(i);
+    finish_in_status(call, handles, i, status_at(statuses, n), failure);
+    ++n;
+  }
+  *outcount = static_cast<int>(n);
+}
+
+bool check_some_args(Call& call, int incount, MPI_Request* requests, int* outcount, int* indices,
+                     MPI_Status* statuses) {
+  return check_requests(call, incount, requests) && check_arg(call, outcount, "outcount") &&
+         (incount == 0 || (check_arg(call, indices, "array_of_indices") &&
+                           check_arg(call, statuses, "array_of_statuses")));
+}
+
+int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype datatype, int* count,
+                 std::optional<std::size_t> (Datatype::*measure)(std::size_t) const noexcept) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_arg(call, status, "status") || !check_arg(call, count, "count")) return;
+    if (status == MPI_STATUS_IGNORE) {
+      call.fail(MPI_ERR_ARG, "MPI_STATUS_IGNORE has no contents");
+      return;
+    }
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr) return;
+    const std::optional<std::size_t> n = (type->*measure)(static_cast<std::size_t>(status->ftmpi_bytes));
+    *count = n && *n <= INT_MAX ? static_cast<int>(*n) : MPI_UNDEFINED;
+  });
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
+  return api_call("MPI_Wait", [&](Call& call) {
+    if (!check_arg(call, request, "request") || !check_arg(call, status, "status")) return;
+    if (*request != MPI_REQUEST_NULL && check_request(call, *request) == nullptr) return;
+    if (is_pending(*request)) engine().progress_until([&] { return refresh(**request); });
+    finish_one(call, *request, status);
+  });
+}
+#pragma weak MPI_Wait = PMPI_Wait
+
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  return api_call("MPI_Test", [&](Call& call) {
+    if (!check_arg(call, request, "request") || !check_arg(call, flag, "flag") || !check_arg(call, status, "status")) {
+      return;
+    }
+    if (*request != MPI_REQUEST_NULL && check_request(call, *request) == nullptr) return;
+    engine().progress();
+    *flag = !is_pending(*request) || refresh(**request);
+    if (*flag) finish_one(call, *request, status);
+  });
+}
+#pragma weak MPI_Test = PMPI_Test
+
+int PMPI_Waitall(int count, MPI_Request* array_of_requests, MPI_Status* array_of_statuses) {
+  return api_call("MPI_Waitall", [&](Call& call) {
+    if (!check_requests(call, count, array_of_requests) ||
+        (count > 0 && !check_arg(call, array_of_statuses, "array_of_statuses"))) {
+      return;
+    }
+    const Handles handles = handles_of(array_of_requests, count);
+    engine().progress_until([&] { return all_complete_or_one_failed(handles); });
+    finish_all(call, handles, array_of_statuses);
+  });
+}
+#pragma weak MPI_Waitall = PMPI_Waitall
+
+int PMPI_Testall(int count, MPI_Request* array_of_requests, int* flag, MPI_Status* array_of_statuses) {
+  return api_call("MPI_Testall", [&](Call& call) {
+    if (!check_requests(call, count, array_of_requests) || !check_arg(call, flag, "flag") ||
+        (count > 0 && !check_arg(call, array_of_statuses, "array_of_statuses"))) {
+      return;
+    }
+    const Handles handles = handles_of(array_of_requests, count);
+    engine().progress();
+    *flag = all_complete_or_one_failed(handles) ? 1 : 0;
+    if (*flag) finish_all(call, handles, array_of_statuses);
+  });
+}
+#pragma weak MPI_Testall = PMPI_Testall
+
+int PMPI_Waitany(int count, MPI_Request* array_of_requests, int* indx, MPI_Status* status) {
+  return api_call("MPI_Waitany", [&](Call& call) {
+    if (!check_requests(call, count, array_of_requests) || !check_arg(call, indx, "indx") ||
+        !check_arg(call, status, "status")) {
+      return;
+    }
+    const Handles handles = handles_of(array_of_requests, count);
+    if (!any_pending(handles)) {
+      *indx = MPI_UNDEFINED;
+      write_status(status, {});
+      return;
+    }
+    std::optional<std::size_t> done;
+    engine().progress_until([&] { return (done = first_complete(handles)).has_value(); });
+    *indx = static_cast<int>(*done);
+    finish_one(call, handles[*done], status);
+  });
+}
+#pragma weak MPI_Waitany = PMPI_Waitany
+
+int PMPI_Testany(int count, MPI_Request* array_of_requests, int* indx, int* flag, MPI_Status* status) {
+  return api_call("MPI_Testany", [&](Call& call) {
+    if (!check_requests(call, count, array_of_requests) || !check_arg(call, indx, "indx") ||
+        !check_arg(call, flag, "flag") || !check_arg(call, status, "status")) {
+      return;
+    }
+    const Handles handles = handles_of(array_of_requests, count);
+    *indx = MPI_UNDEFINED;
+    if (!any_pending(handles)) {
+      *flag = 1;
+      write_status(status, {});
+      return;
+    }
+    engine().progress();
+    const std::optional<std::size_t> done = first_complete(handles);
+    *flag = done ? 1 : 0;
+    if (done) {
+      *indx = static_cast<int>(*done);
+      finish_one(call, handles[*done], status);
+    }
+  });
+}
+#pragma weak MPI_Testany = PMPI_Testany
+
+int PMPI_Waitsome(int incount, MPI_Request* array_of_requests, int* outcount, int* array_of_indices,
+                  MPI_Status* array_of_statuses) {
+  return api_call("MPI_Waitsome", [&](Call& call) {
+    if (!check_some_args(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)) return;
+    const Handles handles = handles_of(array_of_requests, incount);
+    if (!any_pending(handles)) {
+      *outcount = MPI_UNDEFINED;
+      return;
+    }
+    engine().progress_until([&] { return first_complete(handles).has_value(); });
+    finish_some(call, handles, outcount, array_of_indices, array_of_statuses);
+  });
+}
+#pragma weak MPI_Waitsome = PMPI_Waitsome
+
+int PMPI_Testsome(int incount, MPI_Request* array_of_requests, int* outcount, int* array_of_indices,
+                  MPI_Status* array_of_statuses) {
+  return api_call("MPI_Testsome", [&](Call& call) {
+    if (!check_some_args(call, incount, array_of_requests, outcount, array_of_indices, array_of_statuses)) return;
+    const Handles handles = handles_of(array_of_requests, incount);
+    if (!any_pending(handles)) {
+      *outcount = MPI_UNDEFINED;
+      return;
+    }
+    engine().progress();
+    finish_some(call, handles, outcount, array_of_indices, array_of_statuses);
+  });
+}
+#pragma weak MPI_Testsome = PMPI_Testsome
+
+int PMPI_Cancel(MPI_Request* request) {
+  return api_call("MPI_Cancel", [&](Call& call) {
+    if (!check_arg(call, request, "request")) return;
+    Request* r = check_request(call, *request);
+    if (r == nullptr) return;
+    if (!r->active) {
+      call.fail(MPI_ERR_REQUEST, "the persistent request is not active");
+      return;
+    }
+    // A request complete already (PROC_NULL, buffered, or done) has nothing left to cancel.
+    if (!r->done) engine().cancel(r->op);
+  });
+}
+#pragma weak MPI_Cancel = PMPI_Cancel
+
+int PMPI_Request_free(MPI_Request* request) {
+  return api_call("MPI_Request_free", [&](Call& call) {
+    if (!check_arg(call, request, "request")) return;
+    Request* r = check_request(call, *request);
+    if (r == nullptr) return;
+    // The engine finishes an operation still in flight on its own.
+    if (r->active && !r->done) engine().release(r->op);
+    runtime().requests.release(*r);
+    *request = MPI_REQUEST_NULL;
+  });
+}
+#pragma weak MPI_Request_free = PMPI_Request_free
+
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
+  return api_call("MPI_Test_cancelled", [&](Call& call) {
+    if (!check_arg(call, status, "status") || !check_arg(call, flag, "flag")) return;
+    if (status == MPI_STATUS_IGNORE) {
+      call.fail(MPI_ERR_ARG, "MPI_STATUS_IGNORE has no contents");
+      return;
+    }
+    *flag = status->ftmpi_cancelled;
+  });
+}
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return status_query("MPI_Get_count", status, datatype, count, &Datatype::items);
+}
+#pragma weak MPI_Get_count = PMPI_Get_count
+
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+  return status_query("MPI_Get_elements", status, datatype, count, &Datatype::elements);
+}
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+
+}  // extern "C"

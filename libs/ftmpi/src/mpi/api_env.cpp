@@ -1,0 +1,221 @@
+// The environment: MPI_Init and MPI_Finalize, MPI_Abort, versions, thread level, clocks, host name.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/engine.hpp"
+#include "ftmpi/base/log.hpp"
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/rte/job.hpp"
+#include "mpi/api.hpp"
+#include "mpi/call.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+// FTMPI_* variables that are not parameters: what the launcher sets for the engine, and the seed of the
+// randomized tests.
+std::vector<std::string_view> not_parameters() {
+  const std::span<const std::string_view> launcher = rte::job_environment_names();
+  std::vector<std::string_view> names(launcher.begin(), launcher.end());
+  names.push_back("FTMPI_TEST_SEED");
+  return names;
+}
+
+// MPI_Init's failures have no error handler yet: one line, and the process ends.
+[[noreturn]] void init_failed(std::string_view call, const base::Status& status) {
+  const std::string reason = status.message().empty() ? status.to_string() : status.message();
+  std::fprintf(stderr, "ftmpi: %.*s: %s\n", static_cast<int>(call.size()), call.data(), reason.c_str());
+  std::exit(EXIT_FAILURE);
+}
+
+void set_up_comm(Comm& comm, MPI_Comm handle, std::string_view name, std::uint32_t context, int rank, int size,
+                 std::vector<int> world_ranks) {
+  comm.handle = handle;
+  comm.name = name;
+  comm.world_ranks = std::move(world_ranks);
+  comm.view = engine::CommView{context, rank, size, comm.world_ranks};
+  comm.errhandler = MPI_ERRORS_ARE_FATAL;
+}
+
+void start_runtime(std::string_view call) {
+  Runtime& rt = runtime();
+  for (std::span<const base::ParamRow> table : engine::all_param_tables()) {
+    if (base::Status s = rt.params.add_table(table); !s) init_failed(call, s);
+  }
+  if (base::Status s = rt.params.load_environment(environ, not_parameters()); !s) init_failed(call, s);
+  const std::string level = rt.params.get_string(base::kLogLevel);
+  // Until the engine knows our rank the logger cannot say it.
+  if (base::Status s = base::init_logging("ftmpi", level); !s) init_failed(call, s);
+  auto started = engine::Engine::start(rt.params);
+  if (!started) init_failed(call, started.status());
+  rt.engine = std::move(*started);
+  engine::Engine& e = *rt.engine;
+  if (base::Status s = base::init_logging(fmt::format("rank {}", e.world_rank()), level); !s) init_failed(call, s);
+
+  set_up_comm(rt.comms[0], MPI_COMM_WORLD, "MPI_COMM_WORLD", e.world_context(), e.world_rank(), e.world_size(), {});
+  set_up_comm(rt.comms[1], MPI_COMM_SELF, "MPI_COMM_SELF", e.self_context(), 0, 1, {e.world_rank()});
+  rt.main_thread = std::this_thread::get_id();
+  rt.phase = Phase::running;
+}
+
+int init(std::string_view name, int required, int* provided) {
+  // A second MPI_Init after MPI_Finalize is one more call after MPI_Finalize.
+  if (runtime().phase == Phase::finalized) require_running(name);
+  return api_call(
+      name,
+      [&](Call& call) {
+        if (!check_arg(call, provided, "provided")) return;
+        Runtime& rt = runtime();
+        if (rt.phase == Phase::running) {
+          call.fail(MPI_ERR_OTHER, "MPI is initialized already");
+          return;
+        }
+        start_runtime(name);
+        // FUNNELED at most: the engine takes no locks, so calls must not overlap (no SERIALIZED or
+        // MULTIPLE), and it keeps no per-thread state, so the main thread may call while others compute.
+        rt.thread_level = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+        *provided = rt.thread_level;
+      },
+      Needs::nothing);
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int PMPI_Init(int* /*argc*/, char*** /*argv*/) {
+  int provided = MPI_THREAD_SINGLE;
+  return init("MPI_Init", MPI_THREAD_SINGLE, &provided);
+}
+#pragma weak MPI_Init = PMPI_Init
+
+int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provided) {
+  return init("MPI_Init_thread", required, provided);
+}
+#pragma weak MPI_Init_thread = PMPI_Init_thread
+
+int PMPI_Finalize(void) {
+  const int result = api_call("MPI_Finalize", [](Call& call) {
+    runtime().bsend.drain(engine());
+    if (ftmpi::base::Status s = engine().finalize(); !s) call.fail(s);
+  });
+  Runtime& rt = runtime();
+  rt.engine.reset();
+  rt.phase = Phase::finalized;
+  return result;
+}
+#pragma weak MPI_Finalize = PMPI_Finalize
+
+int PMPI_Initialized(int* flag) {
+  return api_call(
+      "MPI_Initialized",
+      [&](Call& call) {
+        if (check_arg(call, flag, "flag")) *flag = runtime().phase != Phase::before_init;
+      },
+      Needs::nothing);
+}
+#pragma weak MPI_Initialized = PMPI_Initialized
+
+int PMPI_Finalized(int* flag) {
+  return api_call(
+      "MPI_Finalized",
+      [&](Call& call) {
+        if (check_arg(call, flag, "flag")) *flag = runtime().phase == Phase::finalized;
+      },
+      Needs::nothing);
+}
+#pragma weak MPI_Finalized = PMPI_Finalized
+
+int PMPI_Query_thread(int* provided) {
+  return api_call("MPI_Query_thread", [&](Call& call) {
+    if (check_arg(call, provided, "provided")) *provided = runtime().thread_level;
+  });
+}
+#pragma weak MPI_Query_thread = PMPI_Query_thread
+
+int PMPI_Is_thread_main(int* flag) {
+  return api_call("MPI_Is_thread_main", [&](Call& call) {
+    if (check_arg(call, flag, "flag")) *flag = std::this_thread::get_id() == runtime().main_thread;
+  });
+}
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
+
+// The launcher reports the abort and its code; nothing to print here.
+int PMPI_Abort(MPI_Comm /*comm*/, int errorcode) {
+  require_running("MPI_Abort");
+  engine().abort(errorcode, {});
+  std::abort();  // not reached; g++ does not apply [[noreturn]] through the virtual call
+}
+#pragma weak MPI_Abort = PMPI_Abort
+
+int PMPI_Get_processor_name(char* name, int* resultlen) {
+  return api_call("MPI_Get_processor_name", [&](Call& call) {
+    if (!check_arg(call, name, "name") || !check_arg(call, resultlen, "resultlen")) return;
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0) {
+      call.fail(MPI_ERR_OTHER, fmt::format("gethostname: {}", std::strerror(errno)));
+      return;
+    }
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';  // gethostname need not terminate a truncated name
+    *resultlen = static_cast<int>(std::strlen(name));
+  });
+}
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+
+int PMPI_Get_version(int* version, int* subversion) {
+  return api_call(
+      "MPI_Get_version",
+      [&](Call& call) {
+        if (!check_arg(call, version, "version") || !check_arg(call, subversion, "subversion")) return;
+        *version = MPI_VERSION;
+        *subversion = MPI_SUBVERSION;
+      },
+      Needs::nothing);
+}
+#pragma weak MPI_Get_version = PMPI_Get_version
+
+int PMPI_Get_library_version(char* version, int* resultlen) {
+  return api_call(
+      "MPI_Get_library_version",
+      [&](Call& call) {
+        if (!check_arg(call, version, "version") || !check_arg(call, resultlen, "resultlen")) return;
+        const int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ftmpi %s (MPI %d.%d, point-to-point)",
+                                    FTMPI_VERSION, MPI_VERSION, MPI_SUBVERSION);
+        *resultlen = std::min(n, MPI_MAX_LIBRARY_VERSION_STRING - 1);
+      },
+      Needs::nothing);
+}
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+
+double PMPI_Wtime(void) {
+  require_running("MPI_Wtime");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+#pragma weak MPI_Wtime = PMPI_Wtime
+
+double PMPI_Wtick(void) {
+  require_running("MPI_Wtick");
+  timespec resolution{};
+  clock_getres(CLOCK_MONOTONIC, &resolution);  // the clock behind steady_clock
+  return static_cast<double>(resolution.tv_sec) + static_cast<double>(resolution.tv_nsec) * 1e-9;
+}
+#pragma weak MPI_Wtick = PMPI_Wtick
+
+}  // extern "C"

@@ -1,0 +1,299 @@
+// Point-to-point: blocking, nonblocking and persistent sends and receives, probes, the bsend buffer.
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "mpi/api.hpp"
+#include "mpi/call.hpp"
+#include "mpi/p2p.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+int blocking_send(std::string_view name, Mode mode, const void* buf, int count, MPI_Datatype datatype, int dest,
+                  int tag, MPI_Comm comm) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) run(call, mode, *t, MPI_STATUS_IGNORE);
+  });
+}
+
+// Creates the request of a nonblocking call (started) or of a persistent one (inactive until MPI_Start).
+void post(Call& call, Mode mode, bool persistent, const Transfer& transfer, MPI_Request* request) {
+  if (!check_arg(call, request, "request")) return;
+  RequestPool& pool = runtime().requests;
+  Request& r = pool.acquire(mode, transfer, persistent);
+  if (!persistent && !start(call, r)) {
+    pool.release(r);
+    return;
+  }
+  *request = &r;
+}
+
+int post_send(std::string_view name, Mode mode, bool persistent, const void* buf, int count,
+              MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) post(call, mode, persistent, *t, request);
+  });
+}
+
+int post_recv(std::string_view name, bool persistent, void* buf, int count, MPI_Datatype datatype, int source,
+              int tag, MPI_Comm comm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (auto t = check_recv(call, buf, count, datatype, source, tag, comm)) {
+      post(call, Mode::receive, persistent, *t, request);
+    }
+  });
+}
+
+// MPI_Sendrecv: the receive is posted first, so that exchanging with oneself cannot deadlock.
+void exchange(Call& call, const Transfer& send, const Transfer& recv, MPI_Status* status) {
+  RequestPool& pool = runtime().requests;
+  // Neither is a buffered send, so starting cannot fail.
+  Request& receiving = pool.acquire(Mode::receive, recv, false);
+  start(call, receiving);
+  Request& sending = pool.acquire(Mode::standard, send, false);
+  start(call, sending);
+  engine().progress_until([&] { return refresh(receiving) && refresh(sending); });
+  MPI_Request received = &receiving;
+  MPI_Request sent = &sending;
+  const Outcome sent_outcome = collect(sent);
+  const Outcome received_outcome = collect(received);
+  write_status(status, received_outcome);
+  if (sent_outcome.error != MPI_SUCCESS) fail_with(call, *send.comm, sent_outcome);
+  if (received_outcome.error != MPI_SUCCESS) fail_with(call, *recv.comm, received_outcome);
+}
+
+Outcome probed(const engine::Completion& found) noexcept {
+  return {.source = found.source, .tag = found.tag, .bytes = found.bytes};
+}
+
+bool check_startable(Call& call, const Request& request) {
+  if (!request.persistent) {
+    call.fail(MPI_ERR_REQUEST, "not a persistent request");
+    return false;
+  }
+  if (request.active) {
+    call.fail(MPI_ERR_REQUEST, "the persistent request is active already");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Send", Mode::standard, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Send = PMPI_Send
+
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Ssend", Mode::synchronous, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Ssend = PMPI_Ssend
+
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Rsend", Mode::ready, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Rsend = PMPI_Rsend
+
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Bsend", Mode::buffered, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Bsend = PMPI_Bsend
+
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  return api_call("MPI_Recv", [&](Call& call) {
+    auto t = check_recv(call, buf, count, datatype, source, tag, comm);
+    if (t && check_arg(call, status, "status")) run(call, Mode::receive, *t, status);
+  });
+}
+#pragma weak MPI_Recv = PMPI_Recv
+
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return api_call("MPI_Sendrecv", [&](Call& call) {
+    auto send = check_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    if (recv && check_arg(call, status, "status")) exchange(call, *send, *recv, status);
+  });
+}
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return api_call("MPI_Sendrecv_replace", [&](Call& call) {
+    auto send = check_send(call, buf, count, datatype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
+    if (!recv || !check_arg(call, status, "status")) return;
+    // The outgoing message must survive the incoming one landing on it.
+    const auto* first = static_cast<const std::byte*>(buf);
+    std::vector<std::byte> outgoing(first, first + send->bytes);
+    send->buf = outgoing.data();
+    exchange(call, *send, *recv, status);
+  });
+}
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+
+int PMPI_Buffer_attach(void* buffer, int size) {
+  return api_call("MPI_Buffer_attach", [&](Call& call) {
+    BsendBuffer& bsend = runtime().bsend;
+    if (size < 0) {
+      call.fail(MPI_ERR_ARG, fmt::format("negative size {}", size));
+    } else if (buffer == nullptr && size > 0) {
+      call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with size {}", size));
+    } else if (bsend.attached()) {
+      call.fail(MPI_ERR_BUFFER, "a buffer is attached already");
+    } else {
+      bsend.attach(static_cast<std::byte*>(buffer), static_cast<std::size_t>(size));
+    }
+  });
+}
+#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
+
+// `buffer_addr` is really a void**: MPI declares it void* so that callers need no cast.
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
+  return api_call("MPI_Buffer_detach", [&](Call& call) {
+    if (!check_arg(call, buffer_addr, "buffer_addr") || !check_arg(call, size, "size")) return;
+    const auto [base, bytes] = runtime().bsend.detach(engine());
+    *static_cast<void**>(buffer_addr) = base;
+    *size = static_cast<int>(bytes);
+  });
+}
+#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  return api_call("MPI_Probe", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_source(call, *c, source) || !check_recv_tag(call, tag) ||
+        !check_arg(call, status, "status")) {
+      return;
+    }
+    if (source == MPI_PROC_NULL) {
+      write_status(status, {.source = MPI_PROC_NULL});
+      return;
+    }
+    ftmpi::engine::Completion found;
+    engine().progress_until([&] { return engine().iprobe(c->view, engine_source(source), engine_tag(tag), &found); });
+    write_status(status, probed(found));
+  });
+}
+#pragma weak MPI_Probe = PMPI_Probe
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  return api_call("MPI_Iprobe", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_source(call, *c, source) || !check_recv_tag(call, tag) ||
+        !check_arg(call, flag, "flag") || !check_arg(call, status, "status")) {
+      return;
+    }
+    if (source == MPI_PROC_NULL) {
+      *flag = 1;
+      write_status(status, {.source = MPI_PROC_NULL});
+      return;
+    }
+    // A loop of MPI_Iprobe must see the message arrive: each call makes progress first.
+    engine().progress();
+    ftmpi::engine::Completion found;
+    *flag = engine().iprobe(c->view, engine_source(source), engine_tag(tag), &found) ? 1 : 0;
+    if (*flag) write_status(status, probed(found));
+  });
+}
+#pragma weak MPI_Iprobe = PMPI_Iprobe
+
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_send("MPI_Isend", Mode::standard, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Isend = PMPI_Isend
+
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_send("MPI_Issend", Mode::synchronous, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Issend = PMPI_Issend
+
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_send("MPI_Irsend", Mode::ready, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Irsend = PMPI_Irsend
+
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_send("MPI_Ibsend", Mode::buffered, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_recv("MPI_Irecv", false, buf, count, datatype, source, tag, comm, request);
+}
+#pragma weak MPI_Irecv = PMPI_Irecv
+
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_send("MPI_Send_init", Mode::standard, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Send_init = PMPI_Send_init
+
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return post_send("MPI_Ssend_init", Mode::synchronous, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Ssend_init = PMPI_Ssend_init
+
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return post_send("MPI_Rsend_init", Mode::ready, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
+
+int PMPI_Bsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return post_send("MPI_Bsend_init", Mode::buffered, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Bsend_init = PMPI_Bsend_init
+
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_recv("MPI_Recv_init", true, buf, count, datatype, source, tag, comm, request);
+}
+#pragma weak MPI_Recv_init = PMPI_Recv_init
+
+int PMPI_Start(MPI_Request* request) {
+  return api_call("MPI_Start", [&](Call& call) {
+    if (!check_arg(call, request, "request")) return;
+    Request* r = check_request(call, *request);
+    if (r != nullptr && check_startable(call, *r)) start(call, *r);
+  });
+}
+#pragma weak MPI_Start = PMPI_Start
+
+int PMPI_Startall(int count, MPI_Request* array_of_requests) {
+  return api_call("MPI_Startall", [&](Call& call) {
+    if (!check_count(call, count) || (count > 0 && !check_arg(call, array_of_requests, "array_of_requests"))) return;
+    const std::span<MPI_Request> handles(array_of_requests, static_cast<std::size_t>(count));
+    for (MPI_Request handle : handles) {
+      Request* r = check_request(call, handle);
+      if (r == nullptr || !check_startable(call, *r)) return;
+    }
+    // All were checked, so only a buffered send without room stops this; later requests stay inactive.
+    for (MPI_Request handle : handles) {
+      if (!start(call, *handle)) return;
+    }
+  });
+}
+#pragma weak MPI_Startall = PMPI_Startall
+
+}  // extern "C"

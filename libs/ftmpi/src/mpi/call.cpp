@@ -1,0 +1,149 @@
+#include "mpi/call.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "mpi/errors.hpp"
+
+namespace ftmpi::mpi {
+
+void Call::fail(int error_class, std::string_view reason) noexcept {
+  if (failed()) return;
+  error_ = error_class;
+  try {
+    reason_.assign(reason);
+  } catch (...) {
+    reason_.clear();  // finish() falls back to the class's own text
+  }
+}
+
+void Call::fail(const base::Status& status) noexcept { fail(error_class_of(status.code()), status.message()); }
+
+int Call::finish() noexcept {
+  if (!failed()) return MPI_SUCCESS;
+  Runtime& rt = runtime();
+  if (rt.phase == Phase::running && (handler_ != nullptr ? *handler_ : rt.world()).errhandler == MPI_ERRORS_RETURN) {
+    return error_;
+  }
+  const std::string_view reason = reason_.empty() ? error_class_text(error_) : std::string_view(reason_);
+  const std::string_view name = error_class_name(error_);
+  char what[1024];
+  std::snprintf(what, sizeof what, "%.*s: %.*s (%.*s)", static_cast<int>(name_.size()), name_.data(),
+                static_cast<int>(reason.size()), reason.data(), static_cast<int>(name.size()), name.data());
+  fatal(error_, what);
+}
+
+Comm* check_comm(Call& call, MPI_Comm handle) {
+  Comm* comm = find_comm(handle);
+  if (comm == nullptr) {
+    call.fail(MPI_ERR_COMM, handle == MPI_COMM_NULL ? std::string("MPI_COMM_NULL is not a valid communicator")
+                                                    : fmt::format("invalid communicator {:#x}", handle));
+    return nullptr;
+  }
+  call.raise_on(*comm);
+  return comm;
+}
+
+const Datatype* check_datatype(Call& call, MPI_Datatype handle) {
+  const Datatype* type = find_datatype(handle);
+  if (type == nullptr) {
+    call.fail(MPI_ERR_TYPE, handle == MPI_DATATYPE_NULL ? std::string("MPI_DATATYPE_NULL is not a valid datatype")
+                                                        : fmt::format("invalid datatype {:#x}", handle));
+  }
+  return type;
+}
+
+bool check_count(Call& call, int count) {
+  if (count >= 0) return true;
+  call.fail(MPI_ERR_COUNT, fmt::format("negative count {}", count));
+  return false;
+}
+
+bool check_arg(Call& call, const void* pointer, std::string_view name) {
+  if (pointer != nullptr) return true;
+  call.fail(MPI_ERR_ARG, fmt::format("{} is a null pointer", name));
+  return false;
+}
+
+namespace {
+
+bool check_buffer(Call& call, const void* buf, int count) {
+  if (buf != nullptr || count == 0) return true;
+  call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with count {}", count));
+  return false;
+}
+
+bool check_rank(Call& call, const Comm& comm, int rank, std::string_view role) {
+  if ((rank >= 0 && rank < comm.size()) || rank == MPI_PROC_NULL) return true;
+  call.fail(MPI_ERR_RANK, fmt::format("invalid {} rank {} ({} has {} ranks)", role, rank, comm.name, comm.size()));
+  return false;
+}
+
+bool check_send_tag(Call& call, int tag) {
+  if (tag >= 0) return true;  // an int cannot exceed kTagUb
+  call.fail(MPI_ERR_TAG, fmt::format("invalid tag {}", tag));
+  return false;
+}
+
+std::optional<Transfer> check_transfer(Call& call, const void* buf, int count, MPI_Datatype datatype,
+                                       MPI_Comm comm) {
+  Comm* c = check_comm(call, comm);
+  if (c == nullptr || !check_count(call, count)) return std::nullopt;
+  const Datatype* type = check_datatype(call, datatype);
+  if (type == nullptr || !check_buffer(call, buf, count)) return std::nullopt;
+  return Transfer{c, const_cast<void*>(buf), type->bytes(static_cast<std::size_t>(count))};
+}
+
+}  // namespace
+
+bool check_source(Call& call, const Comm& comm, int source) {
+  return source == MPI_ANY_SOURCE || check_rank(call, comm, source, "source");
+}
+
+bool check_recv_tag(Call& call, int tag) { return tag == MPI_ANY_TAG || check_send_tag(call, tag); }
+
+std::optional<Transfer> check_send(Call& call, const void* buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm) {
+  std::optional<Transfer> t = check_transfer(call, buf, count, datatype, comm);
+  if (!t || !check_rank(call, *t->comm, dest, "destination") || !check_send_tag(call, tag)) return std::nullopt;
+  t->peer = dest;
+  t->tag = tag;
+  return t;
+}
+
+std::optional<Transfer> check_recv(Call& call, void* buf, int count, MPI_Datatype datatype, int source, int tag,
+                                   MPI_Comm comm) {
+  std::optional<Transfer> t = check_transfer(call, buf, count, datatype, comm);
+  if (!t || !check_source(call, *t->comm, source) || !check_recv_tag(call, tag)) return std::nullopt;
+  t->peer = source;
+  t->tag = tag;
+  return t;
+}
+
+Request* check_request(Call& call, MPI_Request handle) {
+  if (handle == MPI_REQUEST_NULL) {
+    call.fail(MPI_ERR_REQUEST, "MPI_REQUEST_NULL is not a valid request here");
+    return nullptr;
+  }
+  if (!RequestPool::is_live(handle)) {
+    call.fail(MPI_ERR_REQUEST, fmt::format("invalid request {}", static_cast<const void*>(handle)));
+    return nullptr;
+  }
+  call.raise_on(*handle->transfer.comm);
+  return handle;
+}
+
+bool check_requests(Call& call, int count, const MPI_Request* requests) {
+  if (!check_count(call, count) || (count > 0 && !check_arg(call, requests, "array_of_requests"))) return false;
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] != MPI_REQUEST_NULL && !RequestPool::is_live(requests[i])) {
+      call.fail(MPI_ERR_REQUEST,
+                fmt::format("invalid request {} at index {}", static_cast<const void*>(requests[i]), i));
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace ftmpi::mpi

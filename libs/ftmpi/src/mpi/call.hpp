@@ -1,0 +1,94 @@
+// One MPI call in progress, and the frame every MPI function runs its body in.
+//
+//   int PMPI_Comm_size(MPI_Comm comm, int* size) {
+//     return api_call("MPI_Comm_size", [&](Call& call) {
+//       Comm* c = check_comm(call, comm);
+//       if (c == nullptr || !check_arg(call, size, "size")) return;
+//       *size = c->size();
+//     });
+//   }
+//
+// A body reports failure by recording it in the Call (the first failure wins: it names the problem);
+// api_call turns exceptions into MPI_ERR_NO_MEM / MPI_ERR_INTERN so that none crosses the C interface,
+// then runs the error handler of the communicator the failure belongs to.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ftmpi/base/status.hpp"
+#include "mpi/api.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/datatype.hpp"
+#include "mpi/request.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+
+class Call {
+ public:
+  explicit Call(std::string_view name) noexcept : name_(name) {}
+
+  std::string_view name() const noexcept { return name_; }
+  bool failed() const noexcept { return error_ != MPI_SUCCESS; }
+  // Records a failure unless one is recorded already.
+  void fail(int error_class, std::string_view reason) noexcept;
+  // Records an engine failure, mapped to its class by the one table (errors.hpp).
+  void fail(const base::Status& status) noexcept;
+  // The communicator whose error handler reports this call's failure; MPI_COMM_WORLD unless set.
+  void raise_on(Comm& comm) noexcept { handler_ = &comm; }
+  // MPI_SUCCESS, or the failure's class when the handler is MPI_ERRORS_RETURN; under
+  // MPI_ERRORS_ARE_FATAL prints one line naming the call and the reason, and ends the job.
+  int finish() noexcept;
+
+ private:
+  std::string_view name_;
+  int error_ = MPI_SUCCESS;
+  std::string reason_;
+  Comm* handler_ = nullptr;
+};
+
+// What a call needs before its body may run: MPI running (all but a few), or nothing.
+enum class Needs : std::uint8_t { running, nothing };
+
+template <typename Body>
+int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
+  Call call(name);
+  try {
+    if (needs == Needs::running) require_running(name);
+    body(call);
+  } catch (const std::bad_alloc&) {
+    call.fail(MPI_ERR_NO_MEM, "out of memory");
+  } catch (const std::exception& e) {
+    call.fail(MPI_ERR_INTERN, e.what());
+  } catch (...) {
+    call.fail(MPI_ERR_INTERN, "unknown exception");
+  }
+  return call.finish();
+}
+
+// Argument checks. Each fails the call with the class MPI prescribes and returns null/false/nullopt.
+
+// Also makes the communicator the one that reports the call's errors.
+Comm* check_comm(Call& call, MPI_Comm handle);
+const Datatype* check_datatype(Call& call, MPI_Datatype handle);
+bool check_count(Call& call, int count);
+// A pointer argument the call reads or writes (MPI_ERR_ARG when null).
+bool check_arg(Call& call, const void* pointer, std::string_view name);
+bool check_source(Call& call, const Comm& comm, int source);  // allows MPI_ANY_SOURCE, MPI_PROC_NULL
+bool check_recv_tag(Call& call, int tag);                     // allows MPI_ANY_TAG
+std::optional<Transfer> check_send(Call& call, const void* buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm);
+std::optional<Transfer> check_recv(Call& call, void* buf, int count, MPI_Datatype datatype, int source,
+                                   int tag, MPI_Comm comm);
+// A handle that names a live request; MPI_REQUEST_NULL is refused too. Errors of the call then belong
+// to the request's communicator.
+Request* check_request(Call& call, MPI_Request handle);
+// The array of the multi-completion calls: each handle MPI_REQUEST_NULL or live.
+bool check_requests(Call& call, int count, const MPI_Request* requests);
+
+}  // namespace ftmpi::mpi

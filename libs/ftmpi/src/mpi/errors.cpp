@@ -1,0 +1,125 @@
+#include "mpi/errors.hpp"
+
+#include <array>
+
+#include "mpi/api.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+struct ClassRow {
+  int code;
+  std::string_view name;
+  std::string_view text;
+};
+
+// Indexed by class; checked below so that a row cannot silently go missing or move.
+constexpr std::array<ClassRow, MPI_ERR_LASTCODE + 1> kClasses{{
+    {MPI_SUCCESS, "MPI_SUCCESS", "no error"},
+    {MPI_ERR_BUFFER, "MPI_ERR_BUFFER", "invalid buffer pointer, or no room in the attached buffer"},
+    {MPI_ERR_COUNT, "MPI_ERR_COUNT", "invalid count argument"},
+    {MPI_ERR_TYPE, "MPI_ERR_TYPE", "invalid datatype"},
+    {MPI_ERR_TAG, "MPI_ERR_TAG", "invalid tag"},
+    {MPI_ERR_COMM, "MPI_ERR_COMM", "invalid communicator"},
+    {MPI_ERR_RANK, "MPI_ERR_RANK", "invalid rank"},
+    {MPI_ERR_ROOT, "MPI_ERR_ROOT", "invalid root"},
+    {MPI_ERR_GROUP, "MPI_ERR_GROUP", "invalid group"},
+    {MPI_ERR_OP, "MPI_ERR_OP", "invalid operation"},
+    {MPI_ERR_TOPOLOGY, "MPI_ERR_TOPOLOGY", "invalid topology"},
+    {MPI_ERR_DIMS, "MPI_ERR_DIMS", "invalid dimension argument"},
+    {MPI_ERR_ARG, "MPI_ERR_ARG", "invalid argument of some other kind"},
+    {MPI_ERR_UNKNOWN, "MPI_ERR_UNKNOWN", "unknown error"},
+    {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE", "message truncated on receive"},
+    {MPI_ERR_OTHER, "MPI_ERR_OTHER", "known error not in this list"},
+    {MPI_ERR_INTERN, "MPI_ERR_INTERN", "internal MPI (implementation) error"},
+    {MPI_ERR_IN_STATUS, "MPI_ERR_IN_STATUS", "error code is in status"},
+    {MPI_ERR_PENDING, "MPI_ERR_PENDING", "pending request"},
+    {MPI_ERR_REQUEST, "MPI_ERR_REQUEST", "invalid request (handle)"},
+    {MPI_ERR_ACCESS, "MPI_ERR_ACCESS", "permission denied"},
+    {MPI_ERR_AMODE, "MPI_ERR_AMODE", "error related to the amode passed to MPI_File_open"},
+    {MPI_ERR_BAD_FILE, "MPI_ERR_BAD_FILE", "invalid file name"},
+    {MPI_ERR_CONVERSION, "MPI_ERR_CONVERSION", "error in a user-supplied data conversion function"},
+    {MPI_ERR_DUP_DATAREP, "MPI_ERR_DUP_DATAREP", "data representation identifier already registered"},
+    {MPI_ERR_FILE_EXISTS, "MPI_ERR_FILE_EXISTS", "file exists"},
+    {MPI_ERR_FILE_IN_USE, "MPI_ERR_FILE_IN_USE", "file operation could not be completed: file in use"},
+    {MPI_ERR_FILE, "MPI_ERR_FILE", "invalid file handle"},
+    {MPI_ERR_INFO, "MPI_ERR_INFO", "invalid info object"},
+    {MPI_ERR_INFO_KEY, "MPI_ERR_INFO_KEY", "info key longer than MPI_MAX_INFO_KEY"},
+    {MPI_ERR_INFO_VALUE, "MPI_ERR_INFO_VALUE", "info value longer than MPI_MAX_INFO_VAL"},
+    {MPI_ERR_INFO_NOKEY, "MPI_ERR_INFO_NOKEY", "info key not defined"},
+    {MPI_ERR_IO, "MPI_ERR_IO", "other I/O error"},
+    {MPI_ERR_NAME, "MPI_ERR_NAME", "invalid service name"},
+    {MPI_ERR_NO_MEM, "MPI_ERR_NO_MEM", "out of memory"},
+    {MPI_ERR_NOT_SAME, "MPI_ERR_NOT_SAME", "collective argument not identical on all processes"},
+    {MPI_ERR_NO_SPACE, "MPI_ERR_NO_SPACE", "not enough space"},
+    {MPI_ERR_NO_SUCH_FILE, "MPI_ERR_NO_SUCH_FILE", "file does not exist"},
+    {MPI_ERR_PORT, "MPI_ERR_PORT", "invalid port name"},
+    {MPI_ERR_QUOTA, "MPI_ERR_QUOTA", "quota exceeded"},
+    {MPI_ERR_READ_ONLY, "MPI_ERR_READ_ONLY", "read-only file or file system"},
+    {MPI_ERR_SERVICE, "MPI_ERR_SERVICE", "invalid service name passed to MPI_Unpublish_name"},
+    {MPI_ERR_SPAWN, "MPI_ERR_SPAWN", "error in spawning processes"},
+    {MPI_ERR_UNSUPPORTED_DATAREP, "MPI_ERR_UNSUPPORTED_DATAREP", "unsupported data representation"},
+    {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"},
+    {MPI_ERR_WIN, "MPI_ERR_WIN", "invalid window"},
+    {MPI_ERR_BASE, "MPI_ERR_BASE", "invalid base address"},
+    {MPI_ERR_LOCKTYPE, "MPI_ERR_LOCKTYPE", "invalid lock type"},
+    {MPI_ERR_KEYVAL, "MPI_ERR_KEYVAL", "invalid attribute key"},
+    {MPI_ERR_RMA_CONFLICT, "MPI_ERR_RMA_CONFLICT", "conflicting accesses to a window"},
+    {MPI_ERR_RMA_SYNC, "MPI_ERR_RMA_SYNC", "wrong synchronization of RMA calls"},
+    {MPI_ERR_SIZE, "MPI_ERR_SIZE", "invalid size argument"},
+    {MPI_ERR_DISP, "MPI_ERR_DISP", "invalid displacement argument"},
+    {MPI_ERR_ASSERT, "MPI_ERR_ASSERT", "invalid assert argument"},
+    {MPI_ERR_RMA_RANGE, "MPI_ERR_RMA_RANGE", "target memory is not part of the window"},
+    {MPI_ERR_RMA_ATTACH, "MPI_ERR_RMA_ATTACH", "memory cannot be attached"},
+    {MPI_ERR_RMA_SHARED, "MPI_ERR_RMA_SHARED", "memory cannot be shared"},
+    {MPI_ERR_RMA_FLAVOR, "MPI_ERR_RMA_FLAVOR", "passed window has the wrong flavor for the called function"},
+    {MPI_ERR_LASTCODE, "MPI_ERR_LASTCODE", "last error code"},
+}};
+
+constexpr bool rows_in_place() {
+  for (std::size_t i = 0; i < kClasses.size(); ++i) {
+    if (kClasses[i].code != static_cast<int>(i) || kClasses[i].name.empty() || kClasses[i].text.empty()) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(rows_in_place(), "kClasses must list every class once, in order");
+
+}  // namespace
+
+bool is_error_class(int code) noexcept { return code >= MPI_SUCCESS && code <= MPI_ERR_LASTCODE; }
+std::string_view error_class_name(int code) noexcept { return kClasses[static_cast<std::size_t>(code)].name; }
+std::string_view error_class_text(int code) noexcept { return kClasses[static_cast<std::size_t>(code)].text; }
+
+// The one table from engine outcomes to MPI error classes. Frame-severity codes never leave the
+// engine (it drops the frame and lets retransmission repair it), so seeing one here is an internal
+// error; rail failures are repaired by failover, so one that reaches a call means the engine gave up.
+int error_class_of(base::Errc code) noexcept {
+  switch (code) {
+    case base::Errc::ok: return MPI_SUCCESS;
+    case base::Errc::truncated:
+    case base::Errc::malformed:
+    case base::Errc::bad_checksum:
+    case base::Errc::wrong_job:
+    case base::Errc::unsupported_version:
+    case base::Errc::duplicate: return MPI_ERR_INTERN;
+    case base::Errc::invalid_argument:
+    case base::Errc::out_of_range:
+    case base::Errc::not_found: return MPI_ERR_ARG;
+    case base::Errc::would_block: return MPI_ERR_PENDING;
+    case base::Errc::unsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case base::Errc::resource_exhausted: return MPI_ERR_NO_MEM;
+    case base::Errc::io_error:
+    case base::Errc::rail_down:
+    case base::Errc::peer_unreachable: return MPI_ERR_OTHER;
+    case base::Errc::internal: return MPI_ERR_INTERN;
+  }
+  return MPI_ERR_INTERN;
+}
+
+int error_class_of(const engine::Completion& completion) noexcept {
+  return completion.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+}  // namespace ftmpi::mpi

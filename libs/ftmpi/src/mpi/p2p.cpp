@@ -1,0 +1,108 @@
+#include "mpi/p2p.hpp"
+
+#include <fmt/format.h>
+
+#include "mpi/errors.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+engine::SendMode engine_mode(Mode mode) noexcept {
+  switch (mode) {
+    case Mode::synchronous: return engine::SendMode::synchronous;
+    case Mode::ready: return engine::SendMode::ready;
+    default: return engine::SendMode::standard;
+  }
+}
+
+}  // namespace
+
+int engine_source(int source) noexcept { return source == MPI_ANY_SOURCE ? engine::kAnySource : source; }
+int engine_tag(int tag) noexcept { return tag == MPI_ANY_TAG ? engine::kAnyTag : tag; }
+
+bool start(Call& call, Request& request) {
+  const Transfer& t = request.transfer;
+  request.done = false;
+  request.outcome = {};
+  if (t.peer == MPI_PROC_NULL) {
+    request.outcome.source = MPI_PROC_NULL;
+    request.done = true;
+  } else if (request.mode == Mode::buffered) {
+    if (!runtime().bsend.send(call, engine(), t)) return false;
+    request.done = true;
+  } else if (request.mode == Mode::receive) {
+    request.op = engine().irecv(t.comm->view, t.buf, t.bytes, engine_source(t.peer), engine_tag(t.tag));
+  } else {
+    request.op = engine().isend(t.comm->view, t.buf, t.bytes, t.peer, t.tag, engine_mode(request.mode));
+  }
+  request.active = true;
+  return true;
+}
+
+bool refresh(Request& request) {
+  if (request.done || !request.active) return true;
+  engine::Completion c;
+  if (!engine().is_complete(request.op, &c)) return false;
+  engine().release(request.op);
+  request.op = nullptr;
+  request.done = true;
+  request.outcome = {.cancelled = c.cancelled, .error = error_class_of(c)};
+  if (request.mode == Mode::receive) {
+    request.outcome.source = c.source;
+    request.outcome.tag = c.tag;
+    request.outcome.bytes = c.bytes;
+  }
+  return true;
+}
+
+Outcome collect(MPI_Request& handle) noexcept {
+  if (!is_pending(handle)) return {};
+  Request& request = *handle;
+  const Outcome outcome = request.outcome;
+  if (request.persistent) {
+    request.active = false;
+    request.done = false;
+  } else {
+    runtime().requests.release(request);
+    handle = MPI_REQUEST_NULL;
+  }
+  return outcome;
+}
+
+void write_status(MPI_Status* status, const Outcome& outcome) noexcept {
+  if (status == MPI_STATUS_IGNORE) return;
+  status->MPI_SOURCE = outcome.source;
+  status->MPI_TAG = outcome.tag;
+  status->ftmpi_cancelled = outcome.cancelled ? 1 : 0;
+  status->ftmpi_bytes = static_cast<MPI_Count>(outcome.bytes);
+}
+
+std::string describe_failure(const Outcome& outcome) {
+  if (outcome.error == MPI_ERR_TRUNCATE) {
+    return fmt::format("message from rank {} with tag {} is longer than the {}-byte receive buffer", outcome.source,
+                       outcome.tag, outcome.bytes);
+  }
+  return std::string(error_class_text(outcome.error));
+}
+
+void fail_with(Call& call, Comm& comm, const Outcome& outcome) {
+  call.raise_on(comm);
+  call.fail(outcome.error, describe_failure(outcome));
+}
+
+void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
+  RequestPool& pool = runtime().requests;
+  Request& request = pool.acquire(mode, transfer, false);
+  if (!start(call, request)) {
+    pool.release(request);
+    return;
+  }
+  engine().progress_until([&] { return refresh(request); });
+  MPI_Request handle = &request;
+  const Outcome outcome = collect(handle);
+  write_status(status, outcome);
+  if (outcome.error != MPI_SUCCESS) fail_with(call, *transfer.comm, outcome);
+}
+
+}  // namespace ftmpi::mpi

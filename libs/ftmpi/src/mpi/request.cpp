@@ -1,0 +1,26 @@
+#include "mpi/request.hpp"
+
+namespace ftmpi::mpi {
+
+Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persistent) {
+  Request* request = free_;
+  if (request != nullptr) {
+    free_ = request->next_free;
+  } else {
+    request = &slots_.emplace_back();
+  }
+  *request = Request{};
+  request->magic = Request::kLive;
+  request->mode = mode;
+  request->persistent = persistent;
+  request->transfer = transfer;
+  return *request;
+}
+
+void RequestPool::release(Request& request) noexcept {
+  request.magic = 0;
+  request.next_free = free_;
+  free_ = &request;
+}
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,63 @@
+// The object behind an MPI_Request, and the pool that hands them out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+
+#include "engine/engine.hpp"
+#include "mpi/api.hpp"
+#include "mpi/comm.hpp"
+
+namespace ftmpi::mpi {
+
+enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive };
+
+// What a completed operation reports through MPI_Status (and the error it completed with).
+struct Outcome {
+  int source = MPI_ANY_SOURCE;
+  int tag = MPI_ANY_TAG;
+  std::size_t bytes = 0;
+  bool cancelled = false;
+  int error = MPI_SUCCESS;
+};
+
+}  // namespace ftmpi::mpi
+
+// mpi.h names this struct, so it lives outside the namespace.
+struct ftmpi_request {
+  static constexpr std::uint32_t kLive = 0x52455131;  // "REQ1"
+
+  std::uint32_t magic = 0;  // kLive while the handle is valid
+  ftmpi::mpi::Mode mode = ftmpi::mpi::Mode::standard;
+  bool persistent = false;
+  // Between a start and the completion call that collects the outcome. One-shot requests start when
+  // created and are freed when collected, so for them this is always true.
+  bool active = false;
+  bool done = false;  // `outcome` is recorded and `op` was given back to the engine
+  ftmpi::mpi::Transfer transfer;
+  ftmpi::engine::Request* op = nullptr;  // the engine's request while in flight
+  ftmpi::mpi::Outcome outcome;
+  ftmpi_request* next_free = nullptr;  // pool link while not in use
+};
+
+namespace ftmpi::mpi {
+
+using Request = ::ftmpi_request;
+
+class RequestPool {
+ public:
+  // A fresh, inactive request.
+  Request& acquire(Mode mode, const Transfer& transfer, bool persistent);
+  void release(Request& request) noexcept;
+
+  // True if `request` is a handle this pool gave out and that was not freed since. Slots are never
+  // returned to the system, so reading a stale handle's slot is safe.
+  static bool is_live(const Request* request) noexcept { return request->magic == Request::kLive; }
+
+ private:
+  std::deque<Request> slots_;  // a deque never moves its elements
+  Request* free_ = nullptr;
+};
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,71 @@
+# Installs ftmpi into a temporary prefix, MOVES the prefix, then builds and runs a program from the
+# moved tree three ways: with its ftcc (and mpicc), with a CMake project using find_package(ftmpi), and
+# with pkg-config. Every run goes through the moved ftrun.
+#
+#   -DBUILD_DIR=<the build tree>  -DWORK_DIR=<scratch directory>  -DSOURCE=<an MPI C program>
+#   -DGENERATOR=<CMake generator for the consumer project>
+cmake_minimum_required(VERSION 3.25)
+
+function(run)
+  cmake_parse_arguments(A "" "EXPECT" "COMMAND" ${ARGN})
+  execute_process(COMMAND ${A_COMMAND} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT 120)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "failed (${status}): ${A_COMMAND}\n--- stdout\n${out}--- stderr\n${err}")
+  endif()
+  if(A_EXPECT AND NOT out MATCHES "${A_EXPECT}")
+    message(FATAL_ERROR "output of ${A_COMMAND} does not match '${A_EXPECT}':\n${out}")
+  endif()
+  set(output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(staged ${WORK_DIR}/staged)
+set(prefix ${WORK_DIR}/moved)
+run(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${staged})
+file(RENAME ${staged} ${prefix})
+
+foreach(file bin/ftcc bin/mpicc bin/ftrun include/mpi.h lib/libftmpi.so lib/pkgconfig/ftmpi.pc
+             lib/cmake/ftmpi/ftmpiConfig.cmake lib/cmake/ftmpi/ftmpiConfigVersion.cmake)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "not installed: ${file}")
+  endif()
+endforeach()
+if(NOT IS_SYMLINK ${prefix}/bin/mpicc)
+  message(FATAL_ERROR "bin/mpicc is not a symlink to ftcc")
+endif()
+
+set(ftrun ${prefix}/bin/ftrun)
+set(expect "hello from rank 0 of 2.*hello from rank 1 of 2|hello from rank 1 of 2.*hello from rank 0 of 2")
+
+# ftcc and mpicc: the command they show names the moved prefix; what they build runs.
+run(COMMAND ${prefix}/bin/ftcc -show ${SOURCE} -o ${WORK_DIR}/hello_ftcc EXPECT "-I${prefix}/include")
+run(COMMAND ${prefix}/bin/ftcc ${SOURCE} -o ${WORK_DIR}/hello_ftcc)
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_ftcc EXPECT "${expect}")
+run(COMMAND ${prefix}/bin/mpicc -c ${SOURCE} -o ${WORK_DIR}/hello.o)
+run(COMMAND ${prefix}/bin/mpicc ${WORK_DIR}/hello.o -o ${WORK_DIR}/hello_mpicc)
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_mpicc EXPECT "${expect}")
+
+# A CMake project: find_package(ftmpi) from the moved prefix.
+set(project ${WORK_DIR}/project)
+file(MAKE_DIRECTORY ${project})
+file(COPY ${SOURCE} DESTINATION ${project})
+get_filename_component(source_name ${SOURCE} NAME)
+file(WRITE ${project}/CMakeLists.txt "cmake_minimum_required(VERSION 3.25)
+project(consumer C)
+find_package(ftmpi 0.1 REQUIRED)
+add_executable(hello ${source_name})
+target_link_libraries(hello PRIVATE ftmpi::ftmpi)
+")
+run(COMMAND ${CMAKE_COMMAND} -S ${project} -B ${project}/build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix})
+run(COMMAND ${CMAKE_COMMAND} --build ${project}/build)
+run(COMMAND ${ftrun} -n 2 ${project}/build/hello EXPECT "${expect}")
+
+# pkg-config: the flags it gives point into the moved prefix.
+set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+run(COMMAND pkg-config --cflags --libs ftmpi EXPECT "-I${prefix}/lib/pkgconfig/../../include")
+separate_arguments(flags UNIX_COMMAND "${output}")
+run(COMMAND cc ${SOURCE} -o ${WORK_DIR}/hello_pc ${flags})
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_pc EXPECT "${expect}")
+
+file(REMOVE_RECURSE ${WORK_DIR})
