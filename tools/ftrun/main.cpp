@@ -13,6 +13,7 @@
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/rte/launcher.hpp"
+#include "engine/params.hpp"
 #include "ftmpi/rte/params.hpp"
 
 extern char** environ;
@@ -60,10 +61,9 @@ Exit status:
 Environment: every FTMPI_<PARAM> variable sets a parameter, as --param does.
 See docs/ftrun.md for what ranks receive and how failures are reported.)";
 
-// Every parameter table ftrun knows. The engine's and the paths' tables join here as those libraries
-// appear, so that --param and --help-params cover them too.
+// Every parameter of the job, so that --param and --help-params cover the ranks' libraries too.
 base::Status gather_params(base::ParamSet& params) {
-  for (auto table : {base::base_params(), rte::rte_params()}) {
+  for (auto table : ftmpi::engine::all_param_tables()) {
     if (base::Status s = params.add_table(table); !s) return s;
   }
   return {};

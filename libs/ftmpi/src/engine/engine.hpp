@@ -116,7 +116,4 @@ void Engine::progress_until(Done&& done) {
   }
 }
 
-// The parameter tables of every library linked into libftmpi (for ftrun --help-params, ftpath params).
-std::span<const std::span<const base::ParamRow>> all_param_tables() noexcept;
-
 }  // namespace ftmpi::engine

@@ -45,11 +45,23 @@ inline constexpr ParamRow kSpinRounds{
     "engine.progress.spin", ParamType::integer, "2000",
     "idle progress rounds a waiting rank spins before it starts yielding its core",
     ParamLevel::advanced};
+inline constexpr ParamRow kProgressThread{
+    "engine.progress.thread", ParamType::boolean, "false",
+    "make progress in a thread of its own too, so ACKs and retransmissions flow while the application "
+    "computes (every engine call then takes a lock)",
+    ParamLevel::basic};
+inline constexpr ParamRow kProgressThreadSleep{
+    "engine.progress.thread_sleep", ParamType::duration, "50us",
+    "how long the progress thread sleeps after a round with nothing to do", ParamLevel::advanced};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",
     ParamLevel::advanced};
 
 std::span<const ParamRow> engine_params() noexcept;
+
+// The parameter tables of every library in libftmpi, in one list for MPI_Init, ftrun --param and
+// --help-params (ftrun links this alone, not the engine).
+std::span<const std::span<const base::ParamRow>> all_param_tables() noexcept;
 
 }  // namespace ftmpi::engine

@@ -9,23 +9,17 @@
 
 #include "engine_core.hpp"
 #include "ftmpi/base/log.hpp"
-#include "ftmpi/match/matcher.hpp"
-#include "ftmpi/path/params.hpp"
 #include "ftmpi/path/peer_memory.hpp"
 #include "ftmpi/path/shm.hpp"
 #include "ftmpi/rte/client.hpp"
 #include "ftmpi/rte/job.hpp"
-#include "ftmpi/rte/params.hpp"
 #include "params.hpp"
+#include "threaded_engine.hpp"
 
 extern char** environ;
 
 namespace ftmpi::engine {
 namespace {
-
-constexpr ParamRow kEngineParams[] = {kReliability,  kChecksum,  kShmEagerLimit, kShmSingleCopyMin,
-                                      kRetransmitMin, kRetransmitMax, kAckEvery,   kAckDelay,
-                                      kSpinRounds,   kHostId};
 
 std::string first_line(const char* file) {
   std::ifstream in(file);
@@ -54,15 +48,6 @@ base::Status with_context(const base::Status& s, std::string_view what) {
 }
 
 }  // namespace
-
-std::span<const ParamRow> engine_params() noexcept { return kEngineParams; }
-
-std::span<const std::span<const base::ParamRow>> all_param_tables() noexcept {
-  static const std::span<const base::ParamRow> tables[] = {base::base_params(), match::match_params(),
-                                                          path::path_params(), rte::rte_params(),
-                                                          engine_params()};
-  return tables;
-}
 
 base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params) {
   auto config = EngineConfig::from(params);
@@ -127,6 +112,10 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     if (auto pid = shm_path->peer_pid(r)) core->set_peer_pid(r, *pid);
   }
   base::logger().debug("engine started: rank {} of {}, {} on this host", job.rank, job.size, local.size());
+  if (params.get_bool(kProgressThread)) {
+    return std::unique_ptr<Engine>(
+        std::make_unique<ThreadedEngine>(std::move(core), params.get_duration(kProgressThreadSleep)));
+  }
   return std::unique_ptr<Engine>(std::move(core));
 }
 

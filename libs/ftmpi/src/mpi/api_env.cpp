@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "engine/engine.hpp"
+#include "engine/params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/rte/job.hpp"

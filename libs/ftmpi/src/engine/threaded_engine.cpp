@@ -1,0 +1,80 @@
+#include "threaded_engine.hpp"
+
+#include <sched.h>
+
+#include <cstdlib>
+
+namespace ftmpi::engine {
+
+ThreadedEngine::ThreadedEngine(std::unique_ptr<Engine> inner, std::chrono::nanoseconds idle_sleep)
+    : inner_(std::move(inner)), idle_sleep_(idle_sleep), thread_([this] { run(); }) {}
+
+ThreadedEngine::~ThreadedEngine() { stop(); }
+
+void ThreadedEngine::stop() {
+  stopping_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+// Polls as long as there is work, then sleeps a little: a computing application should keep its core.
+void ThreadedEngine::run() {
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    bool did = false;
+    {
+      std::lock_guard lock(mutex_);
+      did = inner_->progress();
+    }
+    if (!did) std::this_thread::sleep_for(idle_sleep_);
+  }
+}
+
+Request* ThreadedEngine::isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                               SendMode mode) {
+  std::lock_guard lock(mutex_);
+  return inner_->isend(comm, buf, bytes, dest, tag, mode);
+}
+
+Request* ThreadedEngine::irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) {
+  std::lock_guard lock(mutex_);
+  return inner_->irecv(comm, buf, capacity, source, tag);
+}
+
+bool ThreadedEngine::is_complete(const Request* request, Completion* out) const noexcept {
+  std::lock_guard lock(mutex_);
+  return inner_->is_complete(request, out);
+}
+
+void ThreadedEngine::cancel(Request* request) {
+  std::lock_guard lock(mutex_);
+  inner_->cancel(request);
+}
+
+void ThreadedEngine::release(Request* request) {
+  std::lock_guard lock(mutex_);
+  inner_->release(request);
+}
+
+bool ThreadedEngine::iprobe(const CommView& comm, int source, int tag, Completion* out) {
+  std::lock_guard lock(mutex_);
+  return inner_->iprobe(comm, source, tag, out);
+}
+
+bool ThreadedEngine::progress() {
+  std::lock_guard lock(mutex_);
+  return inner_->progress();
+}
+
+void ThreadedEngine::idle(std::uint64_t) noexcept { ::sched_yield(); }
+
+// The thread stops first: finalize makes its own progress, and the paths go away after it.
+base::Status ThreadedEngine::finalize() {
+  stop();
+  return inner_->finalize();
+}
+
+void ThreadedEngine::abort(int code, std::string_view message) {
+  inner_->abort(code, message);
+  std::abort();  // unreachable: a virtual [[noreturn]] call does not tell the compiler so
+}
+
+}  // namespace ftmpi::engine

@@ -1,0 +1,52 @@
+// engine.progress.thread: a thread that makes progress while the application computes, so that ACKs,
+// CTSs and retransmissions keep flowing between MPI calls. It wraps any engine; every call into the
+// engine then takes one lock, which is the price of the option (off by default).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "engine.hpp"
+
+namespace ftmpi::engine {
+
+class ThreadedEngine final : public Engine {
+ public:
+  ThreadedEngine(std::unique_ptr<Engine> inner, std::chrono::nanoseconds idle_sleep);
+  ~ThreadedEngine() override;
+
+  int world_rank() const noexcept override { return inner_->world_rank(); }
+  int world_size() const noexcept override { return inner_->world_size(); }
+  std::uint32_t world_context() const noexcept override { return inner_->world_context(); }
+  std::uint32_t self_context() const noexcept override { return inner_->self_context(); }
+
+  Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                 SendMode mode) override;
+  Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) override;
+  bool is_complete(const Request* request, Completion* out) const noexcept override;
+  void cancel(Request* request) override;
+  void release(Request* request) override;
+  bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
+  bool progress() override;
+  base::Status finalize() override;
+  [[noreturn]] void abort(int code, std::string_view message) override;
+
+ protected:
+  // The progress thread is working for us: a waiting caller only gives up its core.
+  void idle(std::uint64_t idle_rounds) noexcept override;
+
+ private:
+  void run();
+  void stop();
+
+  std::unique_ptr<Engine> inner_;
+  std::chrono::nanoseconds idle_sleep_;
+  mutable std::mutex mutex_;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace ftmpi::engine
