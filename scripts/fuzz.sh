@@ -11,7 +11,7 @@
 # coverage beyond them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${FTMPI_FUZZ_BUILD_DIR:-build/fuzz}
+build=${BUILD_DIR:-build/fuzz}
 committed=tests/fuzz/corpus/wire
 work=$build/wire-corpus
 artifacts=$build/wire-artifacts

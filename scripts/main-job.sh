@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds ftmpi (Release) and runs the main job. Until ftrun exists, that is every library's benchmark
-# table; the tables are Markdown, ready for docs/benchmarks.md.
+# The main job: builds ftmpi (Release), runs a small MPI job under ftrun beside Open MPI and MPICH and
+# prints its latency/bandwidth table (scripts/compare-mpi.sh), then every library's benchmark table. The
+# tables are Markdown, ready for docs/benchmarks.md. Arguments go to compare-mpi.sh (e.g. --rounds 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-build=${FTMPI_BUILD_DIR:-build/release}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFTMPI_BUILD_TESTS=OFF
-cmake --build "$build"
-for bench in seq_bench frag_bench match_bench; do
-  if [ -x "$build/bench/$bench" ]; then
+build=${BUILD_DIR:-build/release}
+echo "## MPI point-to-point: ftmpi, Open MPI, MPICH (bench/mpi/mpi_pingpong.c)"
+./scripts/compare-mpi.sh --build-dir "$build" "$@"
+echo
+for bench in seq_bench frag_bench match_bench path_bench; do
+  exe=$build/bench/${bench%_bench}/$bench
+  if [ -x "$exe" ]; then
     echo "## $bench"
-    "$build/bench/$bench"
+    "$exe"
     echo
   fi
 done

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-build=${FTMPI_TEST_BUILD_DIR:-build/asan}
+build=${BUILD_DIR:-build/asan}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_SANITIZE=ON -DFTMPI_WERROR=ON \
       -DFTMPI_BUILD_BENCH=OFF
 cmake --build "$build"

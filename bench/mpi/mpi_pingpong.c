@@ -1,0 +1,341 @@
+/* mpi_pingpong: point-to-point latency and streaming bandwidth between two ranks.
+ *
+ * Written against the standard MPI C API only (Send/Recv, Isend/Irecv/Waitall; no collectives, since ftmpi
+ * has none yet), so the same file builds with ftmpi's ftcc, Open MPI's mpicc and MPICH's mpicc:
+ *
+ *   ftcc -O2 mpi_pingpong.c -o pp && ftrun -n 2 --bind-to core ./pp
+ *   mpicc.openmpi -O2 mpi_pingpong.c -o pp && mpirun.openmpi -np 2 --bind-to core ./pp
+ *   mpicc.mpich -O2 mpi_pingpong.c -o pp && mpiexec.mpich -n 2 -bind-to core ./pp
+ *
+ * Latency: half the round trip of a blocking ping-pong, for 0 B to 4 MiB. Bandwidth: rank 0 posts a window
+ * of 64 MPI_Isend, rank 1 a window of 64 MPI_Irecv (each into its own buffer, so the program stays legal
+ * MPI; -o shares one receive buffer as osu_bw does), both wait for all, then rank 1 sends a 4-byte ack;
+ * MB/s is 10^6 bytes per second of payload. Every figure is the median of -r repetitions, each after a
+ * zero-byte ping-pong that lines the ranks up (there is no MPI_Barrier in ftmpi yet). A repetition is
+ * 10000 round trips up to 4 KiB and 64 MiB worth of them above (at least 10); a bandwidth repetition moves
+ * 256 MiB (at least 3 windows); a tenth of that (at least 5 round trips or 2 windows) warms up first.
+ *
+ * Data are checked during warm-up: the sender fills its buffer with a pattern that depends on the
+ * iteration, the receiver clears its buffer before the receive and checks pattern and count afterwards.
+ * -c checks the timed loops too (the figures then include the fill and check), -n checks nothing.
+ *
+ * Output (rank 0, stdout): machine-readable lines `lat <bytes> <usec>` and `bw <bytes> <MB/s>`, and a human
+ * table whose lines start with '#', as do the lines that describe the run.
+ */
+#define _GNU_SOURCE
+#include <mpi.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { TAG_DATA = 1, TAG_ACK = 2, TAG_SYNC = 3, TAG_INFO = 4 };
+enum { MAX_REPS = 101, MAX_WINDOW = 1024 };
+
+static const int lat_sizes[] = {0, 1, 8, 64, 512, 4096, 8192, 65536, 1 << 20, 4 << 20};
+static const int bw_sizes[] = {8192, 65536, 256 << 10, 1 << 20, 4 << 20};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static struct {
+  int reps;       /* repetitions per size; the median is reported */
+  double scale;   /* multiplies every iteration count */
+  int window;     /* messages in flight per bandwidth iteration */
+  int check;      /* 0 = never, 1 = warm-up only, 2 = warm-up and timed loops */
+  int shared_rx;  /* bandwidth: one receive buffer for the whole window (as osu_bw) */
+  int do_lat, do_bw;
+  int max_size;
+  int only;       /* >= 0: measure this one size instead of the lists */
+} opt = {5, 1.0, 64, 1, 0, 1, 1, 4 << 20, -1};
+
+static int rank;
+static long errors;
+
+static void die(const char *what) {
+  fprintf(stderr, "mpi_pingpong: rank %d: %s\n", rank, what);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+  exit(3);
+}
+
+static void *xalloc(size_t n) {
+  void *p = NULL;
+  if (posix_memalign(&p, 4096, n ? n : 64) != 0) die("out of memory");
+  memset(p, 0, n ? n : 64);
+  return p;
+}
+
+/* The byte at offset k of the message with this seed. Depends on the seed, so stale data is caught. */
+static inline unsigned char pattern(unsigned seed, size_t k) {
+  return (unsigned char)(seed * 167u + k * 7u + (k >> 8) * 13u + 1u);
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed) {
+  for (size_t k = 0; k < n; ++k) b[k] = pattern(seed, k);
+}
+
+static void verify(const unsigned char *b, size_t n, unsigned seed, const MPI_Status *st, const char *what) {
+  int count = -1;
+  MPI_Get_count(st, MPI_BYTE, &count);
+  if ((size_t)count != n) {
+    if (errors++ < 5)
+      fprintf(stderr, "mpi_pingpong: rank %d: %s: received %d bytes, expected %zu\n", rank, what, count, n);
+    return;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (b[k] != pattern(seed, k)) {
+      if (errors++ < 5)
+        fprintf(stderr, "mpi_pingpong: rank %d: %s of %zu bytes: byte %zu is 0x%02x, expected 0x%02x\n", rank,
+                what, n, k, b[k], pattern(seed, k));
+      return;
+    }
+  }
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int clampi(double v, int lo, int hi) {
+  if (v < lo) return lo;
+  if (v > hi) return hi;
+  return (int)v;
+}
+
+/* Zero-byte ping-pongs: afterwards both ranks are within a one-way latency of each other. */
+static void sync_pair(void) {
+  for (int i = 0; i < 3; ++i) {
+    if (rank == 0) {
+      MPI_Send(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD);
+      MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(NULL, 0, MPI_BYTE, 0, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_SYNC, MPI_COMM_WORLD);
+    }
+  }
+}
+
+/* n round trips of `size` bytes; returns the seconds rank 0 measured (rank 1: 0). */
+static double pingpong(unsigned char *sbuf, unsigned char *rbuf, int size, int n, int check, unsigned *seed) {
+  MPI_Status st;
+  int peer = 1 - rank;
+  sync_pair();
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < n; ++i) {
+    if (rank == 0) {
+      if (check) fill(sbuf, (size_t)size, *seed), memset(rbuf, 0, (size_t)size);
+      MPI_Send(sbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+      MPI_Recv(rbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
+      if (check) verify(rbuf, (size_t)size, *seed + 1, &st, "pong");
+    } else {
+      if (check) memset(rbuf, 0, (size_t)size);
+      MPI_Recv(rbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
+      if (check) verify(rbuf, (size_t)size, *seed, &st, "ping"), fill(sbuf, (size_t)size, *seed + 1);
+      MPI_Send(sbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+    }
+    *seed += 2;
+  }
+  return rank == 0 ? MPI_Wtime() - t0 : 0.0;
+}
+
+/* n iterations of a window of `size`-byte messages from rank 0 to rank 1, each closed by an ack. */
+static double stream(unsigned char *sbuf, unsigned char **rbufs, int size, int n, int check, unsigned *seed) {
+  MPI_Request req[MAX_WINDOW];
+  MPI_Status st[MAX_WINDOW];
+  int w = opt.window, ack = 0;
+  sync_pair();
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < n; ++i) {
+    if (rank == 0) {
+      if (check) fill(sbuf, (size_t)size, *seed);
+      for (int j = 0; j < w; ++j) MPI_Isend(sbuf, size, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+      MPI_Waitall(w, req, st);
+      MPI_Recv(&ack, 1, MPI_INT, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      if (check)
+        for (int j = 0; j < w; ++j) memset(rbufs[j], 0, (size_t)size);
+      for (int j = 0; j < w; ++j) MPI_Irecv(rbufs[j], size, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+      MPI_Waitall(w, req, st);
+      if (check)
+        for (int j = 0; j < w; ++j) verify(rbufs[j], (size_t)size, *seed, &st[j], "window message");
+      MPI_Send(&ack, 1, MPI_INT, 0, TAG_ACK, MPI_COMM_WORLD);
+    }
+    *seed += 1;
+  }
+  return rank == 0 ? MPI_Wtime() - t0 : 0.0;
+}
+
+static void usage(const char *argv0) {
+  printf("usage: %s [-r reps] [-t scale] [-w window] [-m max_bytes | -s bytes] [-c | -n] [-o] [-L | -B]\n"
+         "  -r N    repetitions per size, the median is reported (default 5)\n"
+         "  -t X    multiply every iteration count by X (default 1)\n"
+         "  -w N    bandwidth window: messages in flight per iteration (default 64)\n"
+         "  -m N    largest message size in bytes (default 4194304)\n"
+         "  -s N    measure only messages of N bytes\n"
+         "  -c      check the data in the timed loops too (default: during warm-up only)\n"
+         "  -n      check nothing\n"
+         "  -o      bandwidth: one receive buffer for the whole window, as osu_bw (overlapping receives)\n"
+         "  -L, -B  latency only, bandwidth only\n",
+         argv0);
+}
+
+static void parse(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-r") && v) opt.reps = atoi(v), ++i;
+    else if (!strcmp(a, "-t") && v) opt.scale = atof(v), ++i;
+    else if (!strcmp(a, "-w") && v) opt.window = atoi(v), ++i;
+    else if (!strcmp(a, "-m") && v) opt.max_size = atoi(v), ++i;
+    else if (!strcmp(a, "-s") && v) opt.only = atoi(v), opt.max_size = opt.only, ++i;
+    else if (!strcmp(a, "-c")) opt.check = 2;
+    else if (!strcmp(a, "-n")) opt.check = 0;
+    else if (!strcmp(a, "-o")) opt.shared_rx = 1;
+    else if (!strcmp(a, "-L")) opt.do_bw = 0;
+    else if (!strcmp(a, "-B")) opt.do_lat = 0;
+    else {
+      if (rank == 0) usage(argv[0]);
+      MPI_Finalize();
+      exit(strcmp(a, "-h") && strcmp(a, "--help") ? 2 : 0);
+    }
+  }
+  if (opt.reps < 1 || opt.reps > MAX_REPS || opt.scale <= 0 || opt.window < 1 || opt.window > MAX_WINDOW ||
+      opt.max_size < 0 || (opt.only < 0 && opt.only != -1)) {
+    if (rank == 0) fprintf(stderr, "mpi_pingpong: option out of range (reps 1..%d, window 1..%d)\n", MAX_REPS,
+                           MAX_WINDOW);
+    MPI_Finalize();
+    exit(2);
+  }
+}
+
+/* First line of MPI_Get_library_version, shortened and without trailing blanks. */
+static void library_name(char *out, size_t n) {
+  char v[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(v, &len);
+  v[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+  size_t k = strcspn(v, "\n");
+  v[k] = '\0';
+  char *comma = strstr(v, ", ");  /* Open MPI's first line goes on with package, ident, date */
+  if (k > 48 && comma) k = (size_t)(comma - v);
+  for (size_t i = 0; i < k; ++i)
+    if (v[i] == '\t') v[i] = ' ';
+  while (k > 0 && (v[k - 1] == ' ' || v[k - 1] == '\t')) --k;
+  if (k >= n) k = n - 1;
+  memcpy(out, v, k);
+  out[k] = '\0';
+}
+
+static void fmt_size(char *out, size_t n, int bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) snprintf(out, n, "%d MB", bytes >> 20);
+  else if (bytes >= 1024 && bytes % 1024 == 0) snprintf(out, n, "%d KB", bytes >> 10);
+  else snprintf(out, n, "%d B", bytes);
+}
+
+int main(int argc, char **argv) {
+  int size = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  parse(argc, argv);
+  if (size != 2) {
+    if (rank == 0) fprintf(stderr, "mpi_pingpong: needs exactly 2 ranks, has %d\n", size);
+    MPI_Finalize();
+    return 2;
+  }
+
+  /* Where each rank runs: the CPU now and how many CPUs it may use (1 = bound). */
+  cpu_set_t set;
+  int info[2] = {sched_getcpu(), sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1};
+  int peer_info[2] = {-1, -1};
+  if (rank == 0) MPI_Recv(peer_info, 2, MPI_INT, 1, TAG_INFO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else MPI_Send(info, 2, MPI_INT, 0, TAG_INFO, MPI_COMM_WORLD);
+
+  size_t max = (size_t)opt.max_size;
+  unsigned char *sbuf = xalloc(max), *rbuf = xalloc(max);
+  unsigned char *rbufs[MAX_WINDOW];
+  unsigned seed = 1;
+  double lat[COUNT(lat_sizes)], bw[COUNT(bw_sizes)], samples[MAX_REPS];
+  int nlat = 0, nbw = 0;
+  /* The sizes to measure: the lists up to -m, or the one size of -s. */
+  int lat_bytes[COUNT(lat_sizes)], bw_bytes[COUNT(bw_sizes)], nlat_sizes = 0, nbw_sizes = 0;
+  for (int s = 0; s < COUNT(lat_sizes); ++s)
+    if (opt.only < 0 && lat_sizes[s] <= opt.max_size) lat_bytes[nlat_sizes++] = lat_sizes[s];
+  for (int s = 0; s < COUNT(bw_sizes); ++s)
+    if (opt.only < 0 && bw_sizes[s] <= opt.max_size) bw_bytes[nbw_sizes++] = bw_sizes[s];
+  if (opt.only >= 0) lat_bytes[nlat_sizes++] = bw_bytes[nbw_sizes++] = opt.only;
+
+  if (rank == 0) {
+    char lib[256];
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hlen = 0;
+    library_name(lib, sizeof lib);
+    MPI_Get_processor_name(host, &hlen);
+    printf("# mpi_pingpong: %s on %s\n", lib, host);
+    printf("# rank 0 on cpu %d (%d allowed), rank 1 on cpu %d (%d allowed)\n", info[0], info[1], peer_info[0],
+           peer_info[1]);
+    printf("# median of %d repetitions; window %d; data checked %s\n", opt.reps, opt.window,
+           opt.check == 0 ? "never" : opt.check == 1 ? "during warm-up" : "always");
+    fflush(stdout);
+  }
+
+  if (opt.do_lat) {
+    for (int s = 0; s < nlat_sizes; ++s) {
+      int bytes = lat_bytes[s];
+      int iters = clampi(opt.scale * (64.0 * 1024 * 1024) / (bytes > 4096 ? bytes : 4096), 10, 1000000);
+      if (bytes <= 4096) iters = clampi(opt.scale * 10000, 10, 1000000);
+      pingpong(sbuf, rbuf, bytes, iters / 10 > 5 ? iters / 10 : 5, opt.check >= 1, &seed);
+      for (int r = 0; r < opt.reps; ++r)
+        samples[r] = pingpong(sbuf, rbuf, bytes, iters, opt.check >= 2, &seed) * 1e6 / iters / 2;
+      lat[nlat++] = median(samples, opt.reps);
+      if (rank == 0) printf("lat %d %.3f\n", bytes, lat[nlat - 1]), fflush(stdout);
+    }
+  }
+
+  if (opt.do_bw && nbw_sizes > 0) {
+    for (int j = 0; j < opt.window; ++j) rbufs[j] = rank == 1 && !opt.shared_rx ? xalloc(max) : rbuf;
+    for (int s = 0; s < nbw_sizes; ++s) {
+      int bytes = bw_bytes[s];
+      double per_iter = (double)bytes * opt.window;
+      int iters = clampi(opt.scale * (256.0 * 1024 * 1024) / per_iter, 3, 1000000);
+      stream(sbuf, rbufs, bytes, iters / 10 > 2 ? iters / 10 : 2, opt.check >= 1, &seed);
+      for (int r = 0; r < opt.reps; ++r) {
+        double t = stream(sbuf, rbufs, bytes, iters, opt.check >= 2, &seed);
+        samples[r] = rank == 0 ? per_iter * iters / t / 1e6 : 0.0;
+      }
+      bw[nbw++] = median(samples, opt.reps);
+      if (rank == 0) printf("bw %d %.1f\n", bytes, bw[nbw - 1]), fflush(stdout);
+    }
+  }
+
+  /* Rank 1's check errors reach rank 0 so that one line reports them. */
+  long peer_errors = 0;
+  if (rank == 0) MPI_Recv(&peer_errors, 1, MPI_LONG, 1, TAG_INFO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  else MPI_Send(&errors, 1, MPI_LONG, 0, TAG_INFO, MPI_COMM_WORLD);
+
+  if (rank == 0) {
+    char label[32];
+    if (nlat > 0) printf("#\n# %-10s %16s\n", "size", "latency (us)");
+    for (int s = 0; s < nlat; ++s) {
+      fmt_size(label, sizeof label, lat_bytes[s]);
+      printf("# %-10s %16.3f\n", label, lat[s]);
+    }
+    if (nbw > 0) printf("#\n# %-10s %16s\n", "size", "bandwidth (MB/s)");
+    for (int s = 0; s < nbw; ++s) {
+      fmt_size(label, sizeof label, bw_bytes[s]);
+      printf("# %-10s %16.1f\n", label, bw[s]);
+    }
+    if (errors + peer_errors) printf("# DATA ERRORS: %ld on rank 0, %ld on rank 1\n", errors, peer_errors);
+    else if (opt.check) printf("# data checks passed\n");
+    fflush(stdout);
+  }
+  int status = (errors + peer_errors) ? 1 : 0;
+  MPI_Finalize();
+  return status;
+}
