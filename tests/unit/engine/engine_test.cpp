@@ -137,14 +137,10 @@ struct World {
   }
 };
 
-EngineConfig plain_config() {
-  EngineConfig c;
-  c.reliability = Reliability::automatic;
-  return c;
-}
+EngineConfig plain_config() { return EngineConfig::defaults(); }
 
 EngineConfig fast_retransmit_config() {
-  EngineConfig c;
+  EngineConfig c = EngineConfig::defaults();
   c.retransmit_min = std::chrono::microseconds(200);
   c.retransmit_max = std::chrono::milliseconds(5);
   c.ack_delay = std::chrono::microseconds(50);

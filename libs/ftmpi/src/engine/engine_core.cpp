@@ -80,6 +80,12 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   return c;
 }
 
+EngineConfig EngineConfig::defaults() {
+  base::ParamSet params;
+  for (auto table : all_param_tables()) (void)params.add_table(table);
+  return from(params).value();
+}
+
 class EngineCore::OutgoingFrame final : public path::FrameWriter {
  public:
   OutgoingFrame(frag::FrameHeader& header, std::span<const std::byte> payload, frag::ChecksumKind kind)
@@ -450,7 +456,11 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
                                          std::span<const std::byte> payload) {
   using frag::FrameType;
   IncomingMessage* m = nullptr;
-  auto it = peer.incoming.find(h.message_seq);
+  // A frame that carries a whole message on a reliable route cannot belong to a record already made,
+  // so it skips the index both ways (the common small message).
+  const bool whole = (h.flags & frag::kFlagFirstFragment) != 0 && (h.flags & frag::kFlagLastFragment) != 0;
+  const bool indexed = peer.tracking || !whole;
+  auto it = indexed ? peer.incoming.find(h.message_seq) : peer.incoming.end();
   if (it == peer.incoming.end()) {
     // An eager message may be buffered whole before it matches; anything larger must come as an RTS.
     if (h.type == FrameType::data && h.message_length > max_eager_) {
@@ -462,8 +472,7 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
       ++counters_.dropped_malformed;
       return;
     }
-    auto owned = std::make_unique<IncomingMessage>();
-    m = owned.get();
+    m = acquire_message();
     m->peer = h.source;
     m->context = h.context;
     m->tag = h.tag;
@@ -477,13 +486,16 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
       m->remote_pid = static_cast<std::int64_t>(load_le64(payload.data()));
       m->remote_address = load_le64(payload.data() + 8);
     }
-    peer.incoming.emplace(h.message_seq, std::move(owned));
+    if (indexed) {
+      m->indexed = true;
+      peer.incoming.emplace(h.message_seq, m);
+    }
     in_hand_ = m;
     match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq,
                              reinterpret_cast<match::MessageHandle>(m)};
     if (base::Status s = matcher_.message_arrived(envelope, events_); !s) {
       in_hand_ = nullptr;
-      peer.incoming.erase(h.message_seq);
+      release_message(m);
       ++(s.code() == base::Errc::duplicate ? counters_.duplicates : counters_.dropped_malformed);
       base::logger().debug("message {} from rank {} refused by the matcher: {}", h.message_seq, h.source,
                            s.to_string());
@@ -491,7 +503,7 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     }
     process_events();
   } else {
-    m = it->second.get();
+    m = it->second;
     // Later frames must agree with the first: more DATA of an eager message, or the RTS of a rendezvous
     // again (its first copy's payload failed its checksum). Anything else is forged or corrupt.
     const bool same_kind = h.type == FrameType::rts ? m->rendezvous && !m->single_copy : !m->rendezvous;
@@ -571,6 +583,20 @@ bool EngineCore::place_payload(IncomingMessage& m, const frag::FrameHeader& h,
                                h.payload_checksum);
 }
 
+// Message records are reused: a small message costs no allocation.
+IncomingMessage* EngineCore::acquire_message() {
+  if (free_messages_.empty()) return &message_store_.emplace_back();
+  IncomingMessage* m = free_messages_.back();
+  free_messages_.pop_back();
+  return m;
+}
+
+void EngineCore::release_message(IncomingMessage* m) {
+  if (m->indexed) peers_[m->peer].incoming.erase(m->msg_seq);
+  *m = IncomingMessage{};
+  free_messages_.push_back(m);
+}
+
 // Matching raises no new events (only frame arrivals do, and handling an event never polls a path).
 void EngineCore::process_events() {
   for (const match::Event& e : events_) {
@@ -620,7 +646,7 @@ void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   r->completion.bytes = std::min<std::size_t>(m->length, r->capacity);
   r->completion.truncated = m->length > r->capacity;
   r->message = nullptr;
-  peers_[m->peer].incoming.erase(m->msg_seq);  // frees m
+  release_message(m);
   complete(r);
 }
 

@@ -48,19 +48,22 @@ using Clock = std::chrono::steady_clock;
 
 enum class Reliability : std::uint8_t { automatic, force, off };
 
+// The engine's settings, read from its parameter rows (params.hpp), where the defaults live.
 struct EngineConfig {
-  Reliability reliability = Reliability::automatic;
-  frag::ChecksumKind checksum = frag::ChecksumKind::crc32c;
-  std::size_t shm_eager_limit = 4096;
-  std::size_t single_copy_min = 32768;  // 0: never
-  std::chrono::nanoseconds retransmit_min{std::chrono::milliseconds(2)};
-  std::chrono::nanoseconds retransmit_max{std::chrono::milliseconds(500)};
-  std::uint32_t ack_every = 8;
-  std::chrono::nanoseconds ack_delay{std::chrono::microseconds(200)};
-  std::uint64_t spin_rounds = 2000;
-  std::uint64_t ahead_window = 4096;
+  Reliability reliability{};
+  frag::ChecksumKind checksum{};
+  std::size_t shm_eager_limit = 0;
+  std::size_t single_copy_min = 0;  // 0: never
+  std::chrono::nanoseconds retransmit_min{};
+  std::chrono::nanoseconds retransmit_max{};
+  std::uint32_t ack_every = 0;
+  std::chrono::nanoseconds ack_delay{};
+  std::uint64_t spin_rounds = 0;
+  std::uint64_t ahead_window = 0;
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
+  // The defaults of every row (tests).
+  static EngineConfig defaults();
 };
 
 struct Identity {
@@ -103,6 +106,7 @@ struct IncomingMessage {
   bool rendezvous = false;
   bool synchronous = false;
   bool single_copy = false;
+  bool indexed = false;               // listed in its peer's `incoming`
   std::int64_t remote_pid = 0;        // single copy
   std::uint64_t remote_address = 0;   // single copy
   std::uint64_t sender_cookie = 0;
@@ -144,7 +148,9 @@ struct Peer {
   seq::RangeList delivered;
   std::uint32_t frames_unacked = 0;
   Clock::time_point ack_owed_since{};
-  std::unordered_map<std::uint64_t, std::unique_ptr<IncomingMessage>> incoming;  // by msg_seq
+  // Records that later frames must find, by msg_seq: messages of several frames, and every message
+  // when reliability is on (a retransmitted RTS must find its record).
+  std::unordered_map<std::uint64_t, IncomingMessage*> incoming;
 };
 
 // The engine's own context for its finalize barrier.
@@ -201,6 +207,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   // Copies a fragment into place with verification; false on a checksum mismatch.
   bool place_payload(IncomingMessage& message, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void process_events();
+  IncomingMessage* acquire_message();
+  void release_message(IncomingMessage* message);
 
   // Sending.
   frag::FrameHeader header_for(Peer& peer, frag::FrameType type) noexcept;
@@ -224,6 +232,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   RequestTable requests_;
   std::vector<Request*> streaming_;       // rendezvous sends with fragments left to send
   std::vector<match::Event> events_;      // scratch for the matcher
+  std::deque<IncomingMessage> message_store_;    // every message record; a deque never moves them
+  std::vector<IncomingMessage*> free_messages_;  // records ready for reuse
   EngineCounters counters_;
   frag::DecodeLimits limits_{};
   std::size_t max_eager_ = 0;            // largest eager message any route sends

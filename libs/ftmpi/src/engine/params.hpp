@@ -21,11 +21,11 @@ inline constexpr ParamRow kChecksum{"engine.checksum", ParamType::string, "crc32
                                     "payload checksum on paths that need one", ParamLevel::basic,
                                     ParamScope::job, "crc32c|sum32|none"};
 inline constexpr ParamRow kShmEagerLimit{
-    "engine.shm.eager_limit", ParamType::size, "4k",
+    "engine.shm.eager_limit", ParamType::size, "8k",
     "largest message sent eagerly over shared memory; larger ones use rendezvous",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kShmSingleCopyMin{
-    "engine.shm.single_copy_min", ParamType::size, "32k",
+    "engine.shm.single_copy_min", ParamType::size, "64k",
     "smallest rendezvous message read straight from the sender's memory (process_vm_readv); "
     "smaller ones are piped through the FIFOs. 0 disables single copy",
     ParamLevel::advanced, ParamScope::job};
