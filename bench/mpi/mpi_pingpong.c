@@ -269,7 +269,11 @@ int main(int argc, char **argv) {
     if (opt.only < 0 && lat_sizes[s] <= opt.max_size) lat_bytes[nlat_sizes++] = lat_sizes[s];
   for (int s = 0; s < COUNT(bw_sizes); ++s)
     if (opt.only < 0 && bw_sizes[s] <= opt.max_size) bw_bytes[nbw_sizes++] = bw_sizes[s];
-  if (opt.only >= 0) lat_bytes[nlat_sizes++] = bw_bytes[nbw_sizes++] = opt.only;
+  if (opt.only >= 0) {
+    lat_bytes[nlat_sizes++] = opt.only;
+    /* A stream of zero-byte messages moves no bytes: it has a latency, not a bandwidth. */
+    if (opt.only > 0) bw_bytes[nbw_sizes++] = opt.only;
+  }
 
   if (rank == 0) {
     char lib[256];
