@@ -16,10 +16,10 @@ constexpr std::size_t kPollBudget = 64;
 constexpr std::uint32_t kTimerCheckRounds = 32;
 constexpr std::size_t kSingleCopyDescriptorSize = 16;  // {pid, address}, little-endian u64 each
 
-bool takes_sequence(frag::FrameType type) {
-  using frag::FrameType;
-  return type == FrameType::data || type == FrameType::rts || type == FrameType::cts ||
-         type == FrameType::fin;
+// Receives and probes match on the sender's world rank (see CommView).
+match::Pattern pattern_for(const CommView& comm, int source, int tag) {
+  return {comm.context, source == kAnySource ? match::kAnySource : comm.world_rank_of(source),
+          tag == kAnyTag ? match::kAnyTag : tag};
 }
 
 void store_le64(std::byte* out, std::uint64_t v) {
@@ -167,7 +167,7 @@ frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexc
 }
 
 void EngineCore::send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload) {
-  const bool sequenced = takes_sequence(h.type);
+  const bool sequenced = frag::occupies_sequence(h.type);
   if (sequenced) {
     h.seq_first = peer.next_byte_seq;
     h.seq_count = static_cast<std::uint32_t>(std::max<std::size_t>(payload.size(), 1));
@@ -320,8 +320,7 @@ Request* EngineCore::irecv(const CommView& comm, void* buf, std::size_t capacity
   r->comm = comm;
   r->recv_buf = static_cast<std::byte*>(buf);
   r->capacity = capacity;
-  match::Pattern pattern{comm.context, source == kAnySource ? match::kAnySource : comm.world_rank_of(source),
-                         tag == kAnyTag ? match::kAnyTag : tag};
+  const match::Pattern pattern = pattern_for(comm, source, tag);
   auto taken = matcher_.post_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
   if (!taken) {
     base::logger().error("irecv: {}", taken.status().to_string());
@@ -336,8 +335,7 @@ Request* EngineCore::irecv(const CommView& comm, void* buf, std::size_t capacity
 }
 
 bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* out) {
-  match::Pattern pattern{comm.context, source == kAnySource ? match::kAnySource : comm.world_rank_of(source),
-                         tag == kAnyTag ? match::kAnyTag : tag};
+  const match::Pattern pattern = pattern_for(comm, source, tag);
   auto found = matcher_.probe(pattern);
   if (!found) return false;
   if (out != nullptr) {
@@ -767,11 +765,14 @@ base::Status EngineCore::finalize() {
   // Everything we sent must be safe at its peer, and every peer must be done with us, before the paths
   // go away: drain, then a dissemination barrier on the engine's own context (progress continues
   // while we wait, so peers still get our ACKs and CTSs).
-  progress_until([&] {
-    if (!streaming_.empty()) return false;
+  auto paths_drained = [&] {
     for (auto& p : paths_) {
       if (p->has_queued_frames()) return false;
     }
+    return true;
+  };
+  progress_until([&] {
+    if (!streaming_.empty() || !paths_drained()) return false;
     for (const Peer& peer : peers_) {
       if (!peer.retained.empty()) return false;
     }
@@ -795,9 +796,7 @@ base::Status EngineCore::finalize() {
   }
   const Clock::time_point deadline = Clock::now() + 2 * config_.retransmit_max;
   progress_until([&] {
-    for (auto& p : paths_) {
-      if (p->has_queued_frames()) return false;
-    }
+    if (!paths_drained()) return false;
     for (const Peer& peer : peers_) {
       if (!peer.retained.empty()) return Clock::now() >= deadline;
     }

@@ -109,6 +109,13 @@ constexpr std::uint8_t fragment_position_flags(std::uint64_t offset, std::uint64
                                    (offset + length == message_length ? kFlagLastFragment : 0));
 }
 
+// The "seq" column of the frame-type table: whether a frame of this type occupies byte sequence
+// numbers (and is therefore acknowledged, retransmitted and de-duplicated).
+constexpr bool occupies_sequence(FrameType type) noexcept {
+  return type == FrameType::data || type == FrameType::rts || type == FrameType::cts ||
+         type == FrameType::fin;
+}
+
 // Byte sequence numbers a message occupies: one per byte, and one for a zero-byte message, so that
 // every message is acknowledged and ordered by the same means.
 constexpr std::uint64_t message_seq_count(std::uint64_t message_length) noexcept {
