@@ -39,6 +39,9 @@ class FrameWriter {
   virtual std::size_t frame_size() const noexcept = 0;
   // Writes exactly frame_size() bytes to `room`.
   virtual void write(std::span<std::byte> room) noexcept = 0;
+  // True for the rest of a message whose first fragment the receiver has matched: a path with a bulk
+  // lane (UDP's long socket) sends it there, so that lane only ever carries data someone waits for.
+  virtual bool bulk() const noexcept { return false; }
 
  protected:
   ~FrameWriter() = default;
