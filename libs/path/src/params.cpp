@@ -3,7 +3,9 @@
 namespace ftmpi::path {
 namespace {
 
-constexpr base::ParamRow kPathParams[] = {kShmSlots, kShmSlotSize};
+constexpr base::ParamRow kPathParams[] = {kShmSlots,      kShmSlotSize,      kKinds, kRails,
+                                            kUdpMaxFrame,   kUdpSendBuffer,    kUdpReceiveBuffer,
+                                            kFault,         kFaultPlan};
 
 }  // namespace
 

@@ -22,6 +22,50 @@ inline constexpr base::ParamRow kShmSlotSize{
     "a multiple of 64, 128..64m",
     base::ParamLevel::advanced, base::ParamScope::job};
 
+// Which kinds of path ranks may use; ftrun --paths.
+inline constexpr base::ParamRow kKinds{
+    "path.kinds", base::ParamType::string, "shm,udp",
+    "path kinds ranks may use, comma-separated: shm, udp; 'udp' alone sends even between ranks on one "
+    "host over the network",
+    base::ParamLevel::basic, base::ParamScope::job};
+
+// Rail k of every rank talks to rail k of its peers, so every host lists its rails in the same order.
+inline constexpr base::ParamRow kRails{
+    "path.rails", base::ParamType::string, "",
+    "UDP rails, comma-separated: interface names, local addresses or subnets (10.77.1.0/24); rail k of "
+    "every rank talks to rail k of its peers; empty: every usable non-loopback interface, or 127.0.0.1 "
+    "when there is none",
+    base::ParamLevel::basic, base::ParamScope::job};
+
+// 63 KiB keeps a frame under the 65507-byte IPv4 UDP limit; an interface's MTU lowers it further so
+// that no frame is split into IP fragments (losing one fragment would lose the whole frame).
+inline constexpr base::ParamRow kUdpMaxFrame{
+    "path.udp.max_frame", base::ParamType::size, "63k",
+    "largest UDP frame, header included; lowered to the rail's interface MTU minus IP and UDP headers",
+    base::ParamLevel::advanced, base::ParamScope::job};
+
+inline constexpr base::ParamRow kUdpSendBuffer{
+    "path.udp.sndbuf", base::ParamType::size, "4m",
+    "SO_SNDBUF of each UDP socket (forced past net.core.wmem_max when the process may)",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+
+inline constexpr base::ParamRow kUdpReceiveBuffer{
+    "path.udp.rcvbuf", base::ParamType::size, "8m",
+    "SO_RCVBUF of each UDP socket (forced past net.core.rmem_max when the process may)",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+
+// The fault-injection language (fault.hpp); ftrun --fault and --fault-plan set these.
+inline constexpr base::ParamRow kFault{
+    "path.fault", base::ParamType::string, "",
+    "fault injection: SPECs separated by ';', each comma-separated key=value (drop, corrupt, dup, "
+    "reorder, delay, rail, after, for, blackhole, seed); empty: none, at no cost",
+    base::ParamLevel::advanced, base::ParamScope::job};
+
+inline constexpr base::ParamRow kFaultPlan{
+    "path.fault_plan", base::ParamType::string, "",
+    "file of fault SPECs, one per line ('#' starts a comment), added to path.fault",
+    base::ParamLevel::advanced, base::ParamScope::job};
+
 // This library's parameter table.
 std::span<const base::ParamRow> path_params() noexcept;
 
