@@ -32,19 +32,23 @@ std::uint64_t load_le64(const std::byte* in) {
 }
 
 // Writes a frame the engine still holds in full (a retransmission).
-class StoredFrame final : public path::FrameWriter {
- public:
-  explicit StoredFrame(std::span<const std::byte> bytes) : bytes_(bytes) {}
-  std::size_t frame_size() const noexcept override { return bytes_.size(); }
-  void write(std::span<std::byte> room) noexcept override {
-    std::memcpy(room.data(), bytes_.data(), bytes_.size());
-  }
-
- private:
-  std::span<const std::byte> bytes_;
-};
-
 }  // namespace
+
+std::string_view to_string(RailState state) noexcept {
+  switch (state) {
+    case RailState::up: return "up";
+    case RailState::suspect: return "suspect";
+    case RailState::down: return "down";
+  }
+  return "?";
+}
+
+StoredFrame::StoredFrame(std::span<const std::byte> bytes, bool bulk) : bytes_(bytes), bulk_(bulk) {}
+std::size_t StoredFrame::frame_size() const noexcept { return bytes_.size(); }
+void StoredFrame::write(std::span<std::byte> room) noexcept {
+  std::memcpy(room.data(), bytes_.data(), bytes_.size());
+}
+bool StoredFrame::bulk() const noexcept { return bulk_; }
 
 int CommView::comm_rank_of(int world_rank) const noexcept {
   if (world_ranks.empty()) return world_rank;
@@ -77,6 +81,16 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   if (spin < 0) return base::Status(base::Errc::invalid_argument, "engine.progress.spin must be >= 0");
   c.spin_rounds = static_cast<std::uint64_t>(spin);
   c.ahead_window = match::matcher_config(params, 1).ahead_window;
+  c.window = params.get_size(kWindow);
+  if (c.window == 0) return base::Status(base::Errc::invalid_argument, "engine.window must be > 0");
+  c.rail_down_after = params.get_duration(kRailDownAfter);
+  c.peer_timeout = params.get_duration(kPeerTimeout);
+  c.probe_min = params.get_duration(kProbeMin);
+  c.probe_max = params.get_duration(kProbeMax);
+  if (c.probe_min.count() <= 0 || c.probe_max < c.probe_min) {
+    return base::Status(base::Errc::invalid_argument,
+                        "engine.rail.probe_max must be at least engine.rail.probe_min, which must be > 0");
+  }
   return c;
 }
 
@@ -85,28 +99,6 @@ EngineConfig EngineConfig::defaults() {
   for (auto table : all_param_tables()) (void)params.add_table(table);
   return from(params).value();
 }
-
-class EngineCore::OutgoingFrame final : public path::FrameWriter {
- public:
-  OutgoingFrame(frag::FrameHeader& header, std::span<const std::byte> payload, frag::ChecksumKind kind)
-      : header_(header), payload_(payload), kind_(kind) {}
-
-  std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
-
-  // One pass over the payload: copy into the room and checksum it, then the header that carries it.
-  void write(std::span<std::byte> room) noexcept override {
-    frag::Checksummer sum(kind_);
-    sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
-    header_.checksum_kind = kind_;
-    header_.payload_checksum = sum.value();
-    frag::encode(header_, room.first<frag::kHeaderSize>());
-  }
-
- private:
-  frag::FrameHeader& header_;
-  std::span<const std::byte> payload_;
-  frag::ChecksumKind kind_;
-};
 
 EngineCore::EngineCore(Identity identity, EngineConfig config,
                        std::vector<std::unique_ptr<path::Path>> paths, Environment environment)
@@ -117,27 +109,42 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       peers_(identity.size),
       matcher_(match::Matcher::create({identity.size, config.ahead_window}).value()) {
   std::size_t max_payload = 0;
+  const Clock::time_point now = Clock::now();
   for (std::uint32_t r = 0; r < id_.size; ++r) {
     Peer& peer = peers_[r];
     peer.rank = r;
-    for (auto& p : paths_) {
+    for (std::uint32_t i = 0; i < paths_.size(); ++i) {
+      path::Path* p = paths_[i].get();
       if (!p->reaches(r)) continue;
       const path::PathInfo& info = p->info();
       Route route;
-      route.path = p.get();
+      route.path = p;
+      route.path_index = i;
       route.max_payload = info.max_frame - frag::kHeaderSize;
       route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit : route.max_payload;
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
+      route.state_since = now;
+      route.last_progress = now;
+      route.rto = config_.retransmit_min;
       peer.reliable_routes = peer.reliable_routes && info.reliable;
-      // Shared memory first: it is the fastest way to a peer on this host.
-      if (info.kind == path::PathKind::shm) {
-        peer.routes.insert(peer.routes.begin(), route);
-      } else {
-        peer.routes.push_back(route);
-      }
+      // Shared memory alone when there is some: it is the fastest way to a peer on this host, and a
+      // network rail beside it would only be used by failover, which shared memory never needs.
+      if (info.kind == path::PathKind::shm) peer.routes.clear();
+      if (!peer.routes.empty() && peer.routes.front().path->info().kind == path::PathKind::shm) continue;
+      peer.routes.push_back(route);
+    }
+    peer.route_of_path.assign(paths_.size(), -1);
+    peer.eager_limit = peer.routes.empty() ? 0 : SIZE_MAX;
+    peer.rts_payload = peer.eager_limit;
+    for (std::uint32_t k = 0; k < peer.routes.size(); ++k) {
+      const Route& route = peer.routes[k];
+      peer.route_of_path[route.path_index] = static_cast<std::int32_t>(k);
+      peer.eager_limit = std::min(peer.eager_limit, route.eager_limit);
+      peer.rts_payload = std::min(peer.rts_payload, route.max_payload);
       max_payload = std::max(max_payload, route.max_payload);
       max_eager_ = std::max(max_eager_, route.eager_limit);
     }
+    peer.single_copy = peer.routes.size() == 1 && peer.routes.front().single_copy;
     peer.tracking = config_.reliability == Reliability::force ||
                     (config_.reliability == Reliability::automatic && !peer.reliable_routes);
     any_tracking_ = any_tracking_ || peer.tracking;
@@ -152,8 +159,6 @@ EngineCore::~EngineCore() = default;
 
 void EngineCore::set_peer_pid(std::uint32_t peer, std::int64_t pid) { peers_.at(peer).pid = pid; }
 
-Route& EngineCore::route_for(Peer& peer) { return peer.routes.front(); }
-
 // ---------------------------------------------------------------------------------------------------
 // Sending
 
@@ -166,13 +171,15 @@ frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexc
   return h;
 }
 
-void EngineCore::send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload) {
+void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHeader& h,
+                            std::span<const std::byte> payload, bool bulk) {
   const bool sequenced = frag::occupies_sequence(h.type);
   if (sequenced) {
     h.seq_first = peer.next_byte_seq;
     h.seq_count = static_cast<std::uint32_t>(std::max<std::size_t>(payload.size(), 1));
     peer.next_byte_seq += h.seq_count;
   }
+  Route& route = peer.routes[route_index];
   RetainedFrame* keep = nullptr;
   if (peer.tracking) {
     h.flags |= frag::kFlagAckValid;
@@ -183,22 +190,29 @@ void EngineCore::send_frame(Peer& peer, frag::FrameHeader& h, std::span<const st
       keep = &peer.retained.emplace_back();
       keep->range = {h.seq_first, h.seq_first + h.seq_count - 1};
       keep->sent_at = Clock::now();
+      keep->route = route_index;
+      keep->bulk = bulk;
     }
   }
-  OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none);
+  OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none, bulk);
   ++counters_.frames_sent;
+  ++route.counters.frames_sent;
+  route.counters.bytes_sent += frame.frame_size();
   base::Status sent;
   if (keep != nullptr) {
     // The copy kept for retransmission is the frame itself, built before the path sees it: a path may
     // lose a frame without ever writing it.
     keep->bytes.resize(frame.frame_size());
     frame.write(keep->bytes);
-    StoredFrame stored(keep->bytes);
-    sent = route_for(peer).path->send(peer.rank, stored);
+    // An idle working rail starts its silence clock now; a doubtful one keeps its old one.
+    if (route.state == RailState::up && route.in_flight == 0) route.last_progress = keep->sent_at;
+    route.in_flight += keep->bytes.size();
+    StoredFrame stored(keep->bytes, bulk);
+    sent = route.path->send(peer.rank, stored);
   } else {
-    sent = route_for(peer).path->send(peer.rank, frame);
+    sent = route.path->send(peer.rank, frame);
   }
-  if (!sent) route_failed(peer, sent);
+  if (!sent) route_failed(peer, route_index, sent);
 }
 
 void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq,
@@ -216,25 +230,32 @@ void EngineCore::send_ack(Peer& peer) {
   send_frame(peer, h, {});
 }
 
-// DATA fragments for bytes [from, to) of a send, cut at the route's payload size.
+// One DATA fragment of a send: `len` bytes at `offset`, on `route`.
+void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std::size_t offset, std::size_t len) {
+  const bool bulk = r.receiver_cookie != 0;
+  frag::FrameHeader h = header_for(peer, frag::FrameType::data);
+  h.flags = frag::fragment_position_flags(offset, len, r.bytes);
+  h.context = r.context;
+  h.tag = r.tag;
+  h.message_seq = r.msg_seq;
+  h.message_length = r.bytes;
+  h.fragment_offset = offset;
+  h.payload_length = static_cast<std::uint32_t>(len);
+  if (bulk) {
+    h.sender_request = r.cookie();
+    h.receiver_request = r.receiver_cookie;
+  }
+  send_frame(peer, route, h, {r.send_buf + offset, len}, bulk);
+}
+
+// DATA fragments for bytes [from, to) of a send: each goes on the least loaded working rail, cut at
+// that rail's payload size, so one message stripes over every rail to the peer.
 void EngineCore::send_fragments(Peer& peer, Request& r, std::size_t from, std::size_t to) {
-  const std::size_t max_payload = route_for(peer).max_payload;
   std::size_t offset = from;
   do {
-    const std::size_t len = std::min(max_payload, to - offset);
-    frag::FrameHeader h = header_for(peer, frag::FrameType::data);
-    h.flags = frag::fragment_position_flags(offset, len, r.bytes);
-    h.context = r.context;
-    h.tag = r.tag;
-    h.message_seq = r.msg_seq;
-    h.message_length = r.bytes;
-    h.fragment_offset = offset;
-    h.payload_length = static_cast<std::uint32_t>(len);
-    if (r.receiver_cookie != 0) {
-      h.sender_request = r.cookie();
-      h.receiver_request = r.receiver_cookie;
-    }
-    send_frame(peer, h, {r.send_buf + offset, len});
+    const std::uint32_t route = pick_route(peer);
+    const std::size_t len = std::min(peer.routes[route].max_payload, to - offset);
+    send_fragment(peer, r, route, offset, len);
     offset += len;
   } while (offset < to);
 }
@@ -250,9 +271,8 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
   r->mode = mode;
   Peer& peer = peers_[r->peer];
   r->msg_seq = peer.next_msg_seq++;
-  const Route& route = route_for(peer);
 
-  if (mode != SendMode::synchronous && bytes <= route.eager_limit) {
+  if (mode != SendMode::synchronous && bytes <= peer.eager_limit) {
     send_fragments(peer, *r, 0, bytes);
     complete(r);
     return r;
@@ -266,7 +286,7 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
   h.message_seq = r->msg_seq;
   h.message_length = bytes;
   h.sender_request = r->cookie();
-  if (route.single_copy && !peer.tracking && peer.pid != 0 &&
+  if (peer.single_copy && !peer.tracking && peer.pid != 0 &&
       bytes >= std::max(config_.single_copy_min, kSingleCopyDescriptorSize)) {
     std::array<std::byte, kSingleCopyDescriptorSize> descriptor{};
     store_le64(descriptor.data(), static_cast<std::uint64_t>(::getpid()));
@@ -278,7 +298,7 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
     send_frame(peer, h, descriptor);
     return r;
   }
-  const std::size_t first = std::min(bytes, route.max_payload);
+  const std::size_t first = std::min(bytes, peer.rts_payload);
   h.flags |= frag::fragment_position_flags(0, first, bytes);
   h.payload_length = static_cast<std::uint32_t>(first);
   r->next_offset = first;
@@ -287,18 +307,21 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
   return r;
 }
 
-// Streams rendezvous data only while the path takes frames without queueing them, so a large message
-// moves through the FIFOs as the receiver drains them instead of piling up in overflow buffers.
+// Streams rendezvous data only while the rail takes frames without queueing them (shared memory: the
+// message moves through the FIFOs as the receiver drains them instead of piling up in overflow buffers)
+// and, where frames are acknowledged, while the rail's window has room.
 bool EngineCore::push_streams() {
   bool did = false;
   for (std::size_t i = 0; i < streaming_.size();) {
     Request* r = streaming_[i];
     Peer& peer = peers_[r->peer];
-    const Route& route = route_for(peer);
-    while (r->next_offset < r->bytes && !route.path->has_queued_frames()) {
-      const std::size_t end = std::min(r->bytes, r->next_offset + route.max_payload);
-      send_fragments(peer, *r, r->next_offset, end);
-      r->next_offset = end;
+    while (r->next_offset < r->bytes) {
+      const std::uint32_t index = pick_route(peer);
+      const Route& route = peer.routes[index];
+      if (route.path->has_queued_frames() || (peer.tracking && route.in_flight >= config_.window)) break;
+      const std::size_t len = std::min(r->bytes - r->next_offset, route.max_payload);
+      send_fragment(peer, *r, index, r->next_offset, len);
+      r->next_offset += len;
       did = true;
     }
     if (r->next_offset == r->bytes) {
@@ -366,11 +389,18 @@ void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
   using frag::FrameType;
   Peer& peer = peers_[h.source];
+  Route* arrived_on = arrival_route(peer);
+  if (arrived_on != nullptr) {
+    ++arrived_on->counters.frames_received;
+    arrived_on->counters.bytes_received += frag::kHeaderSize + payload.size();
+  }
   if ((h.flags & frag::kFlagAckValid) != 0) handle_ack(peer, h.lirs, h.lids);
   switch (h.type) {
     case FrameType::ack:
+      return;
     case FrameType::probe:
     case FrameType::probe_reply:
+      handle_probe(peer, h);
       return;
     case FrameType::nack:
       handle_nack(peer, h);
@@ -384,8 +414,10 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       // Checked even though it is dropped, so that every corrupted frame is counted as one.
       if (frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) {
         ++counters_.dropped_bad_payload;
+        if (arrived_on != nullptr) ++arrived_on->counters.checksum_failures;
       } else {
         ++counters_.duplicates;
+        if (arrived_on != nullptr) ++arrived_on->counters.duplicates;
       }
       send_ack(peer);  // its ACK may have been lost: say again what we have
       return;
@@ -550,6 +582,7 @@ void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,
 
 void EngineCore::reject_payload(Peer& peer, const frag::FrameHeader& h) {
   ++counters_.dropped_bad_payload;
+  if (Route* route = arrival_route(peer)) ++route->counters.checksum_failures;
   base::logger().debug("payload checksum mismatch: {}", frag::describe(h));
   if (!peer.tracking) return;
   frag::FrameHeader nack = header_for(peer, frag::FrameType::nack);
@@ -648,68 +681,7 @@ void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   complete(r);
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Reliability
-
-void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) {
-  const std::uint64_t sent = peer.next_byte_seq - 1;
-  if (lirs > sent || lids > sent) {  // acknowledges what we never sent: forged
-    ++counters_.dropped_malformed;
-    return;
-  }
-  peer.acked_lirs = std::max(peer.acked_lirs, lirs);
-  peer.acked_lids = std::max(peer.acked_lids, lids);
-  while (!peer.retained.empty() && peer.retained.front().range.last <= peer.acked_lids) {
-    peer.retained.pop_front();
-  }
-}
-
-void EngineCore::handle_nack(Peer& peer, const frag::FrameHeader& h) {
-  const std::uint64_t last = h.seq_first + h.seq_count - 1;
-  for (RetainedFrame& f : peer.retained) {
-    if (f.range.last < h.seq_first || f.range.first > last) continue;
-    resend(peer, f);
-  }
-}
-
-void EngineCore::resend(Peer& peer, RetainedFrame& f) {
-  ++counters_.retransmits;
-  ++f.attempts;
-  f.sent_at = Clock::now();
-  StoredFrame frame(f.bytes);
-  if (base::Status s = route_for(peer).path->send(peer.rank, frame); !s) route_failed(peer, s);
-}
-
-bool EngineCore::service_timers() {
-  bool did = false;
-  const Clock::time_point now = Clock::now();
-  for (Peer& peer : peers_) {
-    if (!peer.tracking) continue;
-    if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
-      send_ack(peer);
-      did = true;
-    }
-    for (RetainedFrame& f : peer.retained) {
-      const auto shift = std::min<std::uint32_t>(f.attempts - 1, 20);
-      const auto timeout =
-          std::min(config_.retransmit_max, std::chrono::nanoseconds(config_.retransmit_min.count() << shift));
-      if (now - f.sent_at < timeout) continue;
-      if (f.range.last <= peer.acked_lirs) {
-        f.sent_at = now;  // received, waiting for its receive to be posted: wait longer, do not resend
-        ++f.attempts;
-        continue;
-      }
-      resend(peer, f);
-      did = true;
-    }
-  }
-  return did;
-}
-
-void EngineCore::route_failed(Peer& peer, const base::Status& status) {
-  // Failover across rails arrives with the network paths; one route to a peer failing ends the job.
-  abort(1, "no path left to rank " + std::to_string(peer.rank) + ": " + status.to_string());
-}
+// Acknowledgements, retransmission and rails: engine_rails.cpp.
 
 // ---------------------------------------------------------------------------------------------------
 // Requests and progress
@@ -744,7 +716,14 @@ void EngineCore::release(Request* r) {
 
 bool EngineCore::progress() {
   bool did = false;
-  for (auto& p : paths_) did = p->poll(*this, kPollBudget) > 0 || did;
+  for (std::uint32_t i = 0; i < paths_.size(); ++i) {
+    polling_path_ = i;
+    did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+  }
+  if (rebind_pending_) {
+    rebind_frames();
+    did = true;
+  }
   if (!streaming_.empty()) did = push_streams() || did;
   if (any_tracking_ && (++rounds_since_timer_check_ >= kTimerCheckRounds || !did)) {
     rounds_since_timer_check_ = 0;

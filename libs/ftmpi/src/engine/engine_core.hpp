@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +61,11 @@ struct EngineConfig {
   std::chrono::nanoseconds ack_delay{};
   std::uint64_t spin_rounds = 0;
   std::uint64_t ahead_window = 0;
+  std::size_t window = 0;                     // bytes in flight per peer per rail
+  std::chrono::nanoseconds rail_down_after{};
+  std::chrono::nanoseconds peer_timeout{};
+  std::chrono::nanoseconds probe_min{};
+  std::chrono::nanoseconds probe_max{};
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -93,6 +99,8 @@ struct EngineCounters {
   std::uint64_t retransmits = 0;
   std::uint64_t acks_sent = 0;
   std::uint64_t nacks_sent = 0;
+  std::uint64_t rails_down = 0;  // rail-to-peer failures detected
+  std::uint64_t rails_up = 0;    // failbacks
 };
 
 struct IncomingMessage {
@@ -115,31 +123,80 @@ struct IncomingMessage {
   std::vector<seq::Range> buffered;   // byte ranges in `early`: delivered once the message matches
 };
 
+enum class RailState : std::uint8_t {
+  up,       // takes new frames
+  suspect,  // a frame timed out on it: no new frames, probed until it answers or is declared down
+  down,     // failed (an error from the OS, or silence): its frames moved away; probed for failback
+};
+std::string_view to_string(RailState state) noexcept;
+
+// What one rail did for one peer (ftpath shows them; tests check them).
+struct RailCounters {
+  std::uint64_t frames_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t frames_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t retransmits = 0;       // frames resent on this rail (timeouts, NACKs, rebinding)
+  std::uint64_t timeouts = 0;          // frames sent on this rail that timed out
+  std::uint64_t rebound = 0;           // frames moved off this rail when it went down
+  std::uint64_t checksum_failures = 0; // frames received on this rail with a bad payload checksum
+  std::uint64_t duplicates = 0;        // frames received on this rail whose bytes we already had
+  std::uint64_t probes_sent = 0;
+  std::uint64_t probe_replies = 0;
+  std::uint64_t state_changes = 0;
+};
+
+// One way to a peer: a path (a rail) that reaches it, and what the engine learned about it.
 struct Route {
   path::Path* path = nullptr;
+  std::uint32_t path_index = 0;  // in the engine's path list; rail k of every rank talks to rail k
   std::size_t max_payload = 0;
   std::size_t eager_limit = 0;
   bool single_copy = false;
+
+  RailState state = RailState::up;
+  Clock::time_point state_since{};
+  std::uint64_t in_flight = 0;         // bytes of frames sent on it and not yet covered by LIRS
+  Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
+  std::uint32_t timeouts = 0;          // since last_progress
+  std::chrono::nanoseconds srtt{0};    // smoothed round trip (0: no sample yet)
+  std::chrono::nanoseconds rttvar{0};
+  std::chrono::nanoseconds rto{0};     // first retransmission timeout of a frame on this rail
+  std::uint64_t probe_seq = 0;         // last probe sent
+  std::uint64_t probe_answered = 0;    // last probe answered
+  Clock::time_point probe_sent_at{};
+  Clock::time_point next_probe{};
+  std::chrono::nanoseconds probe_interval{0};
+  RailCounters counters;
 };
 
 struct RetainedFrame {
   seq::Range range{};
-  std::vector<std::byte> bytes;
+  std::vector<std::byte> bytes;  // the whole frame as it was sent
   Clock::time_point sent_at{};
   std::uint32_t attempts = 1;
+  std::uint32_t route = 0;       // index in Peer::routes it was last sent on
+  bool bulk = false;             // rendezvous data after CTS (a path's bulk lane)
 };
 
 struct Peer {
   std::uint32_t rank = 0;
   std::vector<Route> routes;
+  std::vector<std::int32_t> route_of_path;  // by path index: index in `routes`, or -1
   bool reliable_routes = true;  // every route reliable: sequence tracking can be skipped
   bool tracking = false;        // reliability machinery on for this peer
   std::int64_t pid = 0;
+  std::size_t eager_limit = 0;  // the smallest of its routes': any route can carry any eager message
+  std::size_t rts_payload = 0;  // first fragment of a rendezvous: fits every route, so never re-cut
+  bool single_copy = false;
+  std::uint32_t next_route = 0;  // round-robin start among equally loaded routes
+  bool rebind_needed = false;    // frames sit on a down route
 
   // Our stream to this peer.
   std::uint64_t next_byte_seq = 1;
   std::uint64_t next_msg_seq = 1;
   std::deque<RetainedFrame> retained;  // in sequence order
+  std::size_t received_prefix = 0;     // retained[0, received_prefix) are covered by acked_lirs
   std::uint64_t acked_lirs = 0;
   std::uint64_t acked_lids = 0;
 
@@ -151,6 +208,19 @@ struct Peer {
   // Records that later frames must find, by msg_seq: messages of several frames, and every message
   // when reliability is on (a retransmitted RTS must find its record).
   std::unordered_map<std::uint64_t, IncomingMessage*> incoming;
+};
+
+// Writes a frame the engine still holds in full (a retransmission).
+class StoredFrame final : public path::FrameWriter {
+ public:
+  StoredFrame(std::span<const std::byte> bytes, bool bulk);
+  std::size_t frame_size() const noexcept override;
+  void write(std::span<std::byte> room) noexcept override;
+  bool bulk() const noexcept override;
+
+ private:
+  std::span<const std::byte> bytes_;
+  bool bulk_;
 };
 
 // The engine's own context for its finalize barrier.
@@ -201,7 +271,19 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::uint64_t accept_sequenced(Peer& peer, const frag::FrameHeader& h, bool delivered);
   void owe_ack(Peer& peer);
   void reject_payload(Peer& peer, const frag::FrameHeader& h);
-  void resend(Peer& peer, RetainedFrame& frame);
+  // Rails (engine_rails.cpp).
+  std::uint32_t pick_route(Peer& peer) noexcept;
+  void resend(Peer& peer, std::size_t index, std::uint32_t route);
+  void resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices);
+  void send_probe(Peer& peer, std::uint32_t route, frag::FrameType type, std::uint64_t id);
+  void handle_probe(Peer& peer, const frag::FrameHeader& h);
+  void route_progress(Route& route, Clock::time_point now);
+  void sample_rtt(Route& route, std::chrono::nanoseconds sample);
+  void set_state(Peer& peer, Route& route, RailState state, std::string_view reason);
+  void rail_failed(Peer& peer, std::uint32_t route, std::string_view reason);
+  void rebind_frames();
+  bool service_rails(Peer& peer, Clock::time_point now);
+  Route* arrival_route(Peer& peer) noexcept;
   void on_matched(Request* receive, IncomingMessage* message);
   void finish_message_if_complete(IncomingMessage* message);
   // Copies a fragment into place with verification; false on a checksum mismatch.
@@ -212,16 +294,20 @@ class EngineCore final : public Engine, public path::FrameSink {
 
   // Sending.
   frag::FrameHeader header_for(Peer& peer, frag::FrameType type) noexcept;
-  void send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload);
+  void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, std::span<const std::byte> payload,
+                  bool bulk = false);
+  void send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload) {
+    send_frame(peer, pick_route(peer), h, payload);
+  }
   void send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq, std::uint64_t sender_cookie,
                     std::uint64_t receiver_cookie);
   void send_ack(Peer& peer);
+  void send_fragment(Peer& peer, Request& r, std::uint32_t route, std::size_t offset, std::size_t len);
   void send_fragments(Peer& peer, Request& r, std::size_t from, std::size_t to);
   bool push_streams();
   bool service_timers();
-  Route& route_for(Peer& peer);
   void complete(Request* request);
-  void route_failed(Peer& peer, const base::Status& status);
+  void route_failed(Peer& peer, std::uint32_t route, const base::Status& status);
 
   Identity id_;
   EngineConfig config_;
@@ -240,7 +326,36 @@ class EngineCore final : public Engine, public path::FrameSink {
   IncomingMessage* in_hand_ = nullptr;   // the message whose frame is being handled: not completed
                                          // (and freed) by events raised during its own handling
   bool any_tracking_ = false;
+  bool rebind_pending_ = false;          // some peer has frames on a down route
+  std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
+  std::vector<std::size_t> scratch_indices_;
   std::uint32_t rounds_since_timer_check_ = 0;
+};
+
+// Builds a new frame into the room a path found: header and payload, checksummed during the copy.
+class EngineCore::OutgoingFrame final : public path::FrameWriter {
+ public:
+  OutgoingFrame(frag::FrameHeader& header, std::span<const std::byte> payload, frag::ChecksumKind kind,
+                bool bulk)
+      : header_(header), payload_(payload), kind_(kind), bulk_(bulk) {}
+
+  std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
+  bool bulk() const noexcept override { return bulk_; }
+
+  // One pass over the payload: copy into the room and checksum it, then the header that carries it.
+  void write(std::span<std::byte> room) noexcept override {
+    frag::Checksummer sum(kind_);
+    sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
+    header_.checksum_kind = kind_;
+    header_.payload_checksum = sum.value();
+    frag::encode(header_, room.first<frag::kHeaderSize>());
+  }
+
+ private:
+  frag::FrameHeader& header_;
+  std::span<const std::byte> payload_;
+  frag::ChecksumKind kind_;
+  bool bulk_;
 };
 
 }  // namespace ftmpi::engine

@@ -11,7 +11,8 @@ namespace {
 
 constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,      kShmEagerLimit, kShmSingleCopyMin,
                                       kRetransmitMin, kRetransmitMax, kAckEvery,      kAckDelay,
-                                      kSpinRounds,    kProgressThread, kProgressThreadSleep, kHostId};
+                                      kSpinRounds,    kProgressThread, kProgressThreadSleep, kWindow, kRailDownAfter, kPeerTimeout,
+                                      kProbeMin, kProbeMax, kHostId};
 
 }  // namespace
 

@@ -53,6 +53,28 @@ inline constexpr ParamRow kProgressThread{
 inline constexpr ParamRow kProgressThreadSleep{
     "engine.progress.thread_sleep", ParamType::duration, "50us",
     "how long the progress thread sleeps after a round with nothing to do", ParamLevel::advanced};
+// A window per rail keeps a healthy link from dropping bursts: a stream waits for ACKs beyond it.
+inline constexpr ParamRow kWindow{
+    "engine.window", ParamType::size, "2m",
+    "unacknowledged bytes in flight to one peer on one rail before a large message waits for ACKs",
+    ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kRailDownAfter{
+    "engine.rail.down_after", ParamType::duration, "50ms",
+    "a suspect rail (a frame timed out on it) that answers nothing for this long is declared down and "
+    "its unacknowledged frames move to the other rails, as long as another rail to that peer works",
+    ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kPeerTimeout{
+    "engine.peer.timeout", ParamType::duration, "30s",
+    "the last working rail to a peer is declared down (and the job fails) only after the peer answered "
+    "nothing for this long: a peer that is merely busy computing must not end the job",
+    ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kProbeMin{
+    "engine.rail.probe_min", ParamType::duration, "10ms",
+    "first interval between probes of a down rail (failback); doubles up to engine.rail.probe_max",
+    ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kProbeMax{"engine.rail.probe_max", ParamType::duration, "1s",
+                                    "longest interval between probes of a down rail; probing never stops",
+                                    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",

@@ -1,0 +1,428 @@
+// Reliability across rails: acknowledgements, retransmission, striping, failover and failback.
+//
+// Acknowledgement (DESIGN.md section 2). The sender keeps every sequenced frame it sent to a peer, whole,
+// in `Peer::retained` (sequence order) until the peer's LIDS covers it. Frames covered by LIRS but not yet
+// by LIDS were received and only wait for their receive to be posted: they no longer count as in flight
+// on their rail and are never resent (their timer is pushed back instead), so a receiver that is busy
+// computing is not flooded with copies of data it already holds.
+//
+// Retransmission timer, per rail to a peer: RFC 6298's estimator (srtt + 4 rttvar) from frames ACKed on
+// their first attempt (Karn: a resent frame's ACK says nothing about which copy arrived), floored at
+// engine.retransmit.min and capped at engine.retransmit.max; each further attempt of a frame doubles its
+// timeout (truncated exponential back-off).
+//
+// Striping. A frame goes on the working ("up") rail with the fewest bytes in flight, ties taken in turn.
+// A rail that delivers faster is ACKed sooner, so it gets more of every message: the weights are what
+// each rail actually delivers, not nominal speeds. A window (engine.window) per rail bounds what a
+// stream may have in flight, so a healthy link is not overrun.
+//
+// Failure and failover. A frame that times out marks its rail *suspect*: the frame is resent at once on
+// the best other rail, the suspect rail takes no new frames and is probed. A probe answered (or an ACK
+// of a frame it carried) puts it back up. A suspect rail that answers nothing for engine.rail.down_after
+// while another rail to the peer works is *down*; an error from the operating system (ENETUNREACH, EPERM
+// from a firewall, ...) makes it down at once. Every unacknowledged frame on a down rail is rebound to
+// the surviving rails, re-cut to their frame size when it is larger; per-byte sequence numbers make that
+// legal, and the receiver's range lists drop whatever copy arrives second, so no byte is lost or
+// delivered twice. The last rail to a peer is declared down only after engine.peer.timeout of silence
+// (a peer that is busy computing looks exactly like a dead one from here); then the job ends, naming the
+// peer and every rail's state.
+//
+// Failback. A down rail is probed with back-off from engine.rail.probe_min to engine.rail.probe_max for
+// as long as the job runs; a probe reply that comes back *on that rail* puts it up again. The peer
+// answers a probe on the rail it arrived on, whatever it thinks of that rail itself.
+#include <algorithm>
+#include <cstring>
+
+#include "engine_core.hpp"
+#include "ftmpi/base/log.hpp"
+
+namespace ftmpi::engine {
+namespace {
+
+// A probe's id: the rail (path index) it was sent on, and a per-rail number.
+constexpr unsigned kProbeRailShift = 48;
+constexpr std::uint64_t kProbeSeqMask = (std::uint64_t{1} << kProbeRailShift) - 1;
+
+std::chrono::nanoseconds frame_timeout(const Route& route, const RetainedFrame& f,
+                                       std::chrono::nanoseconds cap) {
+  const auto shift = std::min<std::uint32_t>(f.attempts - 1, 20);
+  return std::min(cap, std::chrono::nanoseconds(route.rto.count() << shift));
+}
+
+std::string ms(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Acknowledgements
+
+void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) {
+  const std::uint64_t sent = peer.next_byte_seq - 1;
+  if (lirs > sent || lids > sent || lids > lirs) {  // acknowledges what we never sent: forged
+    ++counters_.dropped_malformed;
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  if (lirs > peer.acked_lirs) {
+    peer.acked_lirs = lirs;
+    const RetainedFrame* newest_clean = nullptr;
+    while (peer.received_prefix < peer.retained.size() &&
+           peer.retained[peer.received_prefix].range.last <= lirs) {
+      const RetainedFrame& f = peer.retained[peer.received_prefix++];
+      Route& route = peer.routes[f.route];
+      route.in_flight -= f.bytes.size();
+      route_progress(route, now);
+      if (f.attempts == 1) newest_clean = &f;
+    }
+    if (newest_clean != nullptr) sample_rtt(peer.routes[newest_clean->route], now - newest_clean->sent_at);
+  }
+  if (lids > peer.acked_lids) {
+    peer.acked_lids = lids;
+    while (!peer.retained.empty() && peer.retained.front().range.last <= lids) {
+      peer.retained.pop_front();
+      --peer.received_prefix;  // lids <= lirs: every frame freed here was counted as received
+    }
+  }
+}
+
+void EngineCore::handle_nack(Peer& peer, const frag::FrameHeader& h) {
+  const std::uint64_t last = h.seq_first + h.seq_count - 1;
+  scratch_indices_.clear();
+  for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
+    const RetainedFrame& f = peer.retained[i];
+    if (f.range.last < h.seq_first || f.range.first > last) continue;
+    scratch_indices_.push_back(i);
+  }
+  resend_elsewhere(peer, scratch_indices_);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Retransmission
+
+// Resends retained[index] on `route`, moving its bytes in flight there.
+void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index) {
+  RetainedFrame& f = peer.retained[index];
+  Route& from = peer.routes[f.route];
+  Route& to = peer.routes[route_index];
+  if (index >= peer.received_prefix) {
+    from.in_flight -= f.bytes.size();
+    // An idle working rail starts its silence clock now; a doubtful one keeps its old one.
+    if (&from != &to && to.state == RailState::up && to.in_flight == 0) to.last_progress = Clock::now();
+    to.in_flight += f.bytes.size();
+  }
+  f.route = route_index;
+  ++f.attempts;
+  f.sent_at = Clock::now();
+  ++counters_.retransmits;
+  ++to.counters.retransmits;
+  ++to.counters.frames_sent;
+  to.counters.bytes_sent += f.bytes.size();
+  StoredFrame frame(f.bytes, f.bulk);
+  if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s);
+}
+
+// Resends the retained frames at `indices` (ascending) each on the best working rail, cutting a frame
+// again when it is larger than that rail takes. Works from the back, so that cutting a frame into
+// several does not move the frames still to do.
+void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices) {
+  for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
+    const std::size_t index = *it;
+    const std::uint32_t to = pick_route(peer);
+    const Route& route = peer.routes[to];
+    RetainedFrame& f = peer.retained[index];
+    if (f.bytes.size() <= route.max_payload + frag::kHeaderSize) {
+      resend(peer, index, to);
+      continue;
+    }
+    // Only DATA frames can be larger than another rail takes: an RTS is cut to fit every rail.
+    frag::DecodeLimits own{id_.job_key, id_.size, peer.rank, static_cast<std::uint32_t>(f.bytes.size())};
+    auto decoded = frag::decode(f.bytes, own);
+    if (!decoded || decoded->type != frag::FrameType::data) {
+      abort(1, "internal error: a retained frame cannot be cut for another rail: " +
+                   (decoded ? frag::describe(*decoded) : decoded.status().to_string()));
+    }
+    const frag::FrameHeader old = *decoded;
+    const std::span<const std::byte> payload(f.bytes.data() + frag::kHeaderSize, old.payload_length);
+    const std::uint32_t old_route = f.route;
+    const bool bulk = f.bulk;
+    const std::uint32_t attempts = f.attempts;
+    peer.routes[old_route].in_flight -= f.bytes.size();
+    std::vector<RetainedFrame> pieces;
+    for (std::size_t off = 0; off < payload.size(); off += route.max_payload) {
+      const std::size_t len = std::min(route.max_payload, payload.size() - off);
+      frag::FrameHeader h = old;
+      h.seq_first = old.seq_first + off;
+      h.seq_count = static_cast<std::uint32_t>(len);
+      h.fragment_offset = old.fragment_offset + off;
+      h.payload_length = static_cast<std::uint32_t>(len);
+      h.flags = static_cast<std::uint8_t>(
+          (old.flags & frag::kFlagAckValid) |
+          frag::fragment_position_flags(h.fragment_offset, len, old.message_length));
+      RetainedFrame& piece = pieces.emplace_back();
+      piece.range = {h.seq_first, h.seq_first + len - 1};
+      piece.bytes.resize(frag::kHeaderSize + len);
+      frag::Checksummer sum(old.checksum_kind);
+      sum.copy(piece.bytes.data() + frag::kHeaderSize, payload.data() + off, len);
+      h.payload_checksum = sum.value();
+      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize));
+      piece.route = old_route;
+      piece.bulk = bulk;
+      piece.attempts = attempts;
+    }
+    base::logger().debug("rank {}: frame {} re-cut into {} for {}", peer.rank, frag::describe(old),
+                         pieces.size(), route.path->info().name);
+    peer.retained.erase(peer.retained.begin() + static_cast<std::ptrdiff_t>(index));
+    peer.retained.insert(peer.retained.begin() + static_cast<std::ptrdiff_t>(index),
+                         std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
+    for (std::size_t k = 0; k < pieces.size(); ++k) {
+      peer.routes[old_route].in_flight += peer.retained[index + k].bytes.size();
+      resend(peer, index + k, pick_route(peer));
+    }
+  }
+  indices.clear();
+}
+
+bool EngineCore::service_timers() {
+  bool did = false;
+  const Clock::time_point now = Clock::now();
+  for (Peer& peer : peers_) {
+    if (!peer.tracking) continue;
+    if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
+      send_ack(peer);
+      did = true;
+    }
+    for (std::size_t i = 0; i < peer.retained.size(); ++i) {
+      RetainedFrame& f = peer.retained[i];
+      Route& route = peer.routes[f.route];
+      if (now - f.sent_at < frame_timeout(route, f, config_.retransmit_max)) continue;
+      if (i < peer.received_prefix) {
+        f.sent_at = now;  // received, waiting for its receive to be posted: wait longer, do not resend
+        ++f.attempts;
+        continue;
+      }
+      ++route.timeouts;
+      ++route.counters.timeouts;
+      if (route.state == RailState::up) set_state(peer, route, RailState::suspect, "a frame timed out");
+      scratch_indices_.push_back(i);
+    }
+    if (!scratch_indices_.empty()) {
+      resend_elsewhere(peer, scratch_indices_);
+      did = true;
+    }
+    did = service_rails(peer, now) || did;
+  }
+  return did;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Rails
+
+std::uint32_t EngineCore::pick_route(Peer& peer) noexcept {
+  const auto n = static_cast<std::uint32_t>(peer.routes.size());
+  if (n == 1) return 0;
+  std::uint32_t best = n;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    const std::uint32_t i = (peer.next_route + k) % n;
+    const Route& r = peer.routes[i];
+    if (r.state != RailState::up) continue;
+    if (best == n || r.in_flight < peer.routes[best].in_flight) best = i;
+  }
+  if (best == n) {
+    // Nothing is up: the least doubtful suspect rail (a down rail only when every rail is down, which
+    // ends the job before any frame is sent again).
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Route& r = peer.routes[i];
+      if (best == n || r.state < peer.routes[best].state ||
+          (r.state == peer.routes[best].state && r.timeouts < peer.routes[best].timeouts)) {
+        best = i;
+      }
+    }
+  }
+  peer.next_route = (best + 1) % n;
+  return best;
+}
+
+Route* EngineCore::arrival_route(Peer& peer) noexcept {
+  if (polling_path_ >= peer.route_of_path.size()) return nullptr;
+  const std::int32_t k = peer.route_of_path[polling_path_];
+  return k < 0 ? nullptr : &peer.routes[static_cast<std::size_t>(k)];
+}
+
+void EngineCore::route_progress(Route& route, Clock::time_point now) {
+  route.last_progress = now;
+  route.timeouts = 0;
+}
+
+void EngineCore::sample_rtt(Route& route, std::chrono::nanoseconds sample) {
+  if (route.srtt.count() == 0) {
+    route.srtt = sample;
+    route.rttvar = sample / 2;
+  } else {
+    const auto error = route.srtt > sample ? route.srtt - sample : sample - route.srtt;
+    route.rttvar = (3 * route.rttvar + error) / 4;
+    route.srtt = (7 * route.srtt + sample) / 8;
+  }
+  route.rto = std::clamp(route.srtt + 4 * route.rttvar, config_.retransmit_min, config_.retransmit_max);
+}
+
+void EngineCore::set_state(Peer& peer, Route& route, RailState state, std::string_view reason) {
+  if (route.state == state) return;
+  const RailState was = route.state;
+  const Clock::time_point now = Clock::now();
+  route.state = state;
+  route.state_since = now;
+  ++route.counters.state_changes;
+  const std::string& name = route.path->info().name;
+  switch (state) {
+    case RailState::suspect:
+      base::logger().debug("rail {} to rank {} is suspect: {}", name, peer.rank, reason);
+      route.next_probe = now;  // ask at once
+      break;
+    case RailState::down:
+      ++counters_.rails_down;
+      base::logger().warn("rail {} to rank {} is down: {}", name, peer.rank, reason);
+      route.probe_interval = config_.probe_min;
+      route.next_probe = now + route.probe_interval;
+      route.rto = config_.retransmit_min;  // what it measured before may no longer hold
+      route.srtt = route.rttvar = std::chrono::nanoseconds(0);
+      break;
+    case RailState::up:
+      if (was == RailState::down) {
+        ++counters_.rails_up;
+        base::logger().warn("rail {} to rank {} is back up: {}", name, peer.rank, reason);
+      } else {
+        base::logger().debug("rail {} to rank {} is up again: {}", name, peer.rank, reason);
+      }
+      route.timeouts = 0;
+      route.last_progress = now;
+      break;
+  }
+}
+
+// The rail is gone for this peer: its frames move to the others (at the next progress round, never in
+// the middle of a caller walking the retained list). No rail left: the job ends.
+void EngineCore::rail_failed(Peer& peer, std::uint32_t route_index, std::string_view reason) {
+  Route& route = peer.routes[route_index];
+  set_state(peer, route, RailState::down, reason);
+  if (route.in_flight > 0 || std::any_of(peer.retained.begin() + static_cast<std::ptrdiff_t>(peer.received_prefix),
+                                         peer.retained.end(),
+                                         [&](const RetainedFrame& f) { return f.route == route_index; })) {
+    peer.rebind_needed = true;
+    rebind_pending_ = true;
+  }
+  const bool any_left = std::any_of(peer.routes.begin(), peer.routes.end(),
+                                    [](const Route& r) { return r.state != RailState::down; });
+  if (any_left) return;
+  std::string states;
+  for (const Route& r : peer.routes) {
+    if (!states.empty()) states += "; ";
+    states += r.path->info().name + ": " + std::string(to_string(r.state)) + " for " +
+              ms(Clock::now() - r.state_since) + ", last answer " + ms(Clock::now() - r.last_progress) +
+              " ago, " + std::to_string(r.counters.timeouts) + " timeouts";
+  }
+  abort(1, "no rail left to rank " + std::to_string(peer.rank) + " (" + std::string(reason) + "); rails: " +
+               states);
+}
+
+void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base::Status& status) {
+  if (!peer.tracking) {
+    // Nothing is kept to resend on a reliable path: a failure there loses data, and ends the job.
+    abort(1, "path " + peer.routes[route_index].path->info().name + " to rank " + std::to_string(peer.rank) +
+                 " failed: " + status.to_string());
+  }
+  if (base::severity_of(status.code()) == base::Severity::caller) {
+    abort(1, "internal error sending to rank " + std::to_string(peer.rank) + ": " + status.to_string());
+  }
+  // The frame was kept before the path saw it: rebinding resends it elsewhere.
+  if (peer.routes[route_index].state != RailState::down) rail_failed(peer, route_index, status.to_string());
+}
+
+void EngineCore::rebind_frames() {
+  rebind_pending_ = false;
+  for (Peer& peer : peers_) {
+    while (peer.rebind_needed) {
+      peer.rebind_needed = false;
+      scratch_indices_.clear();
+      for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
+        if (peer.routes[peer.retained[i].route].state == RailState::down) scratch_indices_.push_back(i);
+      }
+      for (std::size_t i : scratch_indices_) ++peer.routes[peer.retained[i].route].counters.rebound;
+      if (!scratch_indices_.empty()) {
+        base::logger().info("moving {} unacknowledged frames to rank {} off down rails", scratch_indices_.size(),
+                            peer.rank);
+      }
+      resend_elsewhere(peer, scratch_indices_);
+    }
+  }
+}
+
+void EngineCore::send_probe(Peer& peer, std::uint32_t route_index, frag::FrameType type, std::uint64_t id) {
+  Route& route = peer.routes[route_index];
+  frag::FrameHeader h = header_for(peer, type);
+  h.sender_request = id;
+  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false);
+  ++route.counters.frames_sent;
+  route.counters.bytes_sent += frame.frame_size();
+  if (type == frag::FrameType::probe) ++route.counters.probes_sent;
+  // A probe that cannot even leave says nothing new: the next one is already scheduled.
+  (void)route.path->send(peer.rank, frame);
+}
+
+void EngineCore::handle_probe(Peer& peer, const frag::FrameHeader& h) {
+  Route* route = arrival_route(peer);
+  if (route == nullptr) return;
+  const std::uint32_t index = static_cast<std::uint32_t>(route - peer.routes.data());
+  if (h.type == frag::FrameType::probe) {
+    send_probe(peer, index, frag::FrameType::probe_reply, h.sender_request);
+    return;
+  }
+  // A reply counts only on the rail its probe was sent on, and only for a probe we sent.
+  const std::uint64_t seq = h.sender_request & kProbeSeqMask;
+  if ((h.sender_request >> kProbeRailShift) != route->path_index || seq <= route->probe_answered ||
+      seq > route->probe_seq) {
+    return;
+  }
+  route->probe_answered = seq;
+  ++route->counters.probe_replies;
+  const Clock::time_point now = Clock::now();
+  if (seq == route->probe_seq) sample_rtt(*route, now - route->probe_sent_at);
+  route_progress(*route, now);
+  if (route->state != RailState::up) set_state(peer, *route, RailState::up, "a probe was answered");
+}
+
+// Probes suspect and down rails, and decides when a suspect rail is down.
+bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
+  bool did = false;
+  for (std::uint32_t k = 0; k < peer.routes.size(); ++k) {
+    Route& route = peer.routes[k];
+    if (route.state == RailState::up) continue;
+    if (route.state == RailState::suspect) {
+      const auto silent = now - route.last_progress;
+      const bool another_works = std::any_of(peer.routes.begin(), peer.routes.end(), [&](const Route& r) {
+        return &r != &route && r.state == RailState::up;
+      });
+      if ((another_works && silent >= config_.rail_down_after) || silent >= config_.peer_timeout) {
+        rail_failed(peer, k, "no answer for " + ms(silent));
+        did = true;
+        continue;
+      }
+    }
+    if (now < route.next_probe) continue;
+    route.probe_seq = (route.probe_seq + 1) & kProbeSeqMask;
+    route.probe_sent_at = now;
+    send_probe(peer, k, frag::FrameType::probe,
+               (std::uint64_t{route.path_index} << kProbeRailShift) | route.probe_seq);
+    if (route.state == RailState::suspect) {
+      route.next_probe = now + route.rto;
+    } else {
+      route.next_probe = now + route.probe_interval;
+      route.probe_interval = std::min(config_.probe_max, 2 * route.probe_interval);
+    }
+    did = true;
+  }
+  return did;
+}
+
+}  // namespace ftmpi::engine
