@@ -204,8 +204,6 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     // lose a frame without ever writing it.
     keep->bytes.resize(frame.frame_size());
     frame.write(keep->bytes);
-    // An idle working rail starts its silence clock now; a doubtful one keeps its old one.
-    if (route.state == RailState::up && route.in_flight == 0) route.last_progress = keep->sent_at;
     route.in_flight += keep->bytes.size();
     StoredFrame stored(keep->bytes, bulk);
     sent = route.path->send(peer.rank, stored);

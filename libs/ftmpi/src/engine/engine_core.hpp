@@ -159,6 +159,7 @@ struct Route {
   std::uint64_t in_flight = 0;         // bytes of frames sent on it and not yet covered by LIRS
   Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
   std::uint32_t timeouts = 0;          // since last_progress
+  Clock::time_point alive_elsewhere{}; // suspect: when another rail first proved the peer alive
   std::chrono::nanoseconds srtt{0};    // smoothed round trip (0: no sample yet)
   std::chrono::nanoseconds rttvar{0};
   std::chrono::nanoseconds rto{0};     // first retransmission timeout of a frame on this rail

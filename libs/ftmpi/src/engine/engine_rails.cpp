@@ -17,9 +17,9 @@
 // stream may have in flight, so a healthy link is not overrun.
 //
 // Failure and failover. A frame that times out marks its rail *suspect*: the frame is resent at once on
-// the best other rail, the suspect rail takes no new frames and is probed. A probe answered (or an ACK
-// of a frame it carried) puts it back up. A suspect rail that answers nothing for engine.rail.down_after
-// while another rail to the peer works is *down*; an error from the operating system (ENETUNREACH, EPERM
+// the best other rail, the suspect rail takes no new frames and is probed at once. A probe answered
+// puts it back up. A suspect rail that answers nothing for engine.rail.down_after from then on, while
+// another rail to the peer answers (so the peer is alive and polling), is *down*; an error from the operating system (ENETUNREACH, EPERM
 // from a firewall, ...) makes it down at once. Every unacknowledged frame on a down rail is rebound to
 // the surviving rails, re-cut to their frame size when it is larger; per-byte sequence numbers make that
 // legal, and the receiver's range lists drop whatever copy arrives second, so no byte is lost or
@@ -67,16 +67,20 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
   const Clock::time_point now = Clock::now();
   if (lirs > peer.acked_lirs) {
     peer.acked_lirs = lirs;
-    const RetainedFrame* newest_clean = nullptr;
+    // Karn: a resent frame's ACK says nothing of which copy arrived; and frames that LIRS reaches only
+    // once a resent frame before them arrived waited for it, so no frame of such an ACK is sampled.
+    const RetainedFrame* newest = nullptr;
+    bool clean = true;
     while (peer.received_prefix < peer.retained.size() &&
            peer.retained[peer.received_prefix].range.last <= lirs) {
       const RetainedFrame& f = peer.retained[peer.received_prefix++];
       Route& route = peer.routes[f.route];
       route.in_flight -= f.bytes.size();
       route_progress(route, now);
-      if (f.attempts == 1) newest_clean = &f;
+      clean = clean && f.attempts == 1;
+      newest = &f;
     }
-    if (newest_clean != nullptr) sample_rtt(peer.routes[newest_clean->route], now - newest_clean->sent_at);
+    if (clean && newest != nullptr) sample_rtt(peer.routes[newest->route], now - newest->sent_at);
   }
   if (lids > peer.acked_lids) {
     peer.acked_lids = lids;
@@ -108,8 +112,6 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   Route& to = peer.routes[route_index];
   if (index >= peer.received_prefix) {
     from.in_flight -= f.bytes.size();
-    // An idle working rail starts its silence clock now; a doubtful one keeps its old one.
-    if (&from != &to && to.state == RailState::up && to.in_flight == 0) to.last_progress = Clock::now();
     to.in_flight += f.bytes.size();
   }
   f.route = route_index;
@@ -273,6 +275,7 @@ void EngineCore::set_state(Peer& peer, Route& route, RailState state, std::strin
   const Clock::time_point now = Clock::now();
   route.state = state;
   route.state_since = now;
+  route.alive_elsewhere = {};
   ++route.counters.state_changes;
   const std::string& name = route.path->info().name;
   switch (state) {
@@ -399,10 +402,23 @@ bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
     Route& route = peer.routes[k];
     if (route.state == RailState::up) continue;
     if (route.state == RailState::suspect) {
-      const auto silent = now - route.last_progress;
-      const bool another_works = std::any_of(peer.routes.begin(), peer.routes.end(), [&](const Route& r) {
-        return &r != &route && r.state == RailState::up;
-      });
+      // Silence counts from the suspicion (the first probe), not from the last ACK: with frames striped
+      // over rails, LIRS stops at a frame lost on one rail and credits no rail until it is repaired.
+      const auto silent = now - std::max(route.last_progress, route.state_since);
+      // Evidence that the peer itself is alive: another rail answered well after this one fell silent
+      // (half of down_after: several of this rail's probes were out by then). A peer that stopped
+      // polling to compute answers on no rail, and must not lose its rails for that; and when it polls
+      // again it answers one rail's backlog before the next one's, so this rail gets a grace period
+      // from the evidence on.
+      if (route.alive_elsewhere == Clock::time_point{}) {
+        const auto after = route.state_since + config_.rail_down_after / 2;
+        const bool answered = std::any_of(peer.routes.begin(), peer.routes.end(), [&](const Route& r) {
+          return &r != &route && r.state == RailState::up && r.last_progress > after;
+        });
+        if (answered) route.alive_elsewhere = now;
+      }
+      const bool another_works = route.alive_elsewhere != Clock::time_point{} &&
+                                 now - route.alive_elsewhere >= config_.rail_down_after / 4;
       if ((another_works && silent >= config_.rail_down_after) || silent >= config_.peer_timeout) {
         rail_failed(peer, k, "no answer for " + ms(silent));
         did = true;
@@ -415,7 +431,8 @@ bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
     send_probe(peer, k, frag::FrameType::probe,
                (std::uint64_t{route.path_index} << kProbeRailShift) | route.probe_seq);
     if (route.state == RailState::suspect) {
-      route.next_probe = now + route.rto;
+      // At least eight probes before silence can take it down: a few lost probes must not.
+      route.next_probe = now + std::min(route.rto, config_.rail_down_after / 8);
     } else {
       route.next_probe = now + route.probe_interval;
       route.probe_interval = std::min(config_.probe_max, 2 * route.probe_interval);

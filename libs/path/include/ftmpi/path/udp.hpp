@@ -1,0 +1,231 @@
+// The UDP path (DESIGN.md section 3, as LA-MPI): one UdpPath per rail, each with two sockets bound to
+// the rail's address: the short socket carries eager messages, first fragments and control frames, the
+// long socket carries the rest of messages the receiver has matched (FrameWriter::bulk()). Why, and
+// what send errors mean, is written at the top of src/udp/udp_path.cpp.
+//
+// Set-up, in the engine's order:
+//
+//   rails = resolve_rails(params.get_string(kRails))          which local address each rail uses
+//   path  = UdpPath::create(rails[k], options)                 binds both sockets; options.peers = ranks
+//   publish path->endpoint() through the runtime's key-value store ("10.77.1.1:40001:40002")
+//   path->add_peer(r, endpoint of rank r on rail k)            for every rank r, this one included
+//
+// Rails are IPv4 only for now (an IPv6 entry in path.rails is refused with `unsupported`).
+//
+// A UdpPath is used by one thread at a time. send() may be called from inside FrameSink::on_frame;
+// poll() may not. Destroying a path drops the frames it still queues (see has_queued_frames()).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/path/path.hpp"
+
+namespace ftmpi::path {
+
+// IPv4 addresses are std::uint32_t in host byte order: 127.0.0.1 is 0x7f000001.
+// Strict dotted decimal: four parts 0..255, no leading zeros, nothing around them.
+std::optional<std::uint32_t> parse_ipv4(std::string_view text) noexcept;
+std::string format_ipv4(std::uint32_t address);
+
+// One network interface of this host as getifaddrs and SIOCGIFMTU report it.
+struct LocalInterface {
+  std::string name;                  // "eth0"; an address label such as "eth0:1" is an entry of its own
+  bool up = false;                   // IFF_UP: administratively up
+  bool running = false;              // IFF_RUNNING: has carrier
+  bool loopback = false;             // IFF_LOOPBACK
+  std::uint32_t mtu = 0;             // 0 when it could not be read
+  std::vector<std::uint32_t> ipv4;   // its IPv4 addresses, primary first
+};
+
+// Every interface of this host, sorted by name.
+base::Result<std::vector<LocalInterface>> local_interfaces();
+
+// Where one rail lives on this host.
+struct RailAddress {
+  std::string name;       // the path.rails entry that chose it ("veth1", "10.77.1.0/24"), or the
+                          // interface name when path.rails is empty
+  std::string interface;  // the device: "veth1", "lo" (an address label's device: "eth0" for "eth0:1")
+  std::uint32_t ipv4 = 0;
+  std::uint32_t mtu = 0;  // the interface's MTU (lo's for any 127.0.0.0/8 address)
+};
+
+// Resolves path.rails: comma-separated entries, each an interface name ("veth1"), a local IPv4 address
+// ("10.77.1.1"; any 127.0.0.0/8 address is local) or a subnet ("10.77.1.0/24": this host's address in
+// it, so one spec serves every host of a cluster). Rails come out in the order of the entries. An empty
+// spec means every interface that is up, has carrier, is not loopback and has an IPv4 address, sorted by
+// name; or 127.0.0.1 when there is none. Errors name the entry: not_found (no such interface, address
+// not local, no local address in the subnet, no IPv4 address), rail_down (interface down or without
+// carrier), invalid_argument (malformed, empty or repeated entry), unsupported (IPv6).
+base::Result<std::vector<RailAddress>> resolve_rails(std::string_view spec);
+// The same against a given interface list (tests use made-up ones).
+base::Result<std::vector<RailAddress>> resolve_rails(std::string_view spec,
+                                                     std::span<const LocalInterface> interfaces);
+
+// Where a peer's two sockets are: text form "a.b.c.d:shortport:longport".
+struct UdpEndpoint {
+  std::uint32_t ipv4 = 0;
+  std::uint16_t short_port = 0;
+  std::uint16_t long_port = 0;
+
+  std::string to_string() const;
+  friend bool operator==(const UdpEndpoint&, const UdpEndpoint&) = default;
+};
+
+// The smallest max_frame a rail may have: the engine's wire header alone takes up to 240 bytes.
+inline constexpr std::size_t kUdpMinFrame = 256;
+// The largest IPv4 UDP payload.
+inline constexpr std::size_t kUdpMaxPayload = 65507;
+// IPv4 and UDP headers: a frame of at most MTU - 28 bytes travels as one IP packet.
+inline constexpr std::size_t kUdpIpOverhead = 28;
+
+struct UdpOptions {
+  std::size_t max_frame = 0;  // asked for; lowered to the rail's MTU - 28 and 65507
+  std::size_t sndbuf = 0;     // SO_SNDBUF of each socket; 0 keeps the kernel's default
+  std::size_t rcvbuf = 0;     // SO_RCVBUF of each socket; 0 keeps the kernel's default
+  std::size_t peers = 0;      // ranks in the job: add_peer takes ranks below this
+
+  // path.udp.max_frame, path.udp.sndbuf and path.udp.rcvbuf; `peers` is left 0 for the caller to set.
+  static UdpOptions from_params(const base::ParamSet& params);
+};
+
+// Per socket. A frame counts as sent once the kernel took it.
+struct UdpSocketCounters {
+  std::uint64_t frames_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t frames_received = 0;  // handed to the sink
+  std::uint64_t bytes_received = 0;
+  std::uint64_t frames_queued = 0;    // found the socket's send buffer full (EAGAIN, ENOBUFS) and waited
+  std::uint64_t send_errors = 0;      // refused by the kernel: returned by send(), or dropped from the queue
+  std::uint64_t receive_errors = 0;   // recvmmsg failures other than "nothing there"
+};
+
+struct UdpCounters {
+  UdpSocketCounters short_socket;
+  UdpSocketCounters long_socket;
+  std::uint64_t from_unknown_senders = 0;  // datagrams whose source is no peer's endpoint (still handed up)
+  std::uint64_t truncated = 0;             // datagrams longer than max_frame (dropped)
+};
+
+// What a send errno means (the table is at the top of src/udp/udp_path.cpp):
+//   would_block  no room in the socket now (EAGAIN, EWOULDBLOCK, ENOBUFS, ENOMEM, EINTR): queue the frame
+//   ok           the frame is lost as UDP may lose it, nothing to report (ECONNREFUSED: a stale ICMP error)
+//   rail_down    the rail cannot reach the peer (ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EPERM,
+//                EACCES, EADDRNOTAVAIL, EMSGSIZE)
+//   io_error     anything else (also rail severity)
+base::Errc udp_send_errc(int err) noexcept;
+
+class UdpPath final : public Path {
+ public:
+  // Opens and binds both sockets on rail.ipv4 (ephemeral ports), sets their buffers (forced past
+  // net.core.[rw]mem_max when the process may), and sizes frames to the rail. invalid_argument when the
+  // options make no sense (peers == 0, max_frame below kUdpMinFrame), rail_down when the address is not
+  // on this host (any more), resource_exhausted or io_error when the sockets cannot be made.
+  static base::Result<std::unique_ptr<UdpPath>> create(const RailAddress& rail, const UdpOptions& options);
+
+  // Strict: "a.b.c.d:shortport:longport", ports 1..65535, no spaces or leading zeros; else
+  // invalid_argument naming the text.
+  static base::Result<UdpEndpoint> parse_endpoint(std::string_view text);
+
+  ~UdpPath() override;
+
+  // This path's sockets, to publish to the peers.
+  std::string endpoint() const { return local_.to_string(); }
+  const UdpEndpoint& local_endpoint() const noexcept { return local_; }
+  const RailAddress& rail() const noexcept { return rail_; }
+
+  // Tells the path where rank `peer` listens on this rail; a second call replaces the first.
+  // invalid_argument for a malformed endpoint or a rank not below UdpOptions::peers.
+  base::Status add_peer(Rank peer, std::string_view endpoint);
+  base::Status add_peer(Rank peer, const UdpEndpoint& endpoint);
+
+  const PathInfo& info() const noexcept override { return info_; }
+  bool reaches(Rank peer) const noexcept override { return peer < peers_.size() && peers_[peer].known; }
+  // Errors: invalid_argument (peer without endpoint), out_of_range (frame above max_frame), rail_down
+  // or io_error naming the rail, the peer and the errno text (see udp_send_errc).
+  base::Status send(Rank peer, FrameWriter& frame) noexcept override;
+  // Pushes out queued frames, then reads datagrams (the short socket's, then the long one's, in turns)
+  // and hands each to the sink unchanged, up to `budget`.
+  std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
+  bool has_queued_frames() const noexcept override { return queued_ != 0; }
+
+  std::size_t queued_frames() const noexcept { return queued_; }
+  const UdpCounters& counters() const noexcept { return counters_; }
+  // The socket buffer sizes as the kernel reports them (it doubles what was asked, for its overhead).
+  std::size_t send_buffer_bytes() const noexcept { return send_buffer_bytes_; }
+  std::size_t receive_buffer_bytes() const noexcept { return receive_buffer_bytes_; }
+
+ private:
+  friend struct UdpPathTestAccess;  // swaps send_batch_ to inject errors loopback never returns
+
+  // ::sendmmsg's signature.
+  using SendBatch = int (*)(int fd, ::mmsghdr* messages, unsigned count, int flags);
+
+  enum Lane : std::uint8_t { kShort = 0, kLong = 1 };
+
+  struct Peer {
+    bool known = false;
+    UdpEndpoint endpoint;
+    ::sockaddr_in to[2]{};  // by Lane
+  };
+  // A frame that found no room; not zero-filled, since the writer fills it.
+  struct QueuedFrame {
+    Rank peer;
+    std::size_t size;
+    std::unique_ptr<std::byte[]> bytes;
+  };
+  struct Socket {
+    int fd = -1;
+    std::deque<QueuedFrame> queue;  // in send order; goes out before any newer frame on this socket
+    int last_logged_errno = 0;      // a run of drops from the queue with one cause is logged once
+  };
+
+  UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame);
+
+  UdpSocketCounters& counters_of(Lane lane) noexcept {
+    return lane == kShort ? counters_.short_socket : counters_.long_socket;
+  }
+  void flush(Lane lane) noexcept;
+  void enqueue(Lane lane, Rank peer, std::size_t size, const std::byte* bytes, FrameWriter* writer) noexcept;
+  base::Status send_error(Lane lane, Rank peer, int err) const;
+  // Reads one batch of at most `limit` datagrams; returns how many it read (handed up or dropped) and
+  // adds those handed up to `handed`. Sets `drained` when the socket had nothing more.
+  std::size_t receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed, bool& drained) noexcept;
+
+  RailAddress rail_;
+  std::size_t max_frame_;
+  Socket sockets_[2];  // by Lane
+  UdpEndpoint local_;
+  std::vector<Peer> peers_;  // by rank
+  // (address << 16 | port) of every known peer socket -> how many peers use it.
+  std::unordered_map<std::uint64_t, std::uint32_t> known_sources_;
+  std::size_t queued_ = 0;  // frames in both queues
+  std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
+  unsigned receive_batch_;
+  std::unique_ptr<std::byte[]> ring_;  // receive_batch_ buffers of max_frame_ bytes
+  std::vector<::mmsghdr> receive_messages_;
+  std::vector<::iovec> receive_iov_;
+  std::vector<::sockaddr_in> receive_from_;
+  std::vector<::mmsghdr> flush_messages_;
+  std::vector<::iovec> flush_iov_;
+  SendBatch send_batch_;
+  std::size_t send_buffer_bytes_ = 0;
+  std::size_t receive_buffer_bytes_ = 0;
+  UdpCounters counters_;
+  PathInfo info_;
+};
+
+}  // namespace ftmpi::path

@@ -1,0 +1,481 @@
+// The UDP path.
+//
+// Two sockets per rail (LA-MPI's design). Both are non-blocking and bound to the rail's address on
+// ephemeral ports; the endpoint "a.b.c.d:short:long" names them to the peers.
+//   - The short socket carries everything the receiver did not ask for yet: eager messages, first
+//     fragments of large ones, ACK/NACK and control frames.
+//   - The long socket carries only the rest of messages whose first fragment the receiver has matched
+//     (FrameWriter::bulk()): data a posted receive is waiting for. So it never needs unbounded buffering
+//     at the receiver, and a flood of unexpected short traffic cannot crowd it out of the receive buffer
+//     (each socket has its own).
+// Frames go from our short socket to the peer's short socket and from our long socket to its long one,
+// so the source of every datagram is a known peer endpoint; datagrams from elsewhere are still handed
+// up (the engine checks every frame's job key and checksums) but counted.
+//
+// Frames never exceed the interface MTU minus 28 (IPv4 + UDP headers), and at most 65507 bytes: a
+// larger datagram would travel as IP fragments, and losing any one fragment loses the whole datagram
+// (a 63 KiB datagram is 44 fragments on a 1500-byte link: one lost packet would resend all 44). IP_PMTUDISC_DO forbids the
+// kernel to fragment; a hop with a smaller MTU then shows up as EMSGSIZE (rail_down), not as silent
+// loss. No SO_BINDTODEVICE: two ranks on one host talking over their rail address go through lo, which
+// a device binding would refuse; routing picks the rail's interface from the destination anyway.
+//
+// Send errors (udp_send_errc):
+//   EAGAIN, ENOBUFS, ENOMEM, EINTR   no room now: the frame is copied into the socket's FIFO queue, which
+//                                    goes out from later send() and poll() calls before any newer frame
+//                                    on that socket (the kernel's send buffer is per socket, not per
+//                                    peer, so one FIFO per socket keeps every peer's order). Loopback
+//                                    never returns these: it frees send-buffer space at once.
+//   ENETUNREACH, EHOSTUNREACH,       rail_down: no route (link down), a firewall drop on OUTPUT (EPERM,
+//   ENETDOWN, EHOSTDOWN, EPERM,      EACCES), the address went away, or a path MTU below our frames.
+//   EACCES, EADDRNOTAVAIL, EMSGSIZE  send() returns it naming rail, peer and errno; the engine fails over.
+//   ECONNREFUSED                     an old ICMP error surfacing; the frame is lost as UDP may lose it.
+//   anything else                    io_error, also of rail severity.
+// A queued frame that meets a hard error when it finally goes out is dropped and counted (there is no
+// caller to tell; retransmission repairs it, and the next send() to a dead route reports the rail).
+// ICMP port-unreachable answers do not fail sends: the sockets are unconnected and IP_RECVERR is off,
+// so sending to a peer that died or never listened is silent loss, which the engine's timers handle.
+//
+// Receiving: recvmmsg into a ring of max_frame buffers (a batch of them, about 512 KiB in all), the
+// short socket and the long socket in turns, each datagram handed to the sink in place. A datagram
+// longer than max_frame (a misconfigured peer) arrives with MSG_TRUNC and is dropped and counted.
+//
+// Future work: MSG_PEEK the wire header of a long-socket datagram, find the posted receive, and read the
+// payload straight into the user buffer with a two-element iovec, saving the copy out of the ring.
+#include "ftmpi/path/udp.hpp"
+
+#include <netinet/ip.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+
+#include "ftmpi/base/log.hpp"
+#include "ftmpi/path/params.hpp"
+
+namespace ftmpi::path {
+namespace {
+
+using base::Errc;
+using base::Status;
+
+constexpr std::size_t kReceiveRingBytes = 512 * 1024;
+constexpr unsigned kMinReceiveBatch = 4;
+constexpr unsigned kMaxReceiveBatch = 64;
+constexpr unsigned kFlushBatch = 64;
+
+const char* lane_name(int lane) { return lane == 0 ? "short" : "long"; }
+
+::sockaddr_in socket_address(std::uint32_t ipv4, std::uint16_t port) {
+  ::sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(ipv4);
+  address.sin_port = htons(port);
+  return address;
+}
+
+std::uint64_t source_key(std::uint32_t ipv4, std::uint16_t port) { return std::uint64_t{ipv4} << 16 | port; }
+
+std::optional<std::uint16_t> take_port(std::string_view& text) {
+  std::size_t digits = 0;
+  std::uint32_t value = 0;
+  while (digits < text.size() && digits < 6 && text[digits] >= '0' && text[digits] <= '9') {
+    value = value * 10 + static_cast<std::uint32_t>(text[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0 || digits > 5 || text.front() == '0' || value > 65535) return std::nullopt;
+  text.remove_prefix(digits);
+  return static_cast<std::uint16_t>(value);
+}
+
+// Asks for `bytes` of socket buffer, past the sysctl limit when the process has CAP_NET_ADMIN.
+void set_buffer(int fd, int forced, int plain, std::size_t bytes) {
+  if (bytes == 0) return;
+  // The kernel doubles the value and keeps it in an int.
+  const int value = static_cast<int>(std::min<std::size_t>(bytes, INT_MAX / 2));
+  if (::setsockopt(fd, SOL_SOCKET, forced, &value, sizeof value) == 0) return;
+  (void)::setsockopt(fd, SOL_SOCKET, plain, &value, sizeof value);  // capped at net.core.[rw]mem_max
+}
+
+std::size_t buffer_size(int fd, int option) {
+  int value = 0;
+  socklen_t length = sizeof value;
+  if (::getsockopt(fd, SOL_SOCKET, option, &value, &length) != 0 || value < 0) return 0;
+  return static_cast<std::size_t>(value);
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+Status open_socket(const RailAddress& rail, const UdpOptions& options, const char* lane, Fd& out,
+                   std::uint16_t& port) {
+  const std::string what = std::string(lane) + " UDP socket on " + format_ipv4(rail.ipv4);
+  out.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (out.fd < 0) {
+    const int err = errno;
+    const Errc code = (err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS) ? Errc::resource_exhausted
+                                                                                        : Errc::io_error;
+    return {code, "cannot open the " + what + ": " + std::strerror(err)};
+  }
+  const int never_fragment = IP_PMTUDISC_DO;
+  (void)::setsockopt(out.fd, IPPROTO_IP, IP_MTU_DISCOVER, &never_fragment, sizeof never_fragment);
+  set_buffer(out.fd, SO_SNDBUFFORCE, SO_SNDBUF, options.sndbuf);
+  set_buffer(out.fd, SO_RCVBUFFORCE, SO_RCVBUF, options.rcvbuf);
+  ::sockaddr_in address = socket_address(rail.ipv4, 0);
+  if (::bind(out.fd, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) != 0) {
+    const int err = errno;
+    const Errc code = err == EADDRNOTAVAIL ? Errc::rail_down : Errc::io_error;
+    return {code, "cannot bind the " + what + " (rail '" + rail.name + "'): " + std::strerror(err)};
+  }
+  socklen_t length = sizeof address;
+  if (::getsockname(out.fd, reinterpret_cast<::sockaddr*>(&address), &length) != 0) {
+    return {Errc::io_error, "cannot read the port of the " + what + ": " + std::strerror(errno)};
+  }
+  port = ntohs(address.sin_port);
+  return {};
+}
+
+// /sys/class/net/<if>/speed is in Mb/s; lo has none (reading fails), a veth says 10000.
+double bandwidth_of(const std::string& interface) {
+  std::ifstream file("/sys/class/net/" + interface + "/speed");
+  long long megabits = 0;
+  if (!(file >> megabits) || megabits <= 0) return 0;
+  return static_cast<double>(megabits) * 1e6 / 8;
+}
+
+}  // namespace
+
+Errc udp_send_errc(int err) noexcept {
+  switch (err) {
+    case EAGAIN:
+#if EWOULDBLOCK != EAGAIN
+    case EWOULDBLOCK:
+#endif
+    case ENOBUFS:
+    case ENOMEM:
+    case EINTR:
+      return Errc::would_block;
+    case ECONNREFUSED:
+      return Errc::ok;
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+    case EHOSTDOWN:
+    case EPERM:
+    case EACCES:
+    case EADDRNOTAVAIL:
+    case EMSGSIZE:
+      return Errc::rail_down;
+    default:
+      return Errc::io_error;
+  }
+}
+
+std::string UdpEndpoint::to_string() const {
+  return format_ipv4(ipv4) + ":" + std::to_string(short_port) + ":" + std::to_string(long_port);
+}
+
+UdpOptions UdpOptions::from_params(const base::ParamSet& params) {
+  UdpOptions options;
+  options.max_frame = static_cast<std::size_t>(params.get_size(kUdpMaxFrame));
+  options.sndbuf = static_cast<std::size_t>(params.get_size(kUdpSendBuffer));
+  options.rcvbuf = static_cast<std::size_t>(params.get_size(kUdpReceiveBuffer));
+  return options;
+}
+
+base::Result<UdpEndpoint> UdpPath::parse_endpoint(std::string_view text) {
+  const auto refuse = [&] {
+    return Status(Errc::invalid_argument,
+                  "UDP endpoint '" + std::string(text) + "' is not a.b.c.d:shortport:longport");
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return refuse();
+  const std::optional<std::uint32_t> ipv4 = parse_ipv4(text.substr(0, colon));
+  std::string_view rest = text.substr(colon + 1);
+  const std::optional<std::uint16_t> short_port = take_port(rest);
+  if (!ipv4 || !short_port || rest.empty() || rest.front() != ':') return refuse();
+  rest.remove_prefix(1);
+  const std::optional<std::uint16_t> long_port = take_port(rest);
+  if (!long_port || !rest.empty()) return refuse();
+  return UdpEndpoint{*ipv4, *short_port, *long_port};
+}
+
+base::Result<std::unique_ptr<UdpPath>> UdpPath::create(const RailAddress& rail, const UdpOptions& options) {
+  if (options.peers == 0) {
+    return Status(Errc::invalid_argument, "UdpOptions::peers is 0: set it to the number of ranks");
+  }
+  const std::size_t mtu_limit = rail.mtu > kUdpIpOverhead ? rail.mtu - kUdpIpOverhead : 0;
+  const std::size_t max_frame = std::min({options.max_frame, mtu_limit, kUdpMaxPayload});
+  if (max_frame < kUdpMinFrame) {
+    return Status(Errc::invalid_argument,
+                  "UDP rail '" + rail.name + "' would carry frames of at most " + std::to_string(max_frame) +
+                      " bytes (" + std::string(kUdpMaxFrame.name) + " = " + std::to_string(options.max_frame) +
+                      ", interface " + rail.interface + " MTU " + std::to_string(rail.mtu) + " - " +
+                      std::to_string(kUdpIpOverhead) + "); at least " + std::to_string(kUdpMinFrame) +
+                      " are needed");
+  }
+  Fd short_fd;
+  Fd long_fd;
+  std::uint16_t short_port = 0;
+  std::uint16_t long_port = 0;
+  if (Status s = open_socket(rail, options, "short", short_fd, short_port); !s) return s;
+  if (Status s = open_socket(rail, options, "long", long_fd, long_port); !s) return s;
+
+  std::unique_ptr<UdpPath> path(new UdpPath(rail, options, max_frame));
+  path->send_buffer_bytes_ = buffer_size(short_fd.fd, SO_SNDBUF);
+  path->receive_buffer_bytes_ = buffer_size(short_fd.fd, SO_RCVBUF);
+  path->sockets_[kShort].fd = short_fd.release();
+  path->sockets_[kLong].fd = long_fd.release();
+  path->local_ = UdpEndpoint{rail.ipv4, short_port, long_port};
+  base::logger().debug("{}: endpoint {}, max frame {}, buffers {}/{} bytes", path->info_.name,
+                       path->endpoint(), max_frame, path->send_buffer_bytes_, path->receive_buffer_bytes_);
+  return path;
+}
+
+UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame)
+    : rail_(rail),
+      max_frame_(max_frame),
+      peers_(options.peers),
+      scratch_(std::make_unique_for_overwrite<std::byte[]>(max_frame)),
+      receive_batch_(static_cast<unsigned>(
+          std::clamp<std::size_t>(kReceiveRingBytes / max_frame, kMinReceiveBatch, kMaxReceiveBatch))),
+      ring_(std::make_unique_for_overwrite<std::byte[]>(receive_batch_ * max_frame)),
+      receive_messages_(receive_batch_),
+      receive_iov_(receive_batch_),
+      receive_from_(receive_batch_),
+      flush_messages_(kFlushBatch),
+      flush_iov_(kFlushBatch),
+      send_batch_(&::sendmmsg) {
+  info_.kind = PathKind::udp;
+  info_.name = "udp " + rail.interface + " " + format_ipv4(rail.ipv4);
+  info_.max_frame = max_frame;
+  info_.reliable = false;
+  info_.single_copy_read = false;
+  info_.bandwidth_hint = bandwidth_of(rail.interface);
+}
+
+UdpPath::~UdpPath() {
+  for (Socket& socket : sockets_) {
+    if (socket.fd >= 0) ::close(socket.fd);
+  }
+}
+
+Status UdpPath::add_peer(Rank peer, std::string_view endpoint) {
+  base::Result<UdpEndpoint> parsed = parse_endpoint(endpoint);
+  if (!parsed) return parsed.status();
+  return add_peer(peer, *parsed);
+}
+
+Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint) {
+  if (peer >= peers_.size()) {
+    return {Errc::invalid_argument, info_.name + ": rank " + std::to_string(peer) +
+                                        " is not below the job's " + std::to_string(peers_.size()) + " ranks"};
+  }
+  if (endpoint.ipv4 == 0 || endpoint.short_port == 0 || endpoint.long_port == 0) {
+    return {Errc::invalid_argument, info_.name + ": endpoint " + endpoint.to_string() + " of rank " +
+                                        std::to_string(peer) + " has a zero address or port"};
+  }
+  Peer& entry = peers_[peer];
+  if (entry.known) {
+    for (std::uint16_t port : {entry.endpoint.short_port, entry.endpoint.long_port}) {
+      auto it = known_sources_.find(source_key(entry.endpoint.ipv4, port));
+      if (it != known_sources_.end() && --it->second == 0) known_sources_.erase(it);
+    }
+  }
+  entry.known = true;
+  entry.endpoint = endpoint;
+  entry.to[kShort] = socket_address(endpoint.ipv4, endpoint.short_port);
+  entry.to[kLong] = socket_address(endpoint.ipv4, endpoint.long_port);
+  ++known_sources_[source_key(endpoint.ipv4, endpoint.short_port)];
+  ++known_sources_[source_key(endpoint.ipv4, endpoint.long_port)];
+  return {};
+}
+
+Status UdpPath::send_error(Lane lane, Rank peer, int err) const {
+  const Errc code = udp_send_errc(err);
+  const UdpEndpoint& to = peers_[peer].endpoint;
+  const std::uint16_t port = lane == kShort ? to.short_port : to.long_port;
+  return {code, info_.name + " (rail '" + rail_.name + "'): cannot send to rank " + std::to_string(peer) + " at " +
+                    format_ipv4(to.ipv4) + ":" + std::to_string(port) + " (" + lane_name(lane) +
+                    " socket): " + std::strerror(err)};
+}
+
+void UdpPath::enqueue(Lane lane, Rank peer, std::size_t size, const std::byte* bytes, FrameWriter* writer) noexcept {
+  QueuedFrame& queued = sockets_[lane].queue.emplace_back(
+      QueuedFrame{peer, size, std::make_unique_for_overwrite<std::byte[]>(size)});
+  if (writer != nullptr) {
+    writer->write({queued.bytes.get(), size});
+  } else if (size != 0) {
+    std::memcpy(queued.bytes.get(), bytes, size);
+  }
+  ++counters_of(lane).frames_queued;
+  ++queued_;
+}
+
+Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
+  if (!reaches(peer)) [[unlikely]] {
+    return {Errc::invalid_argument,
+            info_.name + ": rank " + std::to_string(peer) + " has no endpoint on this rail (no add_peer)"};
+  }
+  const std::size_t size = frame.frame_size();
+  if (size > max_frame_) [[unlikely]] {
+    return {Errc::out_of_range, "frame of " + std::to_string(size) + " bytes exceeds " + info_.name + "'s " +
+                                    std::to_string(max_frame_) + " (" + std::string(kUdpMaxFrame.name) +
+                                    ", interface MTU - 28, 65507)"};
+  }
+  const Lane lane = frame.bulk() ? kLong : kShort;
+  Socket& socket = sockets_[lane];
+  if (!socket.queue.empty()) [[unlikely]] {
+    flush(lane);
+    if (!socket.queue.empty()) {
+      enqueue(lane, peer, size, nullptr, &frame);
+      return {};
+    }
+  }
+  frame.write({scratch_.get(), size});
+  ::iovec iov{scratch_.get(), size};
+  ::mmsghdr message{};
+  message.msg_hdr.msg_name = &peers_[peer].to[lane];
+  message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);
+  message.msg_hdr.msg_iov = &iov;
+  message.msg_hdr.msg_iovlen = 1;
+  for (;;) {
+    if (send_batch_(socket.fd, &message, 1, 0) == 1) [[likely]] {
+      UdpSocketCounters& counters = counters_of(lane);
+      ++counters.frames_sent;
+      counters.bytes_sent += size;
+      socket.last_logged_errno = 0;
+      return {};
+    }
+    const int err = errno;
+    if (err == EINTR) continue;
+    switch (udp_send_errc(err)) {
+      case Errc::would_block:
+        enqueue(lane, peer, size, scratch_.get(), nullptr);
+        return {};
+      case Errc::ok:
+        return {};  // lost, as UDP may lose it
+      default:
+        ++counters_of(lane).send_errors;
+        return send_error(lane, peer, err);
+    }
+  }
+}
+
+void UdpPath::flush(Lane lane) noexcept {
+  Socket& socket = sockets_[lane];
+  UdpSocketCounters& counters = counters_of(lane);
+  while (!socket.queue.empty()) {
+    const auto count = static_cast<unsigned>(std::min<std::size_t>(socket.queue.size(), kFlushBatch));
+    for (unsigned i = 0; i < count; ++i) {
+      QueuedFrame& frame = socket.queue[i];
+      flush_iov_[i] = ::iovec{frame.bytes.get(), frame.size};
+      ::msghdr& header = flush_messages_[i].msg_hdr;
+      header = ::msghdr{};
+      header.msg_name = &peers_[frame.peer].to[lane];
+      header.msg_namelen = sizeof(::sockaddr_in);
+      header.msg_iov = &flush_iov_[i];
+      header.msg_iovlen = 1;
+    }
+    const int sent = send_batch_(socket.fd, flush_messages_.data(), count, 0);
+    if (sent > 0) {
+      for (int i = 0; i < sent; ++i) {
+        ++counters.frames_sent;
+        counters.bytes_sent += socket.queue.front().size;
+        socket.queue.pop_front();
+      }
+      queued_ -= static_cast<std::size_t>(sent);
+      socket.last_logged_errno = 0;
+      continue;  // a short count means the next frame failed: the next call says why
+    }
+    const int err = sent < 0 ? errno : EAGAIN;
+    if (err == EINTR) continue;
+    const Errc code = udp_send_errc(err);
+    if (code == Errc::would_block) return;
+    // The front frame cannot go out at all: drop it, as the network could have.
+    const QueuedFrame& front = socket.queue.front();
+    if (code != Errc::ok) {
+      ++counters.send_errors;
+      if (err != socket.last_logged_errno) {
+        socket.last_logged_errno = err;
+        base::logger().warn("dropping queued frames: {}", send_error(lane, front.peer, err).message());
+      }
+    }
+    socket.queue.pop_front();
+    --queued_;
+  }
+}
+
+std::size_t UdpPath::receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed,
+                             bool& drained) noexcept {
+  const auto want = static_cast<unsigned>(std::min<std::size_t>(limit, receive_batch_));
+  for (unsigned i = 0; i < want; ++i) {
+    receive_iov_[i] = ::iovec{ring_.get() + i * max_frame_, max_frame_};
+    ::msghdr& header = receive_messages_[i].msg_hdr;
+    header = ::msghdr{};
+    header.msg_name = &receive_from_[i];
+    header.msg_namelen = sizeof(::sockaddr_in);
+    header.msg_iov = &receive_iov_[i];
+    header.msg_iovlen = 1;
+  }
+  int got = -1;
+  do {
+    got = ::recvmmsg(sockets_[lane].fd, receive_messages_.data(), want, MSG_DONTWAIT, nullptr);
+  } while (got < 0 && errno == EINTR);
+  UdpSocketCounters& counters = counters_of(lane);
+  if (got < 0) {
+    // EAGAIN: nothing there. A pending ICMP error (only possible on connected sockets) says nothing
+    // about the data behind it: read on next time.
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNREFUSED) ++counters.receive_errors;
+    drained = true;
+    return 0;
+  }
+  for (int i = 0; i < got; ++i) {
+    const ::mmsghdr& message = receive_messages_[static_cast<std::size_t>(i)];
+    const ::sockaddr_in& from = receive_from_[static_cast<std::size_t>(i)];
+    if (!known_sources_.contains(source_key(ntohl(from.sin_addr.s_addr), ntohs(from.sin_port)))) {
+      ++counters_.from_unknown_senders;
+    }
+    if ((message.msg_hdr.msg_flags & MSG_TRUNC) != 0) [[unlikely]] {
+      ++counters_.truncated;
+      continue;
+    }
+    ++counters.frames_received;
+    counters.bytes_received += message.msg_len;
+    sink.on_frame({ring_.get() + static_cast<std::size_t>(i) * max_frame_, message.msg_len});
+    ++handed;
+  }
+  if (static_cast<unsigned>(got) < want) drained = true;
+  return static_cast<std::size_t>(got);
+}
+
+std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
+  if (queued_ != 0) [[unlikely]] {
+    flush(kShort);
+    flush(kLong);
+  }
+  // Datagrams read count against the budget even when dropped (truncated), so that a stream of junk
+  // cannot keep one poll busy.
+  std::size_t read = 0;
+  std::size_t handed = 0;
+  bool drained[2] = {false, false};
+  // Short then long, in turns, so that neither socket starves the other within one poll.
+  while (read < budget && !(drained[kShort] && drained[kLong])) {
+    for (Lane lane : {kShort, kLong}) {
+      if (!drained[lane] && read < budget) read += receive(lane, sink, budget - read, handed, drained[lane]);
+    }
+  }
+  return handed;
+}
+
+}  // namespace ftmpi::path

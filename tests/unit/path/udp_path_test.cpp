@@ -1,0 +1,546 @@
+// UdpPath over loopback only (127.0.0.1, .2, .3 are all local on Linux).
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/path/params.hpp"
+#include "ftmpi/path/udp.hpp"
+#include "ftmpi/test/seed.hpp"
+#include "test_support.hpp"
+
+using namespace ftmpi;
+using namespace ftmpi::path;
+using namespace ftmpi::path::test;
+
+namespace ftmpi::path {
+
+// Loopback never reports a full send buffer or a dead route, so these tests stand in for the kernel.
+struct UdpPathTestAccess {
+  static void fake_sends(UdpPath& path) { path.send_batch_ = &fake_sendmmsg; }
+
+  // Lets `allowed` more datagrams through (-1: all), then fails with `err`.
+  static inline int allowed = -1;
+  static inline int err = EAGAIN;
+
+  static int fake_sendmmsg(int fd, ::mmsghdr* messages, unsigned count, int flags) {
+    if (allowed < 0) return ::sendmmsg(fd, messages, count, flags);
+    if (allowed == 0) {
+      errno = err;
+      return -1;
+    }
+    const int sent = ::sendmmsg(fd, messages, std::min(count, static_cast<unsigned>(allowed)), flags);
+    if (sent > 0) allowed -= sent;
+    return sent;
+  }
+};
+
+}  // namespace ftmpi::path
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Access = ftmpi::path::UdpPathTestAccess;
+
+constexpr std::uint32_t kLoopback = 0x7f000001;
+
+RailAddress loopback_rail(std::uint32_t ipv4) {
+  auto rails = resolve_rails(format_ipv4(ipv4));
+  BOOST_REQUIRE_MESSAGE(rails.is_ok(), rails.status().to_string());
+  return rails->at(0);
+}
+
+UdpOptions options_for(std::size_t peers, std::size_t max_frame = 9000) {
+  return UdpOptions{max_frame, 1 << 20, 8 << 20, peers};
+}
+
+std::unique_ptr<UdpPath> make_path(std::uint32_t ipv4, const UdpOptions& options) {
+  auto path = UdpPath::create(loopback_rail(ipv4), options);
+  BOOST_REQUIRE_MESSAGE(path.is_ok(), path.status().to_string());
+  return std::move(*path);
+}
+
+// n paths on 127.0.0.1, .2, ...; each knows every path, itself included, as rank = its index.
+std::vector<std::unique_ptr<UdpPath>> make_mesh(std::size_t n, const UdpOptions& options) {
+  std::vector<std::unique_ptr<UdpPath>> paths;
+  for (std::size_t r = 0; r < n; ++r) paths.push_back(make_path(kLoopback + static_cast<std::uint32_t>(r), options));
+  for (auto& path : paths) {
+    for (std::size_t r = 0; r < n; ++r) {
+      BOOST_REQUIRE(path->add_peer(static_cast<Rank>(r), paths[r]->endpoint()).is_ok());
+    }
+  }
+  return paths;
+}
+
+// Polls until `done` or the deadline; false on timeout.
+bool poll_until(const std::function<bool()>& done, const std::function<void()>& step,
+                std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto deadline = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+    step();
+  }
+  return true;
+}
+
+// Short frames from rank r carry sender id 2r, bulk ones 2r + 1: each socket's order is checked apart.
+std::uint32_t sender_id(Rank from, bool bulk) { return 2 * from + (bulk ? 1 : 0); }
+
+class LaneFrame final : public FrameWriter {
+ public:
+  LaneFrame(std::uint64_t seed, Rank from, Rank to, std::uint32_t index, std::size_t max_frame, bool bulk)
+      : pattern_(seed, sender_id(from, bulk), to, index, max_frame), bulk_(bulk) {}
+  std::size_t frame_size() const noexcept override { return pattern_.frame_size(); }
+  void write(std::span<std::byte> room) noexcept override { pattern_.write(room); }
+  bool bulk() const noexcept override { return bulk_; }
+
+ private:
+  PatternFrame pattern_;
+  bool bulk_;
+};
+
+// The next frame from one rank to another on each socket.
+struct Sender {
+  std::uint64_t seed;
+  Rank from;
+  std::size_t max_frame;
+  std::vector<std::uint32_t> next;  // by sender_id(to, bulk): next index to rank `to` on that socket
+  std::uint64_t bulk_sent = 0;
+  std::uint64_t short_sent = 0;
+
+  Sender(std::uint64_t s, Rank f, std::size_t ranks, std::size_t mf)
+      : seed(s), from(f), max_frame(mf), next(2 * ranks) {}
+
+  base::Status send(UdpPath& path, Rank to, bool bulk) {
+    LaneFrame frame(seed, from, to, next[sender_id(to, bulk)]++, max_frame, bulk);
+    ++(bulk ? bulk_sent : short_sent);
+    return path.send(to, frame);
+  }
+};
+
+bool choose_bulk(std::uint64_t seed, Rank from, Rank to, std::uint32_t i) {
+  return (mix(seed ^ (std::uint64_t{from} << 40) ^ (std::uint64_t{to} << 32) ^ i) & 1) != 0;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(udp_path)
+
+BOOST_AUTO_TEST_CASE(two_paths_exchange_frames_with_their_bytes_in_order) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp two paths");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    constexpr std::size_t kMaxFrame = 9000;
+    constexpr std::uint32_t kFrames = 2000;
+    auto paths = make_mesh(2, options_for(2, kMaxFrame));
+    BOOST_TEST(paths[0]->info().max_frame == kMaxFrame);
+    std::vector<PatternChecker> checkers;
+    std::vector<Sender> senders;
+    for (Rank r = 0; r < 2; ++r) {
+      checkers.emplace_back(seed, r, 4, kMaxFrame);
+      senders.emplace_back(seed, r, 2, kMaxFrame);
+    }
+    for (std::uint32_t i = 0; i < kFrames; ++i) {
+      for (Rank r = 0; r < 2; ++r) {
+        BOOST_REQUIRE(senders[r].send(*paths[r], 1 - r, false).is_ok());
+        paths[1 - r]->poll(checkers[1 - r], 4);
+      }
+    }
+    const bool all = poll_until([&] { return checkers[0].received() == kFrames && checkers[1].received() == kFrames; },
+                                [&] {
+                                  for (Rank r = 0; r < 2; ++r) paths[r]->poll(checkers[r], 64);
+                                });
+    for (Rank r = 0; r < 2; ++r) {
+      BOOST_TEST_CONTEXT("rank " << r) {
+        BOOST_TEST(all);
+        BOOST_TEST(checkers[r].error() == "");
+        BOOST_TEST(checkers[r].received() == kFrames);
+        BOOST_TEST(paths[r]->counters().short_socket.frames_sent == kFrames);
+        BOOST_TEST(paths[r]->counters().short_socket.frames_received == kFrames);
+        BOOST_TEST(paths[r]->counters().from_unknown_senders == 0u);
+        BOOST_TEST(!paths[r]->has_queued_frames());
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(three_paths_carry_short_frames_on_the_short_socket_and_bulk_ones_on_the_long) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp three paths");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    constexpr std::size_t kRanks = 3;
+    constexpr std::size_t kMaxFrame = 4000;
+    constexpr std::uint32_t kPerPair = 400;
+    auto paths = make_mesh(kRanks, options_for(kRanks, kMaxFrame));
+    std::vector<PatternChecker> checkers;
+    std::vector<Sender> senders;
+    for (Rank r = 0; r < kRanks; ++r) {
+      checkers.emplace_back(seed, r, 2 * kRanks, kMaxFrame);
+      senders.emplace_back(seed, r, kRanks, kMaxFrame);
+    }
+    // Every rank sends to every rank, itself included.
+    for (std::uint32_t i = 0; i < kPerPair; ++i) {
+      for (Rank from = 0; from < kRanks; ++from) {
+        for (Rank to = 0; to < kRanks; ++to) {
+          BOOST_REQUIRE(senders[from].send(*paths[from], to, choose_bulk(seed, from, to, i)).is_ok());
+        }
+        paths[from]->poll(checkers[from], 1 + i % 7);
+      }
+    }
+    const std::size_t expected = kRanks * kPerPair;
+    const bool all = poll_until(
+        [&] {
+          for (Rank r = 0; r < kRanks; ++r) {
+            if (checkers[r].received() != expected) return false;
+          }
+          return true;
+        },
+        [&] {
+          for (Rank r = 0; r < kRanks; ++r) paths[r]->poll(checkers[r], 32);
+        });
+    BOOST_TEST(all);
+    std::uint64_t long_received = 0;
+    std::uint64_t bulk_sent = 0;
+    for (Rank r = 0; r < kRanks; ++r) {
+      BOOST_TEST_CONTEXT("rank " << r) {
+        const UdpCounters& counters = paths[r]->counters();
+        BOOST_TEST(checkers[r].error() == "");
+        BOOST_TEST(counters.long_socket.frames_sent == senders[r].bulk_sent);
+        BOOST_TEST(counters.short_socket.frames_sent == senders[r].short_sent);
+        BOOST_TEST(counters.long_socket.frames_sent > 0u);
+        BOOST_TEST(counters.short_socket.frames_sent > 0u);
+        BOOST_TEST(counters.short_socket.frames_received + counters.long_socket.frames_received == expected);
+        BOOST_TEST(counters.from_unknown_senders == 0u);
+        BOOST_TEST(counters.truncated == 0u);
+        for (Rank from = 0; from < kRanks; ++from) {
+          // Each socket delivered everything its sender put on it.
+          BOOST_TEST(checkers[r].next_from(sender_id(from, true)) == senders[from].next[sender_id(r, true)]);
+          BOOST_TEST(checkers[r].next_from(sender_id(from, false)) == senders[from].next[sender_id(r, false)]);
+        }
+        long_received += counters.long_socket.frames_received;
+        bulk_sent += senders[r].bulk_sent;
+      }
+    }
+    BOOST_TEST(long_received == bulk_sent);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_burst_of_20000_frames_arrives_in_order_on_each_socket) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp burst");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    constexpr std::size_t kMaxFrame = 8192;
+    constexpr std::uint32_t kFrames = 20000;
+    // A tiny send buffer (the kernel's minimum) and a receive buffer far above what arrives between
+    // two polls: loopback never drops for lack of room then, so every frame must arrive.
+    UdpOptions options{kMaxFrame, 1, 16 << 20, 2};
+    auto paths = make_mesh(2, options);
+    BOOST_TEST(paths[1]->receive_buffer_bytes() >= std::size_t{8} << 20);
+    PatternChecker checker(seed, 1, 4, kMaxFrame);
+    Sender sender(seed, 0, 2, kMaxFrame);
+    for (std::uint32_t i = 0; i < kFrames; ++i) {
+      BOOST_REQUIRE(sender.send(*paths[0], 1, choose_bulk(seed, 0, 1, i)).is_ok());
+      if (i % 8 == 7) {
+        paths[0]->poll(checker, 0);  // flushes anything queued
+        paths[1]->poll(checker, 64);
+      }
+    }
+    const bool all = poll_until([&] { return checker.received() == kFrames && !paths[0]->has_queued_frames(); },
+                                [&] {
+                                  paths[0]->poll(checker, 0);
+                                  paths[1]->poll(checker, 64);
+                                });
+    const UdpCounters& sent = paths[0]->counters();
+    BOOST_TEST_MESSAGE("frames that waited for send-buffer room: "
+                       << sent.short_socket.frames_queued + sent.long_socket.frames_queued);
+    BOOST_TEST(all);
+    BOOST_TEST(checker.error() == "");
+    BOOST_TEST(checker.received() == kFrames);
+    BOOST_TEST(checker.next_from(sender_id(0, true)) == sender.bulk_sent);
+    BOOST_TEST(checker.next_from(sender_id(0, false)) == sender.short_sent);
+    BOOST_TEST(sent.short_socket.send_errors + sent.long_socket.send_errors == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_full_send_buffer_queues_frames_in_order_until_room_returns) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp queue");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    constexpr std::size_t kMaxFrame = 2000;
+    auto paths = make_mesh(2, options_for(2, kMaxFrame));
+    Access::fake_sends(*paths[0]);
+    PatternChecker checker(seed, 1, 4, kMaxFrame);
+    Sender sender(seed, 0, 2, kMaxFrame);
+
+    Access::allowed = 0;
+    Access::err = EAGAIN;
+    for (int i = 0; i < 100; ++i) BOOST_REQUIRE(sender.send(*paths[0], 1, false).is_ok());
+    Access::err = ENOBUFS;
+    for (int i = 0; i < 30; ++i) BOOST_REQUIRE(sender.send(*paths[0], 1, true).is_ok());
+    BOOST_TEST(paths[0]->has_queued_frames());
+    BOOST_TEST(paths[0]->queued_frames() == 130u);
+    BOOST_TEST(paths[0]->counters().short_socket.frames_queued == 100u);
+    BOOST_TEST(paths[0]->counters().long_socket.frames_queued == 30u);
+    BOOST_TEST(paths[0]->counters().short_socket.frames_sent == 0u);
+    BOOST_TEST(paths[1]->poll(checker, 1000) == 0u);  // nothing reached the kernel
+
+    // Room for 70 datagrams: the oldest 70 short frames go (two sendmmsg batches, the second cut short).
+    Access::allowed = 70;
+    paths[0]->poll(checker, 0);
+    BOOST_TEST(paths[0]->queued_frames() == 60u);
+    BOOST_TEST(paths[0]->counters().short_socket.frames_sent == 70u);
+
+    // Room again: a new frame goes out after the ones still queued on its socket.
+    Access::allowed = -1;
+    BOOST_REQUIRE(sender.send(*paths[0], 1, false).is_ok());
+    BOOST_TEST(paths[0]->queued_frames() == 30u);  // the bulk ones wait for a poll or a bulk send
+    BOOST_REQUIRE(sender.send(*paths[0], 1, true).is_ok());
+    BOOST_TEST(!paths[0]->has_queued_frames());
+
+    const bool all = poll_until([&] { return checker.received() == 132u; },
+                                [&] { paths[1]->poll(checker, 64); });
+    BOOST_TEST(all);
+    BOOST_TEST(checker.error() == "");
+    BOOST_TEST(checker.next_from(sender_id(0, false)) == 101u);
+    BOOST_TEST(checker.next_from(sender_id(0, true)) == 31u);
+    BOOST_TEST(paths[0]->counters().short_socket.send_errors == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_dead_route_fails_the_send_with_rail_down_and_drops_queued_frames) {
+  constexpr std::size_t kMaxFrame = 2000;
+  auto paths = make_mesh(2, options_for(2, kMaxFrame));
+  Access::fake_sends(*paths[0]);
+  Sender sender(1, 0, 2, kMaxFrame);
+
+  Access::allowed = 0;
+  Access::err = EAGAIN;
+  for (int i = 0; i < 3; ++i) BOOST_REQUIRE(sender.send(*paths[0], 1, false).is_ok());
+  BOOST_TEST(paths[0]->queued_frames() == 3u);
+
+  // The link went down while they waited: poll drops them, as the network would have.
+  Access::err = ENETUNREACH;
+  CollectingSink sink;
+  paths[0]->poll(sink, 10);
+  BOOST_TEST(!paths[0]->has_queued_frames());
+  BOOST_TEST(paths[0]->counters().short_socket.send_errors == 3u);
+
+  // A fresh send reports the rail, naming it, the peer and the errno.
+  for (int err : {ENETUNREACH, EPERM, EHOSTUNREACH}) {
+    Access::err = err;
+    const base::Status failed = sender.send(*paths[0], 1, err == EPERM);
+    BOOST_TEST_CONTEXT(failed.to_string()) {
+      BOOST_TEST((failed.code() == base::Errc::rail_down));
+      BOOST_TEST((failed.severity() == base::Severity::rail));
+      BOOST_TEST(failed.message().find("udp lo 127.0.0.1") != std::string::npos);
+      BOOST_TEST(failed.message().find("rank 1 at 127.0.0.2:") != std::string::npos);
+      BOOST_TEST(failed.message().find(std::strerror(err)) != std::string::npos);
+    }
+  }
+  BOOST_TEST(!paths[0]->has_queued_frames());
+  Access::allowed = -1;
+}
+
+BOOST_AUTO_TEST_CASE(send_errnos_map_to_queueing_loss_or_rail_failure) {
+  for (int err : {EAGAIN, EWOULDBLOCK, ENOBUFS, ENOMEM, EINTR}) {
+    BOOST_TEST((udp_send_errc(err) == base::Errc::would_block), std::strerror(err));
+  }
+  BOOST_TEST((udp_send_errc(ECONNREFUSED) == base::Errc::ok));
+  for (int err : {ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN, EPERM, EACCES, EADDRNOTAVAIL, EMSGSIZE}) {
+    BOOST_TEST((udp_send_errc(err) == base::Errc::rail_down), std::strerror(err));
+  }
+  for (int err : {EBADF, EINVAL, EIO}) {
+    BOOST_TEST((udp_send_errc(err) == base::Errc::io_error), std::strerror(err));
+    BOOST_TEST((base::severity_of(udp_send_errc(err)) == base::Severity::rail), std::strerror(err));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(endpoints_round_trip_and_malformed_ones_are_refused) {
+  auto path = make_path(0x7f000003, options_for(4));
+  const std::string text = path->endpoint();
+  BOOST_TEST(text.rfind("127.0.0.3:", 0) == 0u);
+  auto parsed = UdpPath::parse_endpoint(text);
+  BOOST_REQUIRE(parsed.is_ok());
+  BOOST_TEST((*parsed == path->local_endpoint()));
+  BOOST_TEST(parsed->to_string() == text);
+  BOOST_TEST(path->local_endpoint().short_port != path->local_endpoint().long_port);
+  BOOST_TEST(path->local_endpoint().short_port != 0);
+
+  auto exact = UdpPath::parse_endpoint("10.77.1.1:1:65535");
+  BOOST_REQUIRE(exact.is_ok());
+  BOOST_TEST(exact->ipv4 == 0x0a4d0101u);
+  BOOST_TEST(exact->short_port == 1);
+  BOOST_TEST(exact->long_port == 65535);
+
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:1", "127.0.0.1:1:", "127.0.0.1:1:2:3",
+                          "127.0.0.1:0:2", "127.0.0.1:1:0", "127.0.0.1:65536:2", "127.0.0.1:01:2",
+                          "127.0.0.1:1:2 ", " 127.0.0.1:1:2", "127.0.0.256:1:2", "127.0.0:1:2",
+                          "127.0.0.01:1:2", "a.b.c.d:1:2", "127.0.0.1:+1:2", "127.0.0.1:1:-2",
+                          "127.0.0.1::2", "[::1]:1:2", "127.0.0.1:1:2\n", "127.0.0.1:100000:2"}) {
+    auto refused = UdpPath::parse_endpoint(bad);
+    BOOST_TEST((refused.code() == base::Errc::invalid_argument), "'" << bad << "'");
+    BOOST_TEST(refused.status().message().find(std::string("'") + bad + "'") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(only_added_peers_are_reached_and_bad_peers_are_refused) {
+  auto path = make_path(kLoopback, options_for(3));
+  BOOST_TEST(!path->reaches(0));
+  BOOST_TEST(path->add_peer(1, "127.0.0.2:4000:4001").is_ok());
+  BOOST_TEST(path->reaches(1));
+  BOOST_TEST(!path->reaches(0));
+  BOOST_TEST(!path->reaches(2));
+  BOOST_TEST(!path->reaches(3));
+  BOOST_TEST((path->add_peer(3, "127.0.0.2:4000:4001").code() == base::Errc::invalid_argument));
+  BOOST_TEST((path->add_peer(2, "127.0.0.2:4000").code() == base::Errc::invalid_argument));
+  BOOST_TEST((path->add_peer(2, UdpEndpoint{0, 1, 2}).code() == base::Errc::invalid_argument));
+  BOOST_TEST(!path->reaches(2));
+  BOOST_TEST(path->add_peer(1, "127.0.0.3:4002:4003").is_ok());  // replaces
+  BOOST_TEST(path->reaches(1));
+}
+
+BOOST_AUTO_TEST_CASE(frames_above_max_frame_and_unknown_peers_are_refused) {
+  auto paths = make_mesh(2, options_for(3, 1000));
+  BOOST_TEST(paths[0]->info().max_frame == 1000u);
+  std::vector<std::byte> fits(1000, std::byte{7});
+  std::vector<std::byte> above(1001);
+  BytesFrame fitting(fits);
+  BytesFrame too_big(above);
+  const base::Status refused = paths[0]->send(1, too_big);
+  BOOST_TEST((refused.code() == base::Errc::out_of_range));
+  BOOST_TEST((refused.severity() == base::Severity::caller));
+  const base::Status unknown = paths[0]->send(2, fitting);  // below peers, but never added
+  BOOST_TEST((unknown.code() == base::Errc::invalid_argument));
+  BOOST_TEST((unknown.severity() == base::Severity::caller));
+  BOOST_TEST((paths[0]->send(7, fitting).severity() == base::Severity::caller));
+  BOOST_REQUIRE(paths[0]->send(1, fitting).is_ok());
+  CollectingSink sink;
+  BOOST_TEST(poll_until([&] { return !sink.frames.empty(); }, [&] { paths[1]->poll(sink, 8); }));
+  BOOST_TEST((sink.frames.at(0) == fits));
+}
+
+BOOST_AUTO_TEST_CASE(max_frame_is_bounded_by_the_interface_mtu_and_the_udp_limit) {
+  RailAddress rail = loopback_rail(0x7f000002);
+  auto big = UdpPath::create(rail, options_for(1, 1 << 20));
+  BOOST_REQUIRE(big.is_ok());
+  BOOST_TEST((*big)->info().max_frame == std::min<std::size_t>(kUdpMaxPayload, rail.mtu - kUdpIpOverhead));
+  rail.mtu = 1500;  // as an Ethernet rail would be
+  auto ethernet = UdpPath::create(rail, options_for(1, 1 << 20));
+  BOOST_REQUIRE(ethernet.is_ok());
+  BOOST_TEST((*ethernet)->info().max_frame == 1472u);
+  auto tiny = UdpPath::create(rail, options_for(1, 100));
+  BOOST_TEST((tiny.code() == base::Errc::invalid_argument));
+  BOOST_TEST(tiny.status().message().find("path.udp.max_frame = 100") != std::string::npos);
+  auto nobody = UdpPath::create(rail, options_for(0));
+  BOOST_TEST((nobody.code() == base::Errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(options_from_params_are_the_rows_defaults) {
+  base::ParamSet params;
+  BOOST_REQUIRE(params.add_table(path_params()).is_ok());
+  const UdpOptions defaults = UdpOptions::from_params(params);
+  BOOST_TEST(defaults.max_frame == 63u * 1024);
+  BOOST_TEST(defaults.sndbuf == 4u << 20);
+  BOOST_TEST(defaults.rcvbuf == 8u << 20);
+  BOOST_TEST(defaults.peers == 0u);
+  BOOST_REQUIRE(params.set("path.udp.max_frame", "1400").is_ok());
+  BOOST_TEST(UdpOptions::from_params(params).max_frame == 1400u);
+}
+
+BOOST_AUTO_TEST_CASE(info_describes_an_unreliable_udp_rail) {
+  auto path = make_path(0x7f000002, options_for(1));
+  const PathInfo& info = path->info();
+  BOOST_TEST((info.kind == PathKind::udp));
+  BOOST_TEST(info.name == "udp lo 127.0.0.2");
+  BOOST_TEST(!info.reliable);
+  BOOST_TEST(!info.single_copy_read);
+  BOOST_TEST(info.bandwidth_hint == 0.0);  // lo reports no link speed
+  BOOST_TEST(path->rail().interface == "lo");
+}
+
+BOOST_AUTO_TEST_CASE(sending_to_a_port_nobody_listens_on_does_not_fail) {
+  // Take two ports, then free them: nothing listens there any more.
+  std::uint16_t ports[2];
+  for (std::uint16_t& port : ports) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    BOOST_REQUIRE(fd >= 0);
+    ::sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(0x7f000002);
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<::sockaddr*>(&address), sizeof address) == 0);
+    socklen_t length = sizeof address;
+    BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<::sockaddr*>(&address), &length) == 0);
+    port = ntohs(address.sin_port);
+    ::close(fd);
+  }
+  auto path = make_path(kLoopback, options_for(2, 1000));
+  BOOST_REQUIRE(path->add_peer(1, UdpEndpoint{0x7f000002, ports[0], ports[1]}).is_ok());
+  std::vector<std::byte> bytes(500);
+  BytesFrame frame(bytes);
+  CollectingSink sink;
+  for (int i = 0; i < 20; ++i) {
+    BOOST_TEST(path->send(1, frame).is_ok());  // ICMP port unreachable comes back; it must not surface
+    path->poll(sink, 8);
+  }
+  BOOST_TEST(sink.frames.empty());
+  BOOST_TEST(path->counters().short_socket.frames_sent == 20u);
+  BOOST_TEST(path->counters().short_socket.send_errors == 0u);
+  BOOST_TEST(path->counters().short_socket.receive_errors == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(datagrams_from_strangers_are_handed_up_and_counted_and_oversized_ones_dropped) {
+  auto path = make_path(kLoopback, options_for(1, 1000));
+  const int stranger = ::socket(AF_INET, SOCK_DGRAM, 0);
+  BOOST_REQUIRE(stranger >= 0);
+  ::sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(kLoopback);
+  to.sin_port = htons(path->local_endpoint().short_port);
+  std::vector<char> bytes(1001, 'x');
+  BOOST_REQUIRE(::sendto(stranger, bytes.data(), 1001, 0, reinterpret_cast<::sockaddr*>(&to), sizeof to) == 1001);
+  BOOST_REQUIRE(::sendto(stranger, bytes.data(), 100, 0, reinterpret_cast<::sockaddr*>(&to), sizeof to) == 100);
+  ::close(stranger);
+  CollectingSink sink;
+  BOOST_TEST(poll_until([&] { return !sink.frames.empty(); }, [&] { path->poll(sink, 8); }));
+  BOOST_TEST(sink.frames.size() == 1u);
+  BOOST_TEST(sink.frames.at(0).size() == 100u);
+  BOOST_TEST(path->counters().truncated == 1u);
+  BOOST_TEST(path->counters().from_unknown_senders == 2u);
+  BOOST_TEST(path->counters().short_socket.frames_received == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_sink_may_send_from_inside_on_frame) {
+  auto paths = make_mesh(2, options_for(2, 1000));
+  // Rank 1 answers each frame with one of its own, from inside on_frame.
+  struct Echo final : FrameSink {
+    UdpPath* path = nullptr;
+    int answered = 0;
+    bool ok = true;
+    void on_frame(std::span<const std::byte> frame) noexcept override {
+      BytesFrame reply(frame);
+      ok = ok && path->send(0, reply).is_ok();
+      ++answered;
+    }
+  } echo;
+  echo.path = paths[1].get();
+  const std::vector<std::byte> ping{std::byte{1}, std::byte{2}, std::byte{3}};
+  BytesFrame frame(ping);
+  for (int i = 0; i < 5; ++i) BOOST_REQUIRE(paths[0]->send(1, frame).is_ok());
+  CollectingSink replies;
+  BOOST_TEST(poll_until([&] { return replies.frames.size() == 5; },
+                        [&] {
+                          paths[1]->poll(echo, 2);
+                          paths[0]->poll(replies, 8);
+                        }));
+  BOOST_TEST(echo.ok);
+  BOOST_TEST(echo.answered == 5);
+  BOOST_TEST((replies.frames.at(4) == ping));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
