@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "ftmpi/base/log.hpp"
@@ -87,6 +88,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.peer_timeout = params.get_duration(kPeerTimeout);
   c.probe_min = params.get_duration(kProbeMin);
   c.probe_max = params.get_duration(kProbeMax);
+  c.report = params.get_bool(kReport);
   if (c.probe_min.count() <= 0 || c.probe_max < c.probe_min) {
     return base::Status(base::Errc::invalid_argument,
                         "engine.rail.probe_max must be at least engine.rail.probe_min, which must be > 0");
@@ -779,6 +781,7 @@ base::Status EngineCore::finalize() {
     }
     return true;
   });
+  if (config_.report) std::fprintf(stderr, "%s", counters_report().c_str());
   return env_.finalize ? env_.finalize() : base::Status{};
 }
 

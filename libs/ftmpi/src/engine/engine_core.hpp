@@ -66,6 +66,7 @@ struct EngineConfig {
   std::chrono::nanoseconds peer_timeout{};
   std::chrono::nanoseconds probe_min{};
   std::chrono::nanoseconds probe_max{};
+  bool report = false;  // print counters_report() at finalize
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -256,6 +257,9 @@ class EngineCore final : public Engine, public path::FrameSink {
   void on_frame(std::span<const std::byte> frame) noexcept override;
 
   const EngineCounters& counters() const noexcept { return counters_; }
+  // Every counter as "key=value" lines: one "engine" line, then one "rail" line per peer and rail, and
+  // one "faults" line per rail with fault injection (what tests and operators read; docs/ftrun.md).
+  std::string counters_report() const;
   const Peer& peer(std::uint32_t rank) const { return peers_[rank]; }
 
  protected:

@@ -32,9 +32,12 @@
 // answers a probe on the rail it arrived on, whatever it thinks of that rail itself.
 #include <algorithm>
 #include <cstring>
+#include <set>
+#include <string>
 
 #include "engine_core.hpp"
 #include "ftmpi/base/log.hpp"
+#include "ftmpi/path/fault.hpp"
 
 namespace ftmpi::engine {
 namespace {
@@ -440,6 +443,52 @@ bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
     did = true;
   }
   return did;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Counters
+
+std::string EngineCore::counters_report() const {
+  auto us = [](std::chrono::nanoseconds d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+  };
+  const std::string me = "rank=" + std::to_string(id_.rank);
+  const EngineCounters& c = counters_;
+  std::string out = "ftmpi counters: engine " + me + " frames_sent=" + std::to_string(c.frames_sent) +
+                    " frames_received=" + std::to_string(c.frames_received) +
+                    " dropped_malformed=" + std::to_string(c.dropped_malformed) +
+                    " dropped_wrong_job=" + std::to_string(c.dropped_wrong_job) +
+                    " dropped_bad_payload=" + std::to_string(c.dropped_bad_payload) +
+                    " duplicates=" + std::to_string(c.duplicates) + " retransmits=" + std::to_string(c.retransmits) +
+                    " acks_sent=" + std::to_string(c.acks_sent) + " nacks_sent=" + std::to_string(c.nacks_sent) +
+                    " rails_down=" + std::to_string(c.rails_down) + " rails_up=" + std::to_string(c.rails_up) + "\n";
+  for (const Peer& peer : peers_) {
+    if (peer.rank == id_.rank) continue;
+    for (const Route& r : peer.routes) {
+      const RailCounters& k = r.counters;
+      out += "ftmpi counters: rail " + me + " peer=" + std::to_string(peer.rank) + " rail=" +
+             std::to_string(r.path_index) + " name='" + r.path->info().name + "' state=" +
+             std::string(to_string(r.state)) + " frames_sent=" + std::to_string(k.frames_sent) +
+             " bytes_sent=" + std::to_string(k.bytes_sent) + " frames_received=" + std::to_string(k.frames_received) +
+             " bytes_received=" + std::to_string(k.bytes_received) + " retransmits=" + std::to_string(k.retransmits) +
+             " timeouts=" + std::to_string(k.timeouts) + " rebound=" + std::to_string(k.rebound) +
+             " checksum_failures=" + std::to_string(k.checksum_failures) +
+             " duplicates=" + std::to_string(k.duplicates) + " probes_sent=" + std::to_string(k.probes_sent) +
+             " probe_replies=" + std::to_string(k.probe_replies) + " state_changes=" + std::to_string(k.state_changes) +
+             " srtt_us=" + us(r.srtt) + " rto_us=" + us(r.rto) + "\n";
+    }
+  }
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    const auto* fault = dynamic_cast<const path::FaultPath*>(paths_[i].get());
+    if (fault == nullptr) continue;
+    const path::FaultCounters& f = fault->counters();
+    out += "ftmpi counters: faults " + me + " rail=" + std::to_string(i) + " name='" + fault->info().name +
+           "' frames_seen=" + std::to_string(f.frames_seen) + " dropped=" + std::to_string(f.dropped) +
+           " corrupted=" + std::to_string(f.corrupted) + " duplicated=" + std::to_string(f.duplicated) +
+           " reordered=" + std::to_string(f.reordered) + " delayed=" + std::to_string(f.delayed) +
+           " blackholed=" + std::to_string(f.blackholed) + "\n";
+  }
+  return out;
 }
 
 }  // namespace ftmpi::engine

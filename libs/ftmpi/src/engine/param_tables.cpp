@@ -12,7 +12,7 @@ namespace {
 constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,      kShmEagerLimit, kShmSingleCopyMin,
                                       kRetransmitMin, kRetransmitMax, kAckEvery,      kAckDelay,
                                       kSpinRounds,    kProgressThread, kProgressThreadSleep, kWindow, kRailDownAfter, kPeerTimeout,
-                                      kProbeMin, kProbeMax, kHostId};
+                                      kProbeMin, kProbeMax, kReport, kHostId};
 
 }  // namespace
 

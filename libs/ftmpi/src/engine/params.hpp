@@ -75,6 +75,11 @@ inline constexpr ParamRow kProbeMin{
 inline constexpr ParamRow kProbeMax{"engine.rail.probe_max", ParamType::duration, "1s",
                                     "longest interval between probes of a down rail; probing never stops",
                                     ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kReport{
+    "engine.report", ParamType::boolean, "false",
+    "when a rank finalizes, print its counters to stderr: totals, and per peer and rail the frames, "
+    "bytes, retransmits, timeouts, checksum failures, duplicates, probes, state changes and round trip",
+    ParamLevel::basic};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",

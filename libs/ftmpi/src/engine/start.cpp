@@ -248,7 +248,7 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
       }
       base::logger().info("rail {} '{}': injecting faults: {} spec(s)", k, rail->rail().name, specs.size());
       path::FaultOptions options;
-      options.stream = job.rank;
+      options.stream = (std::uint64_t{job.rank} << 16) | k;  // every rank and rail draws its own faults
       paths.push_back(std::make_unique<path::FaultPath>(std::move(rail), std::move(specs), options));
     }
   }
