@@ -2,238 +2,26 @@
 // statuses, the one-line failure report, forwarded output, and that no rank outlives the job.
 //
 // Nothing here sleeps and hopes: every wait is for an event (output, EOF, exit) with a generous deadline.
-#include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
-#include <chrono>
-#include <filesystem>
 #include <fstream>
-#include <optional>
 #include <regex>
-#include <sstream>
-#include <string>
-#include <vector>
 
-#include "ftmpi/rte/fd.hpp"
 #include "ftmpi/rte/job.hpp"
+#include "launch_support.hpp"
 
-using namespace std::chrono_literals;
-using ftmpi::rte::UniqueFd;
-
-extern char** environ;
+using namespace ftmpi::launch_test;
 
 namespace {
-
-namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-constexpr auto kDeadline = 30s;  // far beyond any healthy run; only a hang reaches it
-
-std::string helper(std::string_view name) { return std::string(HELPER_DIR) + "/" + std::string(name); }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// The lines ftrun itself wrote to stderr.
-std::vector<std::string> ftrun_lines(const std::string& err) {
-  std::vector<std::string> out;
-  for (const std::string& line : lines_of(err)) {
-    if (line.starts_with("ftrun:")) out.push_back(line);
-  }
-  return out;
-}
-
-int poll_ms(Clock::time_point deadline) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::max<long long>(left, 0));
-}
-
-// Waits for `pid` to end (it must be our child), up to the deadline; its wait status, or nullopt.
-std::optional<int> wait_child(pid_t pid, Clock::time_point deadline) {
-  // Debian 12's <sys/pidfd.h> lacks C++ linkage, hence the raw system call.
-  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
-  if (!pidfd) return std::nullopt;
-  pollfd p{pidfd.get(), POLLIN, 0};
-  if (poll(&p, 1, poll_ms(deadline)) <= 0) return std::nullopt;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return std::nullopt;
-  return status;
-}
-
-// A directory for the ranks' pid files.
-struct TempDir {
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "ftrun-test-XXXXXX").string();
-    BOOST_REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  // The pid each rank wrote, indexed by rank.
-  std::map<int, pid_t> rank_pids() const {
-    std::map<int, pid_t> pids;
-    for (const auto& entry : fs::directory_iterator(path)) {
-      pid_t pid = 0;
-      std::ifstream(entry.path()) >> pid;
-      pids[std::stoi(entry.path().stem().string())] = pid;
-    }
-    return pids;
-  }
-  fs::path path;
-};
-
-struct Finished {
-  int status = -1;  // raw wait status
-  std::string out;
-  std::string err;
-  Clock::duration elapsed{};
-
-  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
-};
-
-// A process under test (ftrun, or a helper alone) with stdout and stderr captured and stdin given.
-class Process {
- public:
-  Process(std::vector<std::string> argv, const TempDir& dir, std::optional<std::string> stdin_text = {},
-          const std::vector<std::string>& extra_env = {}) {
-    // The tests' environment must not leak parameters into ftrun.
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (!std::string_view(*e).starts_with("FTMPI_")) env.emplace_back(*e);
-    }
-    env.push_back("RTE_TEST_PID_DIR=" + dir.path.string());
-    env.insert(env.end(), extra_env.begin(), extra_env.end());
-    std::vector<char*> envp, args;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-
-    int in[2], out[2], err[2];
-    BOOST_REQUIRE(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0);
-    started_ = Clock::now();
-    pid_ = fork();
-    BOOST_REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      execve(args[0], args.data(), envp.data());
-      _exit(126);
-    }
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
-    UniqueFd stdin_write(in[1]);
-    if (stdin_text) {
-      BOOST_REQUIRE(write(stdin_write.get(), stdin_text->data(), stdin_text->size()) ==
-                    static_cast<ssize_t>(stdin_text->size()));
-    }
-    out_.reset(out[0]);
-    err_.reset(err[0]);
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  ~Process() {
-    if (!reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  pid_t pid() const { return pid_; }
-
-  // Reads output until stdout holds `count` lines; false at EOF or the deadline.
-  bool wait_for_lines(std::size_t count) {
-    const auto deadline = Clock::now() + kDeadline;
-    while (lines_of(out_text_).size() < count) {
-      if (!pump(deadline)) return false;
-    }
-    return true;
-  }
-
-  void signal(int signo) { BOOST_REQUIRE(kill(pid_, signo) == 0); }
-
-  // Reads until EOF on stdout and stderr, then reaps the process.
-  Finished finish() {
-    const auto deadline = Clock::now() + kDeadline;
-    while (pump(deadline)) {
-    }
-    BOOST_REQUIRE_MESSAGE(!out_ && !err_, "the process kept its output open past the deadline");
-    auto status = wait_child(pid_, deadline);
-    BOOST_REQUIRE_MESSAGE(status.has_value(), "the process did not exit");
-    reaped_ = true;
-    return Finished{*status, out_text_, err_text_, Clock::now() - started_};
-  }
-
- private:
-  // One poll round over the open pipes; false when both are closed or the deadline passed.
-  bool pump(Clock::time_point deadline) {
-    if (!out_ && !err_) return false;
-    pollfd fds[] = {{out_.get(), POLLIN, 0}, {err_.get(), POLLIN, 0}};
-    if (poll(fds, 2, poll_ms(deadline)) <= 0) return false;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].revents == 0) continue;
-      UniqueFd& fd = i == 0 ? out_ : err_;
-      char buffer[4096];
-      ssize_t n = read(fd.get(), buffer, sizeof buffer);
-      if (n <= 0) {
-        fd.reset();
-      } else {
-        (i == 0 ? out_text_ : err_text_).append(buffer, static_cast<std::size_t>(n));
-      }
-    }
-    return true;
-  }
-
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  UniqueFd out_, err_;
-  std::string out_text_, err_text_;
-  Clock::time_point started_;
-};
-
-std::vector<std::string> ftrun_args(std::vector<std::string> args) {
-  args.insert(args.begin(), FTRUN_PATH);
-  return args;
-}
-
-// Runs ftrun to its end.
-Finished ftrun(const TempDir& dir, std::vector<std::string> args,
-               std::optional<std::string> stdin_text = {}) {
-  Process p(ftrun_args(std::move(args)), dir, std::move(stdin_text));
-  return p.finish();
-}
-
-// Every rank wrote its pid file, and none of those processes exists any more.
-void require_ranks_gone(const TempDir& dir, std::size_t ranks) {
-  const auto pids = dir.rank_pids();
-  BOOST_TEST(pids.size() == ranks);
-  for (const auto& [rank, pid] : pids) {
-    const bool gone = kill(pid, 0) == -1 && errno == ESRCH;
-    BOOST_TEST(gone, "rank " << rank << " (pid " << pid << ") is still there");
-  }
-}
 
 // Ranks orphaned by a killed ftrun are re-parented to this process, which can then reap them.
 struct Subreaper {
   Subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
 };
 BOOST_TEST_GLOBAL_FIXTURE(Subreaper);
-
-void describe(const Finished& f) {
-  BOOST_TEST_MESSAGE("exit " << f.exit_code() << "\n--- stdout\n" << f.out << "--- stderr\n" << f.err);
-}
 
 }  // namespace
 
@@ -528,6 +316,259 @@ BOOST_AUTO_TEST_CASE(help_version_and_help_params_exit_0) {
   BOOST_TEST(params.exit_code() == 0);
   BOOST_TEST(params.out.find("rte.kill_grace") != std::string::npos);
   BOOST_TEST(params.out.find("now 3s") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Ranks on "other hosts" without namespaces: fake_agent.sh is called like ssh but runs the command line
+// here, so the remote code path (command line, environment, secret on stdin, agent exit statuses) runs for
+// real. ftrun is kept on loopback: these tests send nothing beyond 127.0.0.1.
+BOOST_AUTO_TEST_SUITE(launch_through_an_agent)
+
+namespace {
+
+std::vector<std::string> through_agent(std::vector<std::string> args) {
+  std::vector<std::string> head{"--launch-agent", FAKE_AGENT, "--param", "rte.listen_address=127.0.0.1"};
+  head.insert(head.end(), args.begin(), args.end());
+  return head;
+}
+
+std::string pid_of(const TempDir& dir, int rank) { return std::to_string(dir.rank_pids().at(rank)); }
+
+// A file that goes away with the test.
+struct TempFile {
+  explicit TempFile(const TempDir& dir, std::string_view name, std::string_view text)
+      : path((dir.path / name).string()) {
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { fs::remove(path); }
+  std::string path;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ranks_fill_the_hosts_slots_and_carry_the_contract_through_the_agent) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "4", "--host", "nodeA:2,nodeB:2", "--tag-output", "sh", "-c",
+                                         "echo $FAKE_AGENT_HOST $FTMPI_RANK/$FTMPI_SIZE "
+                                         "$FTMPI_LOCAL_RANK/$FTMPI_LOCAL_SIZE ${#FTMPI_RTE_SECRET} "
+                                         "$FTMPI_RTE_ADDR $(pwd)"}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  auto out = lines_of(f.out);
+  std::sort(out.begin(), out.end());
+  BOOST_REQUIRE(out.size() == 4u);
+  const std::string cwd = fs::current_path().string();
+  const char* expected[] = {R"(\[0\] nodeA 0/4 0/2)", R"(\[1\] nodeA 1/4 1/2)", R"(\[2\] nodeB 2/4 0/2)",
+                            R"(\[3\] nodeB 3/4 1/2)"};
+  for (int r = 0; r < 4; ++r) {
+    const bool ok =
+        std::regex_match(out[r], std::regex(std::string(expected[r]) + R"( 64 127\.0\.0\.1:\d+ .*)")) &&
+        out[r].ends_with(" " + cwd);
+    BOOST_TEST(ok, out[r]);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ranks_started_by_the_agent_wire_up_and_exit_0) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "4", "--host", "nodeA:2,nodeB:2", helper("kv_exchange")}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  BOOST_TEST(f.err.empty());
+  BOOST_TEST(lines_of(f.out).size() == 4u);
+  require_ranks_gone(dir, 4);
+}
+
+BOOST_AUTO_TEST_CASE(a_remote_ranks_exit_status_and_pid_on_its_host_are_reported) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "4", "--host", "nodeA:2,nodeB:2", helper("exit5_rank2")}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 5);
+  BOOST_TEST((ftrun_lines(f.err) ==
+              std::vector<std::string>{"ftrun: rank 2 (pid " + pid_of(dir, 2) +
+                                       " on nodeB) exited with status 5; terminating the job"}));
+  require_ranks_gone(dir, 4);
+}
+
+BOOST_AUTO_TEST_CASE(a_remote_rank_killed_by_a_signal_gives_128_plus_the_signal) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "3", "--host", "nodeA:3", helper("kill_rank1")}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 128 + SIGKILL);
+  BOOST_TEST((ftrun_lines(f.err) ==
+              std::vector<std::string>{"ftrun: rank 1 (pid " + pid_of(dir, 1) +
+                                       " on nodeA) was killed by signal 9 (Killed); terminating the job"}));
+  require_ranks_gone(dir, 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_remote_abort_ends_the_job_with_its_code) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "3", "--host", "nodeA,nodeB:2", helper("abort_rank1")}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 3);
+  BOOST_TEST((ftrun_lines(f.err) ==
+              std::vector<std::string>{"ftrun: rank 1 aborted the job with error code 3: rank 1 gives up"}));
+  BOOST_TEST(f.out == "rank 1 is about to abort");
+  require_ranks_gone(dir, 3);
+}
+
+BOOST_AUTO_TEST_CASE(stdin_reaches_a_remote_rank_0_after_the_secret_and_nothing_reaches_the_others) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "3", "--host", "nodeA:3", helper("echo_stdin")}),
+                     std::string("one\ntwo\n"));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  BOOST_TEST(f.out == "echo: one\necho: two\n");
+  require_ranks_gone(dir, 3);
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_reaches_remote_ranks_through_their_agents) {
+  TempDir dir;
+  Process p(ftrun_args(through_agent({"-n", "2", "--host", "nodeA:2", helper("sleep_forever")})), dir);
+  BOOST_REQUIRE(p.wait_for_lines(2));
+  p.signal(SIGTERM);
+  Finished f = p.finish();
+  describe(f);
+  BOOST_TEST(f.exit_code() == 128 + SIGTERM);
+  require_ranks_gone(dir, 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_host_is_reported_as_the_agent_says_with_its_status) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "2", "--host", "nodeA,unknown-host", helper("kv_exchange")}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 255);
+  BOOST_TEST(
+      (ftrun_lines(f.err) ==
+       std::vector<std::string>{"ftrun: error: cannot start rank 1 on unknown-host: the launch agent failed "
+                                "(unknown or unreachable host?); the agent exited with status 255; "
+                                "terminating the job"}));
+  BOOST_TEST(f.err.find("fake_agent.sh: Could not resolve hostname unknown-host") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_launch_agent_is_refused_before_launch) {
+  TempDir dir;
+  Finished f = ftrun(dir, {"-n", "1", "--host", "nodeA", "--launch-agent", "/no/such/agent -x", "true"});
+  BOOST_TEST(f.exit_code() == 127);
+  BOOST_TEST((lines_of(f.err) ==
+              std::vector<std::string>{"ftrun: error: launch agent: cannot find program '/no/such/agent'"}));
+  // Not needed, so not looked up, when every host is this one.
+  Finished local = ftrun(dir, {"-n", "1", "--host", "localhost", "--launch-agent", "/no/such/agent", "true"});
+  BOOST_TEST(local.exit_code() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(ranks_on_this_host_are_forked_within_its_slots) {
+  TempDir dir;
+  Finished f =
+      ftrun(dir, through_agent({"--host", "localhost:3", "--tag-output", "sh", "-c",
+                                "echo ${FAKE_AGENT_HOST:-forked} $FTMPI_LOCAL_RANK/$FTMPI_LOCAL_SIZE"}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  auto out = lines_of(f.out);
+  std::sort(out.begin(), out.end());
+  BOOST_TEST((out == std::vector<std::string>{"[0] forked 0/3", "[1] forked 1/3", "[2] forked 2/3"}));
+
+  Finished over = ftrun(dir, {"-n", "3", "--host", "localhost:2", "true"});
+  BOOST_TEST(over.exit_code() == 2);
+  BOOST_TEST((lines_of(over.err) ==
+              std::vector<std::string>{"ftrun: error: 3 ranks do not fit in the 2 slots of 1 host (use "
+                                       "--oversubscribe to allow more ranks than slots)",
+                                       "Run with --help for more information."}));
+  Finished allowed = ftrun(dir, {"-n", "3", "--host", "localhost:2", "--oversubscribe", "true"});
+  BOOST_TEST(allowed.exit_code() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_hostfile_places_ranks_and_a_bad_line_is_named) {
+  TempDir dir;
+  TempFile good(dir, "hosts.txt", "# two nodes\nnodeA slots=1\nnodeB slots=2 # big one\n");
+  Finished f = ftrun(dir, through_agent({"-n", "3", "--hostfile", good.path, "--tag-output", "sh", "-c",
+                                         "echo $FAKE_AGENT_HOST"}));
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  auto out = lines_of(f.out);
+  std::sort(out.begin(), out.end());
+  BOOST_TEST((out == std::vector<std::string>{"[0] nodeA", "[1] nodeB", "[2] nodeB"}));
+
+  TempFile bad(dir, "bad.txt", "nodeA\nnodeB slots=many\n");
+  Finished b = ftrun(dir, {"-n", "2", "--hostfile", bad.path, "true"});
+  BOOST_TEST(b.exit_code() == 2);
+  BOOST_TEST(lines_of(b.err).front() ==
+             "ftrun: error: " + bad.path + ":2: slots 'many' is not a number from 1 to 4096");
+  Finished missing = ftrun(dir, {"-n", "2", "--hostfile", (dir.path / "none.txt").string(), "true"});
+  BOOST_TEST(missing.exit_code() == 2);
+  BOOST_TEST(lines_of(missing.err).front().starts_with("ftrun: error: cannot read hostfile"));
+  Finished both = ftrun(dir, {"-n", "2", "--hostfile", good.path, "--host", "a", "true"});
+  BOOST_TEST(both.exit_code() == 2);
+  Finished bad_host = ftrun(dir, {"-n", "1", "--host", "-oProxyCommand=x", "true"});
+  BOOST_TEST(bad_host.exit_code() == 2);
+  BOOST_TEST(lines_of(bad_host.err).front().find("starts with '-'") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(binding_is_refused_for_ranks_on_other_hosts) {
+  TempDir dir;
+  Finished f = ftrun(dir, through_agent({"-n", "2", "--host", "nodeA:2", "--bind-to", "core", "true"}));
+  BOOST_TEST(f.exit_code() == 2);
+  BOOST_TEST(lines_of(f.err).front().find("--bind-to core binds only ranks on ftrun's own host") !=
+             std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(ftrun_on_every_address_advertises_them_all_then_loopback) {
+  TempDir dir;
+  // The program never connects, so nothing is sent: this only reads the list ranks would be given.
+  Finished f = ftrun(
+      dir, {"-n", "1", "--host", "nodeA", "--launch-agent", FAKE_AGENT, "sh", "-c", "echo $FTMPI_RTE_ADDR"});
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  std::smatch m;
+  BOOST_REQUIRE(std::regex_search(f.out, m, std::regex(R"(127\.0\.0\.1:(\d+)\n$)")));
+  BOOST_TEST(std::regex_match(f.out, std::regex(R"(((\d+\.){3}\d+:)" + m[1].str() + R"(,)*127\.0\.0\.1:)" +
+                                                m[1].str() + "\n")),
+             f.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(path_flags)
+
+BOOST_AUTO_TEST_CASE(paths_rails_faults_and_the_fault_plan_reach_every_rank) {
+  TempDir dir;
+  std::ofstream(dir.path / "plan.txt") << "drop=0.5\n";
+  const fs::path here = fs::current_path();
+  fs::current_path(dir.path);  // a relative plan must reach the ranks as an absolute path
+  Finished f = ftrun(dir, {"-n", "1", "--paths", "udp", "--rails", "r1,r2", "--fault", "drop=0.1", "--fault",
+                           "blackhole,rail=1", "--fault-plan", "plan.txt", "sh", "-c",
+                           "printf '%s\\n' \"$FTMPI_PATH_KINDS\" \"$FTMPI_PATH_RAILS\" \"$FTMPI_PATH_FAULT\" "
+                           "\"$FTMPI_PATH_FAULT_PLAN\""});
+  fs::current_path(here);
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  BOOST_TEST((lines_of(f.out) == std::vector<std::string>{"udp", "r1,r2", "drop=0.1;blackhole,rail=1",
+                                                          (dir.path / "plan.txt").string()}));
+  // The flags win over --param.
+  Finished over = ftrun(dir, {"-n", "1", "--param", "path.kinds=shm", "--paths", "shm,udp", "sh", "-c",
+                              "echo $FTMPI_PATH_KINDS"});
+  BOOST_TEST(over.out == "shm,udp\n");
+  Finished help = ftrun(dir, {"--help-params", "--paths", "shm"});
+  BOOST_TEST(help.out.find("now shm") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(bad_path_flags_are_refused_before_launch) {
+  TempDir dir;
+  auto refused = [&](std::vector<std::string> args, std::string_view message) {
+    args.insert(args.begin(), {"-n", "1"});
+    args.push_back("true");
+    Finished f = ftrun(dir, args);
+    BOOST_TEST(f.exit_code() == 2);
+    BOOST_TEST(lines_of(f.err).front() == "ftrun: error: " + std::string(message));
+  };
+  refused({"--paths", "tcp"}, "--paths: 'tcp' is not a path kind (shm, udp)");
+  refused({"--paths", "shm,,udp"}, "--paths: empty item in 'shm,,udp'");
+  refused({"--rails", "r1,"}, "--rails: empty item in 'r1,'");
+  refused({"--fault", ""}, "--fault: empty SPEC");
+  refused({"--fault-plan", (dir.path / "none.txt").string()},
+          "--fault-plan: cannot read '" + (dir.path / "none.txt").string() + "': No such file or directory");
+  refused({"--fault-plan", dir.path.string()},
+          "--fault-plan: cannot read '" + dir.path.string() + "': not a regular file");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,20 +1,31 @@
-// ftrun: starts an ftmpi job on this host. Parses the command line, then hands over to rte::run_job; every
-// error is reported here, once, as "ftrun: error: ...".
+// ftrun: starts an ftmpi job on this host or across hosts. Parses the command line, then hands over to
+// rte::run_job; every error is reported here, once, as "ftrun: error: ...".
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
+#include "ftmpi/path/params.hpp"
+#include "ftmpi/rte/hosts.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/rte/launcher.hpp"
-#include "engine/params.hpp"
 #include "ftmpi/rte/params.hpp"
+#include "ftmpi/rte/remote.hpp"
 
 extern char** environ;
 
@@ -32,9 +43,10 @@ constexpr double kMaxTimeoutSeconds = 1e9;  // ~31 years; keeps the conversion t
 
 constexpr const char* kUsage = R"(Usage: ftrun -n N [options] [--] program [args...]
 
-Starts N copies of program on this host as the ranks of one ftmpi job: wires them up, forwards their
-output (and ftrun's stdin to rank 0), forwards SIGINT, SIGTERM and SIGHUP to every rank, and terminates
-the whole job as soon as one rank fails. Options end at the program name (or at "--").
+Starts N copies of program as the ranks of one ftmpi job, on this host or on the hosts given with
+--host/--hostfile (through a launch agent called like ssh): wires them up, forwards their output (and
+ftrun's stdin to rank 0), forwards SIGINT, SIGTERM and SIGHUP to every rank, and terminates the whole
+job as soon as one rank fails. Options end at the program name (or at "--").
 )";
 
 constexpr const char* kFooter = R"(Examples:
@@ -45,6 +57,13 @@ constexpr const char* kFooter = R"(Examples:
       leave binding off (none) when ranks outnumber cores and share them
   ftrun -n 2 --timeout 60 --param rte.kill_grace=5s -- ./solver --input data.txt
       give up after 60 s; ranks get 5 s between SIGTERM and SIGKILL
+  ftrun -n 8 --host node1:4,node2:4 ./ring
+      ranks 0-3 on node1, 4-7 on node2, started with "ssh node2 <command>" (node1 too, unless it is
+      this host); the program must be at the same path on every host
+  ftrun -n 4 --hostfile hosts.txt --launch-agent "ssh -p 2222" --paths udp --rails r1,r2 ./bench
+      hosts.txt has lines "node1 slots=2"; ranks talk over UDP on rails r1 and r2 only
+  ftrun -n 2 --fault "drop=0.01,rail=1" --fault-plan faults.txt ./ring
+      inject faults into the ranks' paths (the SPEC syntax is in docs/ftrun.md)
 
 Exit status:
   0      every rank exited with status 0
@@ -52,11 +71,12 @@ Exit status:
          (taken modulo 256; 1 if that is 0)
   128+S  a rank was killed by signal S, or ftrun received signal S (SIGINT, SIGTERM, SIGHUP)
   1      a rank exited without finalize, or left the others waiting in a fence
-  2      the command line is wrong
+  2      the command line (or a hostfile) is wrong
   124    the job ran longer than --timeout
   125    ftrun could not start the job
-  126    the program is not executable
-  127    the program was not found
+  126    the program (or the launch agent) is not executable
+  127    the program (or the launch agent) was not found
+  255    a launch agent failed to start a rank on another host (as ssh: unknown or unreachable host)
 
 Environment: every FTMPI_<PARAM> variable sets a parameter, as --param does.
 See docs/ftrun.md for what ranks receive and how failures are reported.)";
@@ -83,6 +103,14 @@ struct CommandLine {
   double timeout_s = 0;
   std::vector<std::string> params;
   bool help_params = false;
+  std::vector<std::string> hosts;  // --host, each a list
+  std::optional<std::string> hostfile;
+  bool oversubscribe = false;
+  std::string launch_agent = "ssh";
+  std::optional<std::string> paths;
+  std::optional<std::string> rails;
+  std::vector<std::string> faults;
+  std::optional<std::string> fault_plan;
   std::vector<std::string> program_and_args;
 };
 
@@ -99,7 +127,9 @@ std::optional<CommandLine> parse(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
   app.set_version_flag("--version", std::string("ftrun (ftmpi) ") + FTMPI_VERSION,
                        "Print the version and exit");
-  app.add_option("-n,--np", cl.ranks, "Number of ranks to start (required; -np N works too)")->type_name("N");
+  app.add_option("-n,--np", cl.ranks,
+                 "Number of ranks (-np N works too); required, except with hosts: their slots")
+      ->type_name("N");
   app.add_option("--bind-to", cl.bind_to, "Bind rank i to core (i mod cores), or not (default: none)")
       ->type_name("core|none");
   app.add_flag("--tag-output", cl.tag_output, "Prefix every line a rank prints with \"[rank] \"");
@@ -109,6 +139,26 @@ std::optional<CommandLine> parse(int argc, char** argv) {
       ->type_name("NAME=VALUE")
       ->allow_extra_args(false);
   app.add_flag("--help-params", cl.help_params, "List every runtime parameter and exit");
+  app.add_option("-H,--host", cl.hosts,
+                 "Hosts to run on, each with N slots (default 1); a host listed again adds slots")
+      ->type_name("H[:N],...")
+      ->allow_extra_args(false);
+  app.add_option("--hostfile", cl.hostfile, "Hosts to run on, one per line: \"host [slots=N]\", # comments")
+      ->type_name("FILE");
+  app.add_flag("--oversubscribe", cl.oversubscribe,
+               "Allow more ranks than slots (those beyond go round-robin over the hosts)");
+  app.add_option("--launch-agent", cl.launch_agent,
+                 "Starts ranks on other hosts, called as CMD HOST COMMAND like ssh (default: ssh)")
+      ->type_name("CMD");
+  app.add_option("--paths", cl.paths, "Path kinds the ranks may use (sets path.kinds)")->type_name("shm,udp");
+  app.add_option("--rails", cl.rails, "UDP rails: interfaces, local addresses or subnets (sets path.rails)")
+      ->type_name("LIST");
+  app.add_option("--fault", cl.faults,
+                 "Inject faults into the ranks' paths (repeatable; joined with ';' into path.fault)")
+      ->type_name("SPEC")
+      ->allow_extra_args(false);
+  app.add_option("--fault-plan", cl.fault_plan, "File of fault SPECs, one per line (sets path.fault_plan)")
+      ->type_name("FILE");
   // Stop at the program: its own options belong to it.
   app.prefix_command();
 
@@ -140,6 +190,66 @@ std::optional<CommandLine> parse(int argc, char** argv) {
   return cl;
 }
 
+// "a,b,c" -> {"a", "b", "c"}; an empty item (",," or a trailing ",") is an error naming `what`.
+std::vector<std::string> split_list(std::string_view list, std::string_view what) {
+  std::vector<std::string> items;
+  std::string_view text = list;
+  while (true) {
+    const auto comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    if (item.empty()) throw UsageError{std::string(what) + ": empty item in '" + std::string(list) + "'"};
+    items.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+// --paths, --rails, --fault, --fault-plan: each sets its parameter, after --param and the environment.
+void apply_path_flags(const CommandLine& cl, base::ParamSet& params) {
+  auto set = [&](const base::ParamRow& row, const std::string& value, std::string_view flag) {
+    if (base::Status s = params.set(row.name, value); !s) {
+      throw UsageError{std::string(flag) + ": " + s.message()};
+    }
+  };
+  if (cl.paths) {
+    for (const std::string& kind : split_list(*cl.paths, "--paths")) {
+      if (kind != "shm" && kind != "udp") {
+        throw UsageError{"--paths: '" + kind + "' is not a path kind (shm, udp)"};
+      }
+    }
+    set(ftmpi::path::kKinds, *cl.paths, "--paths");
+  }
+  if (cl.rails) {
+    (void)split_list(*cl.rails, "--rails");
+    set(ftmpi::path::kRails, *cl.rails, "--rails");
+  }
+  if (!cl.faults.empty()) {
+    std::string joined;
+    for (const std::string& spec : cl.faults) {
+      if (spec.empty()) throw UsageError{"--fault: empty SPEC"};
+      joined += (joined.empty() ? "" : ";") + spec;
+    }
+    set(ftmpi::path::kFault, joined, "--fault");
+  }
+  if (cl.fault_plan) {
+    // The ranks read the plan, maybe in another directory: check it here and pass an absolute path.
+    const std::string& file = *cl.fault_plan;
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    const bool readable = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    const int err = fd < 0 ? errno : EISDIR;
+    if (fd >= 0) ::close(fd);
+    if (!readable) {
+      throw UsageError{"--fault-plan: cannot read '" + file + "': " +
+                       (fd >= 0 ? std::string("not a regular file") : std::string(std::strerror(err)))};
+    }
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(file, ec);
+    set(ftmpi::path::kFaultPlan, ec ? file : absolute.lexically_normal().string(), "--fault-plan");
+  }
+}
+
 int run(int argc, char** argv) {
   auto cl = parse(argc, argv);
   if (!cl) return 0;
@@ -152,12 +262,36 @@ int run(int argc, char** argv) {
   for (const std::string& assignment : cl->params) {
     if (base::Status s = params.set_assignment(assignment); !s) throw UsageError{s.message()};
   }
+  apply_path_flags(*cl, params);
   if (cl->help_params) {
     std::cout << "Runtime parameters (set with --param NAME=VALUE or the environment variable shown):\n"
               << params.help_text();
     return 0;
   }
 
+  // Hosts: with none, every rank runs here as ftrun's child.
+  if (!cl->hosts.empty() && cl->hostfile) throw UsageError{"give --host or --hostfile, not both"};
+  std::vector<rte::HostSlots> hosts;
+  if (!cl->hosts.empty()) {
+    std::string joined;
+    for (const std::string& list : cl->hosts) joined += (joined.empty() ? "" : ",") + list;
+    auto parsed = rte::parse_host_list(joined);
+    if (!parsed) throw UsageError{"--host: " + parsed.status().message()};
+    hosts = std::move(*parsed);
+  } else if (cl->hostfile) {
+    auto parsed = rte::read_hostfile(*cl->hostfile);
+    if (!parsed) throw UsageError{parsed.status().message()};
+    hosts = std::move(*parsed);
+  }
+  // With hosts, -n defaults to their slots, as mpirun's does.
+  if (!cl->ranks && !hosts.empty()) {
+    const std::uint64_t slots = rte::total_slots(hosts);
+    if (slots > rte::kMaxJobSize) {
+      throw UsageError{"the hosts have " + std::to_string(slots) + " slots, more than a job's " +
+                       std::to_string(rte::kMaxJobSize) + " ranks: give -n"};
+    }
+    cl->ranks = static_cast<long long>(slots);
+  }
   if (!cl->ranks) throw UsageError{"the number of ranks is required (-n N)"};
   if (*cl->ranks < 1 || *cl->ranks > rte::kMaxJobSize) {
     throw UsageError{"-n must be between 1 and " + std::to_string(rte::kMaxJobSize) + " (got " +
@@ -173,12 +307,38 @@ int run(int argc, char** argv) {
     throw UsageError{s.message()};
   }
 
+  std::vector<std::string> placement;
+  bool any_remote = false;
+  if (!hosts.empty()) {
+    auto placed = rte::place_ranks(hosts, static_cast<std::uint32_t>(*cl->ranks), cl->oversubscribe);
+    if (!placed) throw UsageError{placed.status().message()};
+    placement = std::move(*placed);
+    auto hostname = rte::local_hostname();
+    if (!hostname) throw std::runtime_error(hostname.status().message());
+    any_remote = std::any_of(placement.begin(), placement.end(),
+                             [&](const std::string& h) { return !rte::is_local_host(h, *hostname); });
+  }
+  if (any_remote && *bind == rte::BindPolicy::core) {
+    throw UsageError{"--bind-to core binds only ranks on ftrun's own host, and some ranks are on others"};
+  }
+
   const char* path_env = std::getenv("PATH");
-  auto program =
-      rte::find_program(cl->program_and_args.front(), path_env != nullptr ? path_env : kDefaultPath);
+  const std::string_view search_path = path_env != nullptr ? path_env : kDefaultPath;
+  auto program = rte::find_program(cl->program_and_args.front(), search_path);
   if (!program) {
     std::cerr << "ftrun: error: " << program.status().message() << "\n";
     return program.code() == base::Errc::not_found ? kExitNotFound : kExitNotExecutable;
+  }
+  std::vector<std::string> agent;
+  if (any_remote) {
+    agent = rte::split_agent_command(cl->launch_agent);
+    if (agent.empty()) throw UsageError{"--launch-agent: no command given"};
+    auto agent_program = rte::find_program(agent.front(), search_path);
+    if (!agent_program) {
+      std::cerr << "ftrun: error: launch agent: " << agent_program.status().message() << "\n";
+      return agent_program.code() == base::Errc::not_found ? kExitNotFound : kExitNotExecutable;
+    }
+    agent.front() = *agent_program;
   }
 
   rte::LaunchSpec spec;
@@ -190,6 +350,12 @@ int run(int argc, char** argv) {
   spec.time_limit =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(cl->timeout_s));
   for (char** e = environ; *e != nullptr; ++e) spec.environment.emplace_back(*e);
+  if (any_remote) {
+    spec.hosts = std::move(placement);
+    spec.launch_agent = std::move(agent);
+    std::error_code ec;
+    spec.working_directory = std::filesystem::current_path(ec).string();
+  }
 
   auto outcome = rte::run_job(spec, params);
   if (!outcome) {

@@ -16,10 +16,44 @@ using base::Errc;
 using base::Result;
 using base::Status;
 
+// Pause between rounds over every address: short at first (ftrun may be busy accepting), then longer.
+constexpr std::chrono::milliseconds kFirstRetryPause{50};
+constexpr std::chrono::milliseconds kMaxRetryPause{1000};
+
+// The first of `addresses` that accepts a TCP connection, trying each for up to `attempt` in rounds
+// until `deadline`. The error names every address with the last reason it failed.
+Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
+                             sys::Clock::time_point deadline) {
+  std::vector<std::string> reasons(addresses.size());
+  std::chrono::milliseconds pause = kFirstRetryPause;
+  for (;;) {
+    for (std::size_t i = 0; i < addresses.size(); ++i) {
+      const auto now = sys::Clock::now();
+      if (now >= deadline && !reasons[i].empty()) break;
+      auto fd = sys::connect_tcp(addresses[i], std::min(deadline, now + attempt));
+      if (fd) return fd;
+      reasons[i] = fd.status().message();
+    }
+    const auto now = sys::Clock::now();
+    if (now >= deadline) break;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    ::poll(nullptr, 0, static_cast<int>(std::min(pause, left).count()));
+    pause = std::min(pause * 2, kMaxRetryPause);
+  }
+  std::string why;
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    if (reasons[i].empty()) continue;
+    why += (why.empty() ? "" : "; ") + reasons[i];
+  }
+  return Status(Errc::peer_unreachable, why);
+}
+
 }  // namespace
 
 ClientOptions ClientOptions::from(const base::ParamSet& params) {
-  return ClientOptions{params.get_duration(kConnectTimeout)};
+  ClientOptions options;
+  options.connect_timeout = params.get_duration(kConnectTimeout);
+  return options;
 }
 
 Result<Client> Client::from_environment(char** envp, const ClientOptions& options) {
@@ -43,9 +77,19 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
                                               std::to_string(job.size) + " with launcher '" +
                                               job.launcher_address + "' is not a valid job");
   }
+  auto addresses = parse_launcher_addresses(job.launcher_address);
+  if (!addresses) {
+    return Status(Errc::invalid_argument, "ftrun's address list '" + job.launcher_address +
+                                              "' is malformed: " + addresses.status().message());
+  }
   const auto deadline = sys::Clock::now() + options.connect_timeout;
-  auto fd = sys::connect_tcp(job.launcher_address, deadline);
-  if (!fd) return Status(fd.code(), "cannot reach ftrun: " + fd.status().message());
+  auto fd = connect_any(*addresses, options.attempt_timeout, deadline);
+  if (!fd) {
+    return Status(fd.code(), "cannot reach ftrun at " + job.launcher_address +
+                                 " within rte.connect_timeout (" +
+                                 sys::seconds_text(options.connect_timeout) + "): " + fd.status().message());
+  }
+  const std::string peer = sys::peer_address(fd->get());
   Client client(job, std::move(*fd), options.connect_timeout);
   client.table_.resize(job.size);
   Hello hello{kProtocolVersion, job.rank, static_cast<std::uint32_t>(::getpid()), job.identity.secret};
@@ -54,7 +98,7 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
   if (!reply) {
     if (reply.code() == Errc::peer_unreachable) {
       return Status(Errc::peer_unreachable,
-                    "ftrun at " + job.launcher_address + " refused rank " + std::to_string(job.rank) +
+                    "ftrun at " + peer + " refused rank " + std::to_string(job.rank) +
                         " (does FTMPI_RTE_SECRET belong to this job?): " + reply.status().message());
     }
     return reply.status();

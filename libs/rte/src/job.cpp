@@ -123,6 +123,8 @@ bool secrets_equal(const Secret& a, const Secret& b) noexcept {
   return diff == 0;
 }
 
+std::string secret_text(const Secret& secret) { return to_hex(secret.data(), secret.size()); }
+
 Result<JobIdentity> make_job_identity() {
   JobIdentity id;
   if (Status s = fill_random(&id.job_id, sizeof id.job_id); !s) return s;
@@ -151,7 +153,7 @@ std::vector<std::string> job_environment(const JobInfo& job) {
       var(kEnvJobId, u64_hex(job.identity.job_id)),
       var(kEnvJobKey, u64_hex(job.identity.job_key)),
       var(kEnvRteAddr, job.launcher_address),
-      var(kEnvRteSecret, to_hex(job.identity.secret.data(), job.identity.secret.size())),
+      var(kEnvRteSecret, secret_text(job.identity.secret)),
   };
 }
 
@@ -181,7 +183,9 @@ Result<std::optional<JobInfo>> job_from_environment(char** envp) {
     return malformed(kEnvLocalRank, std::to_string(*local_rank), "below FTMPI_LOCAL_SIZE");
   }
   if (*job_key == 0) return malformed(kEnvJobKey, "0000000000000000", "a job key (never 0)");
-  if (auto hp = sys::split_host_port(*addr); !hp) return malformed(kEnvRteAddr, *addr, "host:port");
+  if (auto list = parse_launcher_addresses(*addr); !list) {
+    return malformed(kEnvRteAddr, *addr, "a comma-separated list of host:port");
+  }
   job.rank = *rank;
   job.size = *size;
   job.local_rank = *local_rank;
@@ -189,6 +193,44 @@ Result<std::optional<JobInfo>> job_from_environment(char** envp) {
   job.identity = {*job_id, *job_key, *secret};
   job.launcher_address = std::string(*addr);
   return std::optional<JobInfo>(std::move(job));
+}
+
+Result<std::vector<std::string>> parse_launcher_addresses(std::string_view list) {
+  std::vector<std::string> out;
+  while (true) {
+    const auto comma = list.find(',');
+    const std::string_view entry = list.substr(0, comma);
+    if (auto hp = sys::split_host_port(entry); !hp) return hp.status();
+    out.emplace_back(entry);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::string join_launcher_addresses(std::span<const std::string> addresses) {
+  std::string out;
+  for (const std::string& a : addresses) {
+    if (!out.empty()) out += ',';
+    out += a;
+  }
+  return out;
+}
+
+bool is_wildcard_address(std::string_view address) noexcept {
+  return address == "0.0.0.0" || address == "::";
+}
+
+Result<std::vector<std::string>> advertised_addresses(std::string_view listen_address, std::uint16_t port) {
+  if (!is_wildcard_address(listen_address)) {
+    return std::vector<std::string>{sys::join_host_port(listen_address, port)};
+  }
+  auto interfaces = sys::ipv4_interface_addresses();
+  if (!interfaces) return interfaces.status();
+  std::vector<std::string> out;
+  for (const std::string& a : *interfaces) out.push_back(sys::join_host_port(a, port));
+  out.push_back(sys::join_host_port("127.0.0.1", port));
+  return out;
 }
 
 std::string shm_prefix(std::uint64_t job_id) { return "ftmpi-" + u64_hex(job_id) + "-"; }

@@ -1,10 +1,14 @@
-// run_job: one job on this host, from fork to the last byte of output.
+// run_job: one job, from fork to the last byte of output.
 //
 // Everything happens in one poll() loop on one thread: the control server, every rank's stdout and
 // stderr pipes, ftrun's stdin, and a signalfd for SIGCHLD/SIGINT/SIGTERM/SIGHUP (blocked for the job's
 // duration, so no handler runs between poll() calls). Within one wake-up the control connections are
 // read before exit statuses are looked at; an abort or a finalize is acknowledged before the rank exits,
 // so by the time a rank's SIGCHLD is handled ftrun knows whether it aborted or finalized.
+//
+// A rank on another host is, to this loop, its launch agent: ftrun's child, whose pipes carry the rank's
+// output, whose exit status is the rank's (as ssh reports it), and whose process group receives the
+// signals meant for the rank. Its rank still connects to the server itself, over the network.
 //
 // The first failure decides the exit status and the one-line summary; it sends SIGTERM (and SIGCONT) to
 // every rank's process group and arms a SIGKILL after rte.kill_grace. Later deaths are consequences and
@@ -20,13 +24,16 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "binding.hpp"
 #include "ftmpi/base/log.hpp"
+#include "ftmpi/rte/hosts.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/rte/params.hpp"
+#include "ftmpi/rte/remote.hpp"
 #include "ftmpi/rte/server.hpp"
 #include "output.hpp"
 #include "spawn.hpp"
@@ -59,16 +66,25 @@ void signal_rank(pid_t pid, int signo) {
 
 struct Rank {
   std::uint32_t index = 0;
-  pid_t pid = -1;
+  pid_t pid = -1;  // the rank itself, or the launch agent of a remote rank
   bool running = false;
   bool aborted = false;
+  // Set for a rank on another host: its host's name, and its pid there once it has said hello.
+  bool remote = false;
+  std::string host;
+  std::uint32_t remote_pid = 0;
   UniqueFd out;  // read ends of the rank's stdout and stderr pipes, closed at EOF
   UniqueFd err;
   std::optional<LineForwarder> out_lines;
   std::optional<LineForwarder> err_lines;
   Clock::time_point disconnect_deadline = Clock::time_point::max();
 
-  std::string who() const { return "rank " + std::to_string(index) + " (pid " + std::to_string(pid) + ")"; }
+  std::string who() const {
+    const std::string rank = "rank " + std::to_string(index);
+    if (!remote) return rank + " (pid " + std::to_string(pid) + ")";
+    if (remote_pid == 0) return rank + " (on " + host + ")";
+    return rank + " (pid " + std::to_string(remote_pid) + " on " + host + ")";
+  }
 };
 
 class Job {
@@ -84,6 +100,13 @@ class Job {
   Status start();
   Status block_signals();
   std::vector<std::string> base_environment() const;
+  // Decides each rank's host, whether it is remote, and its local rank among the ranks of its host.
+  Status place();
+  // Writes the secret line into a new pipe for a remote rank's stdin; returns the read end.
+  Result<UniqueFd> secret_stdin(bool keep_open_for_stdin);
+  Result<std::string> remote_command(const JobInfo& job, const std::vector<std::string>& env_base) const;
+  // Removes the job's shared-memory segments on every other host the job used, through the agent.
+  void clean_remote_hosts();
   // Runs until every rank has exited and its output is forwarded; an error only if poll() itself fails.
   Status loop();
   void on_server_events(Clock::time_point now);
@@ -109,6 +132,9 @@ class Job {
   bool identity_made_ = false;
   std::optional<Server> server_;
   std::vector<Rank> ranks_;
+  std::vector<JobInfo> jobs_;  // each rank's contract, filled by place()
+  bool any_remote_ = false;
+  std::vector<std::string> agent_environment_;
   sigset_t job_signals_{};
   sigset_t old_mask_{};
   bool signals_blocked_ = false;
@@ -181,27 +207,106 @@ std::vector<std::string> Job::base_environment() const {
   return env;
 }
 
+Status Job::place() {
+  if (!spec_.hosts.empty() && spec_.hosts.size() != spec_.size) {
+    return Status(Errc::invalid_argument, std::to_string(spec_.hosts.size()) + " hosts given for " +
+                                              std::to_string(spec_.size) + " ranks");
+  }
+  std::string hostname;
+  if (!spec_.hosts.empty()) {
+    auto name = local_hostname();
+    if (!name) return name.status();
+    hostname = std::move(*name);
+  }
+  ranks_.resize(spec_.size);
+  jobs_.resize(spec_.size);
+  // Ranks per host; every name for this host counts as one host ("").
+  std::map<std::string, std::uint32_t> per_host;
+  for (std::uint32_t i = 0; i < spec_.size; ++i) {
+    Rank& rank = ranks_[i];
+    rank.index = i;
+    if (!spec_.hosts.empty() && !is_local_host(spec_.hosts[i], hostname)) {
+      rank.remote = true;
+      rank.host = spec_.hosts[i];
+      if (Status s = check_host_name(rank.host); !s) return s;
+      any_remote_ = true;
+    }
+    JobInfo& job = jobs_[i];
+    job.rank = i;
+    job.size = spec_.size;
+    job.local_rank = per_host[rank.host]++;
+  }
+  for (std::uint32_t i = 0; i < spec_.size; ++i) jobs_[i].local_size = per_host[ranks_[i].host];
+  if (any_remote_ && spec_.launch_agent.empty()) {
+    return Status(Errc::invalid_argument, "ranks on other hosts need a launch agent");
+  }
+  if (any_remote_ && spec_.bind == BindPolicy::core) {
+    return Status(Errc::invalid_argument, "--bind-to core binds only ranks on ftrun's own host");
+  }
+  return {};
+}
+
+Result<UniqueFd> Job::secret_stdin(bool keep_open_for_stdin) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
+  UniqueFd read_end(fds[0]);
+  UniqueFd write_end(fds[1]);
+  // 65 bytes into an empty pipe: never blocks, and arrives before anything ftrun forwards later.
+  if (Status s = sys::write_all(write_end.get(), secret_text(identity_.secret) + "\n"); !s) return s;
+  if (keep_open_for_stdin) {
+    if (Status s = sys::set_nonblocking(write_end.get()); !s) return s;
+    stdin_pipe_ = std::move(write_end);
+  }
+  return read_end;
+}
+
+Result<std::string> Job::remote_command(const JobInfo& job, const std::vector<std::string>& env_base) const {
+  RemoteCommand command;
+  command.working_directory = spec_.working_directory;
+  for (const std::string& entry : env_base) {
+    if (forwarded_to_remote(env_entry_name(entry))) command.environment.push_back(entry);
+  }
+  for (std::string& var : job_environment(job)) {
+    if (env_entry_name(var) != kEnvRteSecret) command.environment.push_back(std::move(var));
+  }
+  command.program = spec_.program;
+  if (!command.program.starts_with('/') && !spec_.working_directory.empty()) {
+    command.program = spec_.working_directory + "/" + command.program;
+  }
+  command.args = spec_.args;
+  return remote_command_line(command);
+}
+
 Status Job::start() {
   if (spec_.size == 0 || spec_.size > kMaxJobSize) {
     return Status(Errc::invalid_argument, "a job has 1 to " + std::to_string(kMaxJobSize) + " ranks");
   }
+  if (Status s = place(); !s) return s;
   if (Status s = block_signals(); !s) return s;
   auto identity = make_job_identity();
   if (!identity) return identity.status();
   identity_ = *identity;
   identity_made_ = true;
 
+  // Remote ranks need ftrun on every address, unless the operator chose one.
   ServerConfig config;
-  config.listen_address = params_.get_string(kListenAddress);
+  config.listen_address = any_remote_ && !params_.is_overridden(kListenAddress)
+                              ? std::string("0.0.0.0")
+                              : params_.get_string(kListenAddress);
   config.size = spec_.size;
   config.secret = identity_.secret;
   config.auth_timeout = params_.get_duration(kConnectTimeout);
   auto server = Server::listen(config);
   if (!server) return server.status();
   server_.emplace(std::move(*server));
+  auto advertised = advertised_addresses(config.listen_address, server_->port());
+  if (!advertised) return advertised.status();
+  const std::string addresses = join_launcher_addresses(*advertised);
+  base::logger().debug("ranks connect to {}", addresses);
 
   std::vector<cpu_set_t> cpus;
   if (spec_.bind == BindPolicy::core) {
+    // place() refused binding with remote ranks: every rank is here.
     auto sets = core_bindings(spec_.size);
     if (!sets) return sets.status();
     cpus = std::move(*sets);
@@ -209,9 +314,15 @@ Status Job::start() {
 
   UniqueFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (!dev_null) return sys::errno_status(Errc::internal, "open /dev/null");
+  const bool have_stdin = ::fcntl(0, F_GETFD) >= 0;
   UniqueFd rank0_stdin;
-  // ftrun's stdin goes to rank 0, if ftrun has one.
-  if (::fcntl(0, F_GETFD) >= 0) {
+  if (ranks_[0].remote) {
+    // The secret goes first, then ftrun's stdin (if it has one).
+    auto read_end = secret_stdin(have_stdin);
+    if (!read_end) return read_end.status();
+    rank0_stdin = std::move(*read_end);
+    stdin_open_ = have_stdin;
+  } else if (have_stdin) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
     rank0_stdin.reset(fds[0]);
@@ -221,16 +332,15 @@ Status Job::start() {
   }
 
   const std::vector<std::string> env_base = base_environment();
+  if (any_remote_) agent_environment_ = env_base;
   std::vector<std::string> argv_text{spec_.program};
   argv_text.insert(argv_text.end(), spec_.args.begin(), spec_.args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
 
-  ranks_.resize(spec_.size);
   for (std::uint32_t i = 0; i < spec_.size; ++i) {
     Rank& rank = ranks_[i];
-    rank.index = i;
+    JobInfo& job = jobs_[i];
+    job.identity = identity_;
+    job.launcher_address = addresses;
     int out[2];
     int err[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
@@ -246,31 +356,48 @@ Status Job::start() {
     rank.out_lines.emplace(STDOUT_FILENO, prefix);
     rank.err_lines.emplace(STDERR_FILENO, prefix);
 
-    JobInfo job;
-    job.rank = i;
-    job.size = spec_.size;
-    job.local_rank = i;  // one host: every rank is local
-    job.local_size = spec_.size;
-    job.identity = identity_;
-    job.launcher_address = server_->address();
+    std::vector<std::string> command = argv_text;
     std::vector<std::string> env_text = env_base;
-    for (std::string& var : job_environment(job)) env_text.push_back(std::move(var));
+    UniqueFd secret_in;
+    int stdin_fd = i == 0 && rank0_stdin ? rank0_stdin.get() : dev_null.get();
+    if (rank.remote) {
+      auto line = remote_command(job, env_base);
+      if (!line) return line.status();
+      command = spec_.launch_agent;
+      command.push_back(rank.host);
+      command.push_back(std::move(*line));
+      if (i != 0) {
+        auto read_end = secret_stdin(false);
+        if (!read_end) return read_end.status();
+        secret_in = std::move(*read_end);
+        stdin_fd = secret_in.get();
+      }
+    } else {
+      for (std::string& var : job_environment(job)) env_text.push_back(std::move(var));
+    }
+    std::vector<char*> argv;
+    for (std::string& a : command) argv.push_back(a.data());
+    argv.push_back(nullptr);
     std::vector<char*> envp;
     for (std::string& e : env_text) envp.push_back(e.data());
     envp.push_back(nullptr);
 
-    ChildSetup setup{spec_.program.c_str(),
+    ChildSetup setup{command.front().c_str(),
                      argv.data(),
                      envp.data(),
-                     i == 0 && rank0_stdin ? rank0_stdin.get() : dev_null.get(),
+                     stdin_fd,
                      out_write.get(),
                      err_write.get(),
-                     cpus.empty() ? nullptr : &cpus[i]};
+                     cpus.empty() ? nullptr : &cpus[job.local_rank]};
     auto pid = spawn_child(setup);
     if (!pid) return pid.status();
     rank.pid = *pid;
     rank.running = true;
-    base::logger().debug("started {}", rank.who());
+    if (rank.remote) {
+      base::logger().debug("started rank {} on {} through agent pid {}", i, rank.host, rank.pid);
+    } else {
+      base::logger().debug("started {}", rank.who());
+    }
   }
   if (spec_.time_limit.count() > 0) time_limit_ = Clock::now() + spec_.time_limit;
   return {};
@@ -280,8 +407,70 @@ Result<JobOutcome> Job::run() {
   if (Status s = start(); !s) return s;
   // If the loop fails, the destructor kills and reaps whatever is still running.
   if (Status s = loop(); !s) return s;
+  clean_remote_hosts();
   if (failure_) return *failure_;
   return JobOutcome{};
+}
+
+void Job::clean_remote_hosts() {
+  std::set<std::string> hosts;
+  for (const Rank& r : ranks_) {
+    if (r.remote && r.pid > 0) hosts.insert(r.host);
+  }
+  if (hosts.empty()) return;
+  UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!dev_null) return;
+  const std::string command = remote_cleanup_command(identity_.job_id);
+  std::vector<char*> envp;
+  for (std::string& e : agent_environment_) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::map<pid_t, std::string> cleaners;
+  for (const std::string& host : hosts) {
+    std::vector<std::string> words = spec_.launch_agent;
+    words.push_back(host);
+    words.push_back(command);
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    ChildSetup setup{words.front().c_str(), argv.data(), envp.data(), dev_null.get(), dev_null.get(),
+                     dev_null.get(), nullptr};
+    if (auto pid = spawn_child(setup)) {
+      cleaners.emplace(*pid, host);
+    } else {
+      base::logger().warn("cannot clean shared memory on {}: {}", host, pid.status().message());
+    }
+  }
+  // Bounded: a host that stopped answering must not keep ftrun from exiting. A signal ends it at once.
+  const Clock::time_point deadline = Clock::now() + params_.get_duration(kConnectTimeout);
+  bool interrupted = false;
+  while (!cleaners.empty() && !interrupted && Clock::now() < deadline) {
+    for (auto it = cleaners.begin(); it != cleaners.end();) {
+      int status = 0;
+      if (::waitpid(it->first, &status, WNOHANG) == it->first) {
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+          base::logger().warn("cleaning shared memory on {} failed", it->second);
+        }
+        it = cleaners.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (cleaners.empty()) break;
+    pollfd p{signal_fd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, sys::poll_timeout_ms(deadline, Clock::now())) > 0) {
+      signalfd_siginfo info{};
+      while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+        const int signo = static_cast<int>(info.ssi_signo);
+        if (signo != SIGCHLD && signo != SIGPIPE) interrupted = true;
+      }
+    }
+  }
+  for (const auto& [pid, host] : cleaners) {
+    base::logger().warn("gave up cleaning shared memory on {}", host);
+    signal_rank(pid, SIGKILL);
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 Status Job::loop() {
@@ -327,6 +516,8 @@ void Job::on_server_events(Clock::time_point now) {
     Rank& rank = ranks_[e.rank];
     switch (e.kind) {
       case RankEvent::Kind::connected:
+        if (rank.remote) rank.remote_pid = e.pid;  // for reports: the agent's pid would mislead
+        break;
       case RankEvent::Kind::finalized: break;  // the server keeps that state; it matters when the rank exits
       case RankEvent::Kind::fence_entered: check_fence_stall(now); break;
       case RankEvent::Kind::aborted: {
@@ -435,6 +626,21 @@ void Job::reap(Clock::time_point now) {
 void Job::judge(Rank& rank, int status, Clock::time_point now) {
   if (rank.aborted) return;  // reported when the abort arrived
   const bool finalized = server_->finalized(rank.index);
+  if (rank.remote && !server_->joined(rank.index) && WIFEXITED(status)) {
+    // What an agent (or the remote shell) says when it could not start the rank at all.
+    const int code = WEXITSTATUS(status);
+    const char* why = code == 255   ? "the launch agent failed (unknown or unreachable host?)"
+                      : code == 127 ? "the program or env(1) was not found there"
+                      : code == 126 ? "the program is not executable there"
+                                    : nullptr;
+    if (why != nullptr) {
+      fail(code,
+           "error: cannot start rank " + std::to_string(rank.index) + " on " + rank.host + ": " + why +
+               "; the agent exited with status " + std::to_string(code) + consequence(),
+           now);
+      return;
+    }
+  }
   if (WIFSIGNALED(status)) {
     const int signo = WTERMSIG(status);
     fail(128 + signo, rank.who() + " was killed by " + signal_text(signo) + consequence(), now);
@@ -443,7 +649,10 @@ void Job::judge(Rank& rank, int status, Clock::time_point now) {
     if (finalized) {
       fail(code, rank.who() + " exited with status " + std::to_string(code) + " after finalize", now, false);
     } else {
-      fail(code, rank.who() + " exited with status " + std::to_string(code) + consequence(), now);
+      // ssh reports a remote rank killed by a signal as 255.
+      const std::string note =
+          rank.remote && code == 255 ? " (or was killed by a signal: the agent says 255)" : "";
+      fail(code, rank.who() + " exited with status " + std::to_string(code) + note + consequence(), now);
     }
   } else if (server_->joined(rank.index) && !finalized) {
     fail(kExitProtocolFailure, rank.who() + " exited with status 0 without calling finalize" + consequence(),

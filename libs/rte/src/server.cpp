@@ -44,6 +44,9 @@ Result<Server> Server::listen(const ServerConfig& config) {
   if (!address) return address.status();
   Server server;
   server.listener_ = std::move(*fd);
+  auto where = sys::split_host_port(*address);
+  if (!where) return where.status();
+  server.port_ = where->port;
   server.address_ = std::move(*address);
   server.size_ = config.size;
   server.secret_ = config.secret;

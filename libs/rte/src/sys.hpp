@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ftmpi/base/status.hpp"
 #include "ftmpi/rte/fd.hpp"
@@ -50,5 +51,9 @@ std::string peer_address(int fd);
 base::Result<UniqueFd> connect_tcp(std::string_view host_port, Clock::time_point deadline);
 // Control messages are small and latency-bound: send them at once.
 void set_nodelay(int fd);
+
+// The IPv4 addresses of this host's interfaces that are up and not loopback, as dotted text, in the
+// kernel's interface order (each once).
+base::Result<std::vector<std::string>> ipv4_interface_addresses();
 
 }  // namespace ftmpi::rte::sys

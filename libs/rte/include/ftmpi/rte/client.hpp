@@ -23,7 +23,11 @@
 namespace ftmpi::rte {
 
 struct ClientOptions {
+  // The whole of connecting and authenticating, over every address tried.
   std::chrono::nanoseconds connect_timeout = base::parse_duration(kConnectTimeout.default_value).value();
+  // How long one of ftrun's addresses may take to accept before the next is tried: an address a rank
+  // cannot reach (a rail that is down, a firewall that drops) must not use up connect_timeout.
+  std::chrono::nanoseconds attempt_timeout = std::chrono::seconds(2);
 
   // Reads rte's rows (kConnectTimeout) from a parameter set that has rte_params() added.
   static ClientOptions from(const base::ParamSet& params);
@@ -33,7 +37,9 @@ class Client {
  public:
   // Connects as the environment says (variables in job.hpp), or makes a singleton if FTMPI_RANK is unset.
   static base::Result<Client> from_environment(char** envp, const ClientOptions& options);
-  // Connects to the launcher named in `job` and authenticates as job.rank.
+  // Connects to the launcher named in `job` and authenticates as job.rank. job.launcher_address is a
+  // list (job.hpp): each address is tried in order for up to attempt_timeout, in rounds, until one
+  // accepts or connect_timeout has passed; the first that accepts is the one authenticated with.
   static base::Result<Client> connect(const JobInfo& job, const ClientOptions& options);
   // Rank 0 of 1 with no launcher.
   static base::Result<Client> singleton();

@@ -7,8 +7,16 @@
 //   FTMPI_LOCAL_RANK, FTMPI_LOCAL_SIZE   the same among the ranks on this host
 //   FTMPI_JOB_ID                         random 64-bit job id, 16 hex digits (names shared-memory segments)
 //   FTMPI_JOB_KEY                        random 64-bit key every wire frame carries, 16 hex digits
-//   FTMPI_RTE_ADDR                       ftrun's control listener, "host:port" or "[v6 address]:port"
+//   FTMPI_RTE_ADDR                       ftrun's control listener: a comma-separated list of addresses,
+//                                        each "host:port" or "[v6 address]:port", tried in order
+//                                        ("10.0.0.1:4000,192.168.1.5:4000,127.0.0.1:4000")
 //   FTMPI_RTE_SECRET                     per-job secret that authenticates a rank to ftrun, 64 hex digits
+//
+// FTMPI_RTE_ADDR lists every address at which ftrun may be reached, because ftrun cannot know which of
+// its addresses a rank on another host can reach: when ftrun listens on all addresses (any rank on
+// another host, or rte.listen_address 0.0.0.0 or ::), it is every non-loopback IPv4 address of ftrun's
+// host that is up, in interface order, then 127.0.0.1, all with the same port; otherwise it is the one
+// address ftrun is bound to. A rank tries them in order, a short while each (Client::connect).
 #pragma once
 
 #include <array>
@@ -52,6 +60,9 @@ struct JobIdentity {
   Secret secret{};
 };
 
+// The secret as FTMPI_RTE_SECRET carries it: 64 lowercase hex digits.
+std::string secret_text(const Secret& secret);
+
 // A fresh identity from the kernel's random source (getrandom).
 base::Result<JobIdentity> make_job_identity();
 
@@ -61,8 +72,22 @@ struct JobInfo {
   std::uint32_t local_rank = 0;
   std::uint32_t local_size = 1;
   JobIdentity identity;
-  std::string launcher_address;  // empty for a singleton
+  std::string launcher_address;  // FTMPI_RTE_ADDR's list, as text; empty for a singleton
 };
+
+// Splits an FTMPI_RTE_ADDR list into its addresses; an empty list, an empty entry or one that is not
+// host:port is an error.
+base::Result<std::vector<std::string>> parse_launcher_addresses(std::string_view list);
+std::string join_launcher_addresses(std::span<const std::string> addresses);
+
+// What FTMPI_RTE_ADDR lists for a listener bound to `listen_address` (numeric) and `port`: for a
+// wildcard (0.0.0.0 or ::) this host's non-loopback IPv4 addresses, then 127.0.0.1; otherwise the one
+// address.
+base::Result<std::vector<std::string>> advertised_addresses(std::string_view listen_address,
+                                                            std::uint16_t port);
+
+// Whether a numeric address is the wildcard (0.0.0.0 or ::): listening there reaches every interface.
+bool is_wildcard_address(std::string_view address) noexcept;
 
 // The job of a process started without ftrun: rank 0 of 1 with a fresh identity and no launcher.
 base::Result<JobInfo> singleton_job();

@@ -1,8 +1,10 @@
-// Running a job on this host: what ftrun does between parsing its command line and exiting.
+// Running a job: what ftrun does between parsing its command line and exiting.
 //
-// run_job listens for the ranks (Server), forks and execs them with the environment contract (job.hpp),
-// forwards their output line by line, ftrun's stdin to rank 0 and ftrun's SIGINT/SIGTERM/SIGHUP to every
-// rank, and takes the whole job down when one rank fails. The exit-status rules are in docs/ftrun.md.
+// run_job listens for the ranks (Server), forks and execs those on this host and starts those on other
+// hosts through a launch agent called like ssh (remote.hpp), each with the environment contract
+// (job.hpp); it forwards their output line by line, ftrun's stdin to rank 0 and ftrun's
+// SIGINT/SIGTERM/SIGHUP to every rank (to the agent of a remote one), and takes the whole job down when
+// one rank fails. The exit-status rules are in docs/ftrun.md.
 #pragma once
 
 #include <chrono>
@@ -44,6 +46,14 @@ struct LaunchSpec {
   // The ranks' environment before the contract's variables are added ("NAME=value"): normally ftrun's
   // own. Variables of the contract found here are replaced.
   std::vector<std::string> environment;
+  // The host of each rank (`size` names, from place_ranks), or empty: every rank on this host. Ranks on
+  // a host is_local_host calls this one are forked by ftrun; the others are started through the agent.
+  std::vector<std::string> hosts;
+  // The launch agent's words, its program looked up already (find_program): {"/usr/bin/ssh"}. Needed
+  // only when some rank is on another host.
+  std::vector<std::string> launch_agent;
+  // Where ranks on other hosts start, if that directory exists there (normally ftrun's own).
+  std::string working_directory;
 };
 
 struct JobOutcome {

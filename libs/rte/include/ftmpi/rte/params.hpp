@@ -35,12 +35,15 @@ inline constexpr base::ParamRow kOutputLinger{
     "how long ftrun forwards output of processes the ranks left behind after the last rank exits",
     base::ParamLevel::advanced,
     base::ParamScope::job};
-inline constexpr base::ParamRow kListenAddress{"rte.listen_address",
-                                               base::ParamType::string,
-                                               "127.0.0.1",
-                                               "numeric IPv4 or IPv6 address ftrun listens on for its ranks",
-                                               base::ParamLevel::advanced,
-                                               base::ParamScope::job};
+// With ranks on other hosts and this left unset, ftrun listens on 0.0.0.0 (launcher.cpp).
+inline constexpr base::ParamRow kListenAddress{
+    "rte.listen_address",
+    base::ParamType::string,
+    "127.0.0.1",
+    "numeric IPv4 or IPv6 address ftrun listens on for its ranks; unset and with ranks on other hosts: "
+    "0.0.0.0 (every address)",
+    base::ParamLevel::advanced,
+    base::ParamScope::job};
 
 // This library's parameter table.
 std::span<const base::ParamRow> rte_params() noexcept;

@@ -57,8 +57,9 @@ class Server {
  public:
   static base::Result<Server> listen(const ServerConfig& config);
 
-  // Where ranks connect: "127.0.0.1:40123" or "[::1]:40123".
+  // Where the server listens: "127.0.0.1:40123", "[::1]:40123", or "0.0.0.0:40123" on every address.
   const std::string& address() const noexcept { return address_; }
+  std::uint16_t port() const noexcept { return port_; }
   std::uint32_t size() const noexcept { return size_; }
 
   // Appends the descriptors to wait on and lowers `deadline` to the server's next timer.
@@ -117,6 +118,7 @@ class Server {
 
   UniqueFd listener_;
   std::string address_;
+  std::uint16_t port_ = 0;
   std::uint32_t size_ = 0;
   Secret secret_{};
   std::chrono::nanoseconds auth_timeout_{};
