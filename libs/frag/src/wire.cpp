@@ -67,7 +67,7 @@ constexpr std::uint16_t kFragmentUses = kUsesMatching | kUsesMessageSeq | kUsesS
 constexpr TypeRule kTypeRules[] = {
     {0, 0},
     {kFragmentUses | kUsesReceiverRequest, kKnownFlags & ~kFlagSingleCopy},                 // data
-    {0, kFlagAckValid},                                                                     // ack
+    {kUsesSeqRange, kFlagAckValid},                                                         // ack
     {kUsesSeqRange, kFlagAckValid},                                                         // nack
     {kFragmentUses, kKnownFlags},                                                           // rts
     {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid},  // cts
@@ -238,7 +238,9 @@ Status validate(const FrameHeader& h, std::size_t payload_present, const DecodeL
   }
   if (Status s = check_unused_fields(h, rule.uses); !s) return s;
   if (Status s = check_ack(h); !s) return s;
-  if ((rule.uses & kUsesSeqRange) != 0) {
+  // An ACK's selective range is optional (both zero: none); where present it is checked like any range.
+  const bool no_range = h.type == FrameType::ack && h.seq_first == 0 && h.seq_count == 0;
+  if ((rule.uses & kUsesSeqRange) != 0 && !no_range) {
     if (Status s = check_seq_range(h); !s) return s;
   }
   if (Status s = check_type_specific(h); !s) return s;

@@ -196,6 +196,13 @@ bool RangeList::contains(Sequence n) const noexcept {
   return range != above_.end() && range->second >= n;
 }
 
+std::optional<Range> RangeList::range_above_prefix(Sequence n) const noexcept {
+  if (n < floor_) return std::nullopt;
+  const auto range = last_starting_at_or_before(above_, hint_, n);
+  if (range == above_.end() || range->second < n) return std::nullopt;
+  return Range{range->first, range->second};
+}
+
 std::uint64_t RangeList::forget_below(Sequence n) {
   if (n <= floor_) return 0;
   return extend_prefix(n - 1);

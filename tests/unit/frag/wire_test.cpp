@@ -156,6 +156,10 @@ FrameHeader random_valid_header(FrameType type, std::mt19937_64& rng) {
       break;
     }
     case FrameType::ack:
+      if (rng() % 2 == 0) {  // a selective range
+        h.seq_count = static_cast<std::uint32_t>(edgy(rng, 1, std::numeric_limits<std::uint32_t>::max()));
+        h.seq_first = edgy(rng, 1, kMax64 - h.seq_count + 1);
+      }
       break;
     case FrameType::nack:
       h.seq_count = static_cast<std::uint32_t>(edgy(rng, 1, std::numeric_limits<std::uint32_t>::max()));
@@ -249,6 +253,17 @@ BOOST_AUTO_TEST_CASE(zero_byte_message_is_one_fragment_with_one_sequence_number)
   BOOST_TEST((decode(make_frame(h), kLimits).code() == Errc::malformed));
 }
 
+BOOST_AUTO_TEST_CASE(an_acknowledgement_may_carry_a_selective_range) {
+  FrameHeader h = valid_header(FrameType::ack);
+  h.seq_first = 9001;
+  h.seq_count = 1500;
+  auto frame = make_frame(h);
+  auto decoded = decode(frame, kLimits);
+  BOOST_REQUIRE_MESSAGE(decoded, decoded.status().to_string());
+  BOOST_TEST(decoded->seq_first == 9001u);
+  BOOST_TEST(decoded->seq_count == 1500u);
+}
+
 BOOST_AUTO_TEST_CASE(an_acknowledgement_of_nothing_yet_is_valid) {
   FrameHeader h = valid_header(FrameType::data);
   h.lirs = 0;
@@ -310,6 +325,10 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
        "lids 901 beyond lirs 900"},
       {"lids without lirs", FrameType::ack, [](FH h) { h.lirs = 0; }, nullptr, Errc::malformed, "lids 800 beyond lirs 0"},
       {"seq_first 0", FrameType::nack, [](FH h) { h.seq_first = 0; }, nullptr, Errc::malformed, "seq_first 0"},
+      {"selective range without a count", FrameType::ack, [](FH h) { h.seq_first = 9; }, nullptr, Errc::malformed,
+       "seq_count 0"},
+      {"selective range without a start", FrameType::ack, [](FH h) { h.seq_count = 9; }, nullptr, Errc::malformed,
+       "seq_first 0"},
       {"nack of nothing", FrameType::nack, [](FH h) { h.seq_count = 0; }, nullptr, Errc::malformed, "seq_count 0"},
       {"sequence range overflow", FrameType::nack, [](FH h) { h.seq_first = kMax64 - 10; }, nullptr,
        Errc::malformed, "overflows 64 bits"},

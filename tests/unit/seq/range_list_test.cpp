@@ -219,3 +219,23 @@ BOOST_AUTO_TEST_CASE(copies_and_moves_carry_the_recorded_set) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(range_above_prefix_names_the_block_a_selective_ack_reports) {
+  ftmpi::seq::RangeList list;
+  BOOST_TEST(!list.has_gaps());
+  BOOST_REQUIRE(list.record(1, 10));
+  BOOST_TEST(!list.range_above_prefix(5).has_value());  // in the prefix: LIRS says it already
+  BOOST_REQUIRE(list.record(20, 30));
+  BOOST_REQUIRE(list.record(40, 40));
+  BOOST_TEST(list.has_gaps());
+  auto block = list.range_above_prefix(25);
+  BOOST_REQUIRE(block.has_value());
+  BOOST_TEST(block->first == 20u);
+  BOOST_TEST(block->last == 30u);
+  BOOST_TEST(list.range_above_prefix(40)->first == 40u);
+  BOOST_TEST(!list.range_above_prefix(15).has_value());  // missing
+  BOOST_TEST(!list.range_above_prefix(41).has_value());
+  BOOST_REQUIRE(list.record(11, 19));  // the hole fills: everything up to 30 joins the prefix
+  BOOST_TEST(!list.range_above_prefix(25).has_value());
+  BOOST_TEST(list.has_gaps());  // 40 is still beyond 31
+}

@@ -187,7 +187,8 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     h.flags |= frag::kFlagAckValid;
     h.lirs = peer.received.largest_in_order();
     h.lids = peer.delivered.largest_in_order();
-    peer.frames_unacked = 0;  // this frame carries the ACK
+    // This frame carries the ACK; but past a hole only an explicit ACK can say what arrived beyond it.
+    if (!peer.received.has_gaps()) peer.frames_unacked = 0;
     if (sequenced) {
       keep = &peer.retained.emplace_back();
       keep->range = {h.seq_first, h.seq_first + h.seq_count - 1};
@@ -226,6 +227,14 @@ void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t ms
 
 void EngineCore::send_ack(Peer& peer) {
   frag::FrameHeader h = header_for(peer, frag::FrameType::ack);
+  if (peer.received.has_gaps()) {
+    // Selective: the block the latest frame joined, so that the sender does not resend what lies there.
+    if (auto block = peer.received.range_above_prefix(peer.last_received_seq)) {
+      h.seq_first = block->first;
+      h.seq_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(block->size(), UINT32_MAX));
+    }
+  }
+  peer.frames_unacked = 0;
   ++counters_.acks_sent;
   send_frame(peer, h, {});
 }
@@ -397,6 +406,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
   if ((h.flags & frag::kFlagAckValid) != 0) handle_ack(peer, h.lirs, h.lids);
   switch (h.type) {
     case FrameType::ack:
+      if (h.seq_count != 0) handle_selective_ack(peer, h.seq_first, h.seq_first + h.seq_count - 1);
       return;
     case FrameType::probe:
     case FrameType::probe_reply:
@@ -472,6 +482,7 @@ std::uint64_t EngineCore::accept_sequenced(Peer& peer, const frag::FrameHeader& 
   if (!peer.tracking) return h.payload_length;
   const std::uint64_t last = h.seq_first + h.seq_count - 1;
   auto added = peer.received.record(h.seq_first, last);
+  peer.last_received_seq = h.seq_first;
   if (delivered) (void)peer.delivered.record(h.seq_first, last);
   owe_ack(peer);
   return added ? (h.payload_length == 0 ? 0 : *added) : 0;

@@ -179,6 +179,7 @@ struct RetainedFrame {
   std::uint32_t attempts = 1;
   std::uint32_t route = 0;       // index in Peer::routes it was last sent on
   bool bulk = false;             // rendezvous data after CTS (a path's bulk lane)
+  bool received = false;         // the peer has it (LIRS or a selective ACK): never resent, not in flight
 };
 
 struct Peer {
@@ -206,6 +207,7 @@ struct Peer {
   seq::RangeList received;
   seq::RangeList delivered;
   std::uint32_t frames_unacked = 0;
+  std::uint64_t last_received_seq = 0;  // first number of the latest frame accepted: its block is SACKed
   Clock::time_point ack_owed_since{};
   // Records that later frames must find, by msg_seq: messages of several frames, and every message
   // when reliability is on (a retransmitted RTS must find its record).
@@ -272,6 +274,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids);
+  void handle_selective_ack(Peer& peer, std::uint64_t first, std::uint64_t last);
+  void frame_received(Peer& peer, RetainedFrame& frame, Clock::time_point now);
   void handle_nack(Peer& peer, const frag::FrameHeader& h);
   std::uint64_t accept_sequenced(Peer& peer, const frag::FrameHeader& h, bool delivered);
   void owe_ack(Peer& peer);

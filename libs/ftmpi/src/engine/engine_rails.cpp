@@ -76,12 +76,12 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
     bool clean = true;
     while (peer.received_prefix < peer.retained.size() &&
            peer.retained[peer.received_prefix].range.last <= lirs) {
-      const RetainedFrame& f = peer.retained[peer.received_prefix++];
-      Route& route = peer.routes[f.route];
-      route.in_flight -= f.bytes.size();
-      route_progress(route, now);
-      clean = clean && f.attempts == 1;
-      newest = &f;
+      RetainedFrame& f = peer.retained[peer.received_prefix++];
+      if (!f.received) {
+        frame_received(peer, f, now);
+        clean = clean && f.attempts == 1;
+        newest = &f;
+      }
     }
     if (clean && newest != nullptr) sample_rtt(peer.routes[newest->route], now - newest->sent_at);
   }
@@ -94,12 +94,34 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
   }
 }
 
+// The peer holds [first, last] above its LIRS: the frames inside are neither resent nor in flight.
+void EngineCore::handle_selective_ack(Peer& peer, std::uint64_t first, std::uint64_t last) {
+  if (last >= peer.next_byte_seq) {  // acknowledges what we never sent: forged
+    ++counters_.dropped_malformed;
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  auto it = std::lower_bound(peer.retained.begin() + static_cast<std::ptrdiff_t>(peer.received_prefix),
+                             peer.retained.end(), first,
+                             [](const RetainedFrame& f, std::uint64_t n) { return f.range.first < n; });
+  for (; it != peer.retained.end() && it->range.last <= last; ++it) {
+    if (!it->received) frame_received(peer, *it, now);
+  }
+}
+
+void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point now) {
+  f.received = true;
+  Route& route = peer.routes[f.route];
+  route.in_flight -= f.bytes.size();
+  route_progress(route, now);
+}
+
 void EngineCore::handle_nack(Peer& peer, const frag::FrameHeader& h) {
   const std::uint64_t last = h.seq_first + h.seq_count - 1;
   scratch_indices_.clear();
   for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
     const RetainedFrame& f = peer.retained[i];
-    if (f.range.last < h.seq_first || f.range.first > last) continue;
+    if (f.received || f.range.last < h.seq_first || f.range.first > last) continue;
     scratch_indices_.push_back(i);
   }
   resend_elsewhere(peer, scratch_indices_);
@@ -113,7 +135,7 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   RetainedFrame& f = peer.retained[index];
   Route& from = peer.routes[f.route];
   Route& to = peer.routes[route_index];
-  if (index >= peer.received_prefix) {
+  if (!f.received) {
     from.in_flight -= f.bytes.size();
     to.in_flight += f.bytes.size();
   }
@@ -202,7 +224,7 @@ bool EngineCore::service_timers() {
       RetainedFrame& f = peer.retained[i];
       Route& route = peer.routes[f.route];
       if (now - f.sent_at < frame_timeout(route, f, config_.retransmit_max)) continue;
-      if (i < peer.received_prefix) {
+      if (i < peer.received_prefix || f.received) {
         f.sent_at = now;  // received, waiting for its receive to be posted: wait longer, do not resend
         ++f.attempts;
         continue;
@@ -312,9 +334,7 @@ void EngineCore::set_state(Peer& peer, Route& route, RailState state, std::strin
 void EngineCore::rail_failed(Peer& peer, std::uint32_t route_index, std::string_view reason) {
   Route& route = peer.routes[route_index];
   set_state(peer, route, RailState::down, reason);
-  if (route.in_flight > 0 || std::any_of(peer.retained.begin() + static_cast<std::ptrdiff_t>(peer.received_prefix),
-                                         peer.retained.end(),
-                                         [&](const RetainedFrame& f) { return f.route == route_index; })) {
+  if (route.in_flight > 0) {  // bytes of frames the peer does not have sit on it
     peer.rebind_needed = true;
     rebind_pending_ = true;
   }
@@ -352,7 +372,8 @@ void EngineCore::rebind_frames() {
       peer.rebind_needed = false;
       scratch_indices_.clear();
       for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
-        if (peer.routes[peer.retained[i].route].state == RailState::down) scratch_indices_.push_back(i);
+        const RetainedFrame& f = peer.retained[i];
+        if (!f.received && peer.routes[f.route].state == RailState::down) scratch_indices_.push_back(i);
       }
       for (std::size_t i : scratch_indices_) ++peer.routes[peer.retained[i].route].counters.rebound;
       if (!scratch_indices_.empty()) {

@@ -46,7 +46,9 @@
 //   |-------|-------------|-------------|---------|----------------------------------------------------|
 //   | 1     | data        | max(len, 1) | yes     | a fragment of an eager message, or of a rendezvous |
 //   |       |             |             |         | message after clear-to-send                        |
-//   | 2     | ack         | none        | no      | just the piggybacked LIRS/LIDS of the reverse way  |
+//   | 2     | ack         | none        | no      | the LIRS/LIDS of the reverse way, and optionally a |
+//   |       |             |             |         | selective range (seq_first/seq_count) received     |
+//   |       |             |             |         | above LIRS, so frames past a hole are not resent   |
 //   | 3     | nack        | the refused | no      | "these bytes failed their checksum: resend them"   |
 //   |       |             | range       |         |                                                    |
 //   | 4     | rts         | max(len, 1) | yes     | rendezvous request-to-send with the first fragment |

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,13 @@ class RangeList {
 
   // The largest n such that every number 1..n is recorded; 0 when 1 is missing.
   Sequence largest_in_order() const noexcept { return floor_ - 1; }
+
+  // Whether anything is recorded above a missing number (a selective ACK has something to say).
+  bool has_gaps() const noexcept { return !above_.empty(); }
+
+  // The recorded range above the in-order prefix that holds n, or nullopt (n missing, or in the prefix):
+  // what a selective ACK reports.
+  std::optional<Range> range_above_prefix(Sequence n) const noexcept;
 
   // The first number not recorded: largest_in_order() + 1, where a gap report (NACK) starts.
   Sequence first_missing() const noexcept { return floor_; }

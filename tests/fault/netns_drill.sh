@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# netns_drill.sh DRILL FTRUN PROGRAM : one end-to-end fault drill across two simulated hosts.
+#
+# Runs inside `simhosts.sh session` (which creates hosts ftA and ftB with rails r1, r2 and the
+# blackhole guard, and removes them afterwards). ftrun runs on ftA as a head node and starts rank 0 on
+# ftA and rank 1 on ftB (through `simhosts.sh agent`), over both rails, with engine.report=true. PROGRAM
+# is bulk_transfer: 256 MB from rank 0 to rank 1, every byte checked. The drill:
+#
+#   link-down   rail 1 of ftB goes down (ip link set down) at 20% of the transfer and comes back at 50%:
+#               the counters must show a rail down (failover) and up again (failback)
+#   nft-loss    nftables drops 5% of UDP packets on ftB's rail 1 for the whole transfer: retransmissions
+#   corrupt     FaultPath corrupts 1% of the frames every rank sends: every one detected and repaired
+#
+# Passes when the job exits 0 (every byte intact) and the counters agree (check_counters.sh).
+set -euo pipefail
+drill=${1:?usage: netns_drill.sh link-down|nft-loss|corrupt FTRUN PROGRAM}
+ftrun=${2:?ftrun}
+program=${3:?program}
+here=$(cd "$(dirname "$0")" && pwd)
+simhosts=$here/../netns/simhosts.sh
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+extra=()
+checks=""
+case $drill in
+  link-down) checks="failover failback"; extra=(--param engine.rail.probe_max=100ms) ;;
+  nft-loss) checks="retransmits"; "$simhosts" loss ftB 1 5 ;;
+  corrupt) checks="retransmits corruption"; extra=(--fault corrupt=0.01,seed=5) ;;
+  *) echo "netns_drill.sh: unknown drill '$drill'" >&2; exit 2 ;;
+esac
+
+"$simhosts" exec ftA "$ftrun" -n 2 --host ftA,ftB --launch-agent "$simhosts agent" --rails r1,r2 \
+  --timeout 400 --param engine.report=true "${extra[@]}" "$program" -m 256 >"$log" 2>&1 &
+job=$!
+
+# Waits until the job printed "progress N%" (or ended).
+wait_progress() {
+  while ! grep -q "^progress $1%" "$log"; do
+    kill -0 "$job" 2>/dev/null || return 0
+    sleep 0.05
+  done
+}
+if [ "$drill" = link-down ]; then
+  wait_progress 20
+  "$simhosts" link ftB 1 down
+  echo "netns_drill: rail 1 of ftB down at $(grep '^progress' "$log" | tail -1)"
+  wait_progress 50
+  "$simhosts" link ftB 1 up
+  echo "netns_drill: rail 1 of ftB up at $(grep '^progress' "$log" | tail -1)"
+fi
+status=0
+wait "$job" || status=$?
+grep -v '^progress ' "$log"
+[ "$status" -eq 0 ] || { echo "FAIL: the job exited with status $status" >&2; exit 1; }
+if [ "$drill" = nft-loss ]; then "$simhosts" counters ftB | grep -i drop || true; fi
+# shellcheck disable=SC2086
+"$here/check_counters.sh" "$log" $checks
