@@ -1,0 +1,107 @@
+// Which algorithm runs each collective: parameter rows, the Tuning read from them, and the
+// dispatcher.
+//
+// Every collective has a row `coll.<collective>.algorithm` whose value is `auto` or one of the
+// algorithms listed for it (algorithms_of), plus size thresholds the automatic choice uses. Forcing
+// an algorithm is how each one is benchmarked; a forced algorithm that cannot run the call at hand
+// (recursive doubling on a non-power-of-two communicator, a ring on a non-commutative op) gives way
+// to the automatic choice, since an MPI program must not break because of a tuning parameter.
+//
+// The choice must come out the same on every rank: it depends only on the Tuning (job-scope rows),
+// the communicator size and the sizes every rank knows alike (gatherv, scatterv and alltoallv, whose
+// sizes only some ranks know, choose by communicator size alone).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/base/status.hpp"
+
+namespace ftmpi::coll {
+
+enum class Collective : std::uint8_t {
+  barrier, bcast, reduce, allreduce,
+  gather, gatherv, scatter, scatterv,
+  allgather, allgatherv, alltoall, alltoallv,
+  reduce_scatter, reduce_scatter_block, scan, exscan,
+};
+inline constexpr std::size_t kCollectiveCount = static_cast<std::size_t>(Collective::exscan) + 1;
+
+enum class Algorithm : std::uint8_t {
+  automatic,           // "auto": let choose() decide
+  dissemination,       // barrier
+  binomial,            // bcast, reduce, gather, scatter
+  pipeline,            // segmented chain: bcast, reduce, scan, exscan
+  scatter_allgather,   // bcast (van de Geijn)
+  recursive_doubling,  // allreduce, allgather, allgatherv, scan, exscan
+  rabenseifner,        // allreduce: reduce-scatter by recursive halving, then allgather
+  ring,                // allreduce, allgather, allgatherv
+  bruck,               // allgather
+  linear,              // gather(v), scatter(v), alltoall(v)
+  pairwise,            // alltoall(v), reduce_scatter(_block)
+  recursive_halving,   // reduce_scatter(_block)
+};
+
+std::string_view to_string(Collective collective) noexcept;
+std::string_view to_string(Algorithm algorithm) noexcept;  // automatic is "auto"
+
+// The algorithms a collective has (never automatic).
+std::span<const Algorithm> algorithms_of(Collective collective) noexcept;
+
+// `name` as an algorithm of `collective` ("auto" included). Errc::invalid_argument names the row and
+// lists the choices.
+base::Result<Algorithm> parse_algorithm(Collective collective, std::string_view name);
+
+// Use default_tuning() or tuning_from(): the defaults live only in the parameter rows.
+struct Tuning {
+  std::array<Algorithm, kCollectiveCount> algorithm{};  // per Collective; automatic unless forced
+
+  std::size_t segment_size = 0;              // coll.segment_size
+  std::size_t bcast_short_max = 0;           // coll.bcast.short_max
+  std::size_t bcast_pipeline_min = 0;        // coll.bcast.pipeline_min
+  std::size_t reduce_pipeline_min = 0;       // coll.reduce.pipeline_min
+  std::size_t allreduce_short_max = 0;       // coll.allreduce.short_max
+  std::size_t gather_binomial_max = 0;       // coll.gather.binomial_max (gather and scatter)
+  std::size_t allgather_short_max = 0;       // coll.allgather.short_max (allgather and allgatherv)
+  std::size_t alltoall_linear_max = 0;       // coll.alltoall.linear_max
+  std::int64_t alltoallv_linear_max_ranks = 0;  // coll.alltoallv.linear_max_ranks
+  std::size_t reduce_scatter_short_max = 0;  // coll.reduce_scatter.short_max (and _block)
+  std::size_t scan_pipeline_min = 0;         // coll.scan.pipeline_min (scan and exscan)
+
+  Algorithm forced(Collective c) const noexcept { return algorithm[static_cast<std::size_t>(c)]; }
+  // Errc::invalid_argument for a name that is not one of the collective's algorithms.
+  base::Status force(Collective c, std::string_view name);
+};
+
+// This library's parameter table.
+std::span<const base::ParamRow> coll_params() noexcept;
+// The `coll.<collective>.algorithm` row.
+const base::ParamRow& algorithm_param(Collective collective) noexcept;
+
+Tuning default_tuning();
+// The values in effect in `params` (defaults for rows it does not hold).
+base::Result<Tuning> tuning_from(const base::ParamSet& params);
+
+// What the dispatcher looks at.
+struct Shape {
+  int ranks = 1;
+  // bcast: the message; reduce, allreduce, scan, exscan: the vector; gather, scatter: one rank's
+  // block; allgather(v), reduce_scatter(_block): the whole gathered or reduced vector; alltoall: one
+  // pair's block; unused by barrier, gatherv, scatterv and alltoallv.
+  std::size_t bytes = 0;
+  std::size_t count = 0;  // elements of the vector, for reductions
+  bool commutative = true;
+};
+
+// Whether `algorithm` can run a call of this shape (automatic always can).
+bool applicable(Collective collective, Algorithm algorithm, const Shape& shape) noexcept;
+
+// The algorithm that runs: the forced one if it is applicable, else the automatic choice. Never
+// returns automatic.
+Algorithm choose(const Tuning& tuning, Collective collective, const Shape& shape) noexcept;
+
+}  // namespace ftmpi::coll
