@@ -191,6 +191,10 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     if (!peer.received.has_gaps()) peer.frames_unacked = 0;
     if (sequenced) {
       keep = &peer.retained.emplace_back();
+      if (!spare_frames_.empty()) {
+        keep->bytes = std::move(spare_frames_.back());
+        spare_frames_.pop_back();
+      }
       keep->range = {h.seq_first, h.seq_first + h.seq_count - 1};
       keep->sent_at = Clock::now();
       keep->route = route_index;

@@ -172,9 +172,32 @@ struct Route {
   RailCounters counters;
 };
 
+// A frame's bytes, kept for resending. Unlike a vector it never zero-fills what the frame overwrites,
+// and the engine recycles them, so keeping a frame costs no allocation in the steady state.
+class FrameBytes {
+ public:
+  std::byte* data() noexcept { return data_.get(); }
+  const std::byte* data() const noexcept { return data_.get(); }
+  std::size_t size() const noexcept { return size_; }
+  void resize(std::size_t n) {
+    if (n > capacity_) {
+      data_ = std::make_unique_for_overwrite<std::byte[]>(n);
+      capacity_ = n;
+    }
+    size_ = n;
+  }
+  operator std::span<std::byte>() noexcept { return {data_.get(), size_}; }
+  operator std::span<const std::byte>() const noexcept { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
 struct RetainedFrame {
   seq::Range range{};
-  std::vector<std::byte> bytes;  // the whole frame as it was sent
+  FrameBytes bytes;              // the whole frame as it was sent
   Clock::time_point sent_at{};
   std::uint32_t attempts = 1;
   std::uint32_t route = 0;       // index in Peer::routes it was last sent on
@@ -221,6 +244,7 @@ class StoredFrame final : public path::FrameWriter {
   std::size_t frame_size() const noexcept override;
   void write(std::span<std::byte> room) noexcept override;
   bool bulk() const noexcept override;
+  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
 
  private:
   std::span<const std::byte> bytes_;
@@ -338,6 +362,7 @@ class EngineCore final : public Engine, public path::FrameSink {
   bool rebind_pending_ = false;          // some peer has frames on a down route
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
   std::vector<std::size_t> scratch_indices_;
+  std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones
   std::uint32_t rounds_since_timer_check_ = 0;
 };
 

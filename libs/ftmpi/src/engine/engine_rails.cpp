@@ -45,6 +45,8 @@ namespace {
 // A probe's id: the rail (path index) it was sent on, and a per-rail number.
 constexpr unsigned kProbeRailShift = 48;
 constexpr std::uint64_t kProbeSeqMask = (std::uint64_t{1} << kProbeRailShift) - 1;
+// Buffers of acknowledged frames kept for reuse: about two windows of full-size UDP frames.
+constexpr std::size_t kSpareFrames = 128;
 
 std::chrono::nanoseconds frame_timeout(const Route& route, const RetainedFrame& f,
                                        std::chrono::nanoseconds cap) {
@@ -88,6 +90,7 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
   if (lids > peer.acked_lids) {
     peer.acked_lids = lids;
     while (!peer.retained.empty() && peer.retained.front().range.last <= lids) {
+      if (spare_frames_.size() < kSpareFrames) spare_frames_.push_back(std::move(peer.retained.front().bytes));
       peer.retained.pop_front();
       --peer.received_prefix;  // lids <= lirs: every frame freed here was counted as received
     }

@@ -22,6 +22,7 @@ class CopiedFrame final : public FrameWriter {
     if (!bytes_.empty()) std::memcpy(room.data(), bytes_.data(), bytes_.size());
   }
   bool bulk() const noexcept override { return bulk_; }
+  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
 
  private:
   std::span<const std::byte> bytes_;

@@ -342,8 +342,13 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
       return {};
     }
   }
-  frame.write({scratch_.get(), size});
-  ::iovec iov{scratch_.get(), size};
+  // A frame that exists whole already (the engine's retained copy) goes out from there: one copy less.
+  std::span<const std::byte> whole = frame.bytes();
+  if (whole.size() != size) {
+    frame.write({scratch_.get(), size});
+    whole = {scratch_.get(), size};
+  }
+  ::iovec iov{const_cast<std::byte*>(whole.data()), size};
   ::mmsghdr message{};
   message.msg_hdr.msg_name = &peers_[peer].to[lane];
   message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);
@@ -361,7 +366,7 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     if (err == EINTR) continue;
     switch (udp_send_errc(err)) {
       case Errc::would_block:
-        enqueue(lane, peer, size, scratch_.get(), nullptr);
+        enqueue(lane, peer, size, whole.data(), nullptr);
         return {};
       case Errc::ok:
         return {};  // lost, as UDP may lose it

@@ -42,6 +42,10 @@ class FrameWriter {
   // True for the rest of a message whose first fragment the receiver has matched: a path with a bulk
   // lane (UDP's long socket) sends it there, so that lane only ever carries data someone waits for.
   virtual bool bulk() const noexcept { return false; }
+  // The frame's bytes when they already exist whole somewhere (a retained copy being resent, or kept
+  // for resending): a path that would only copy them elsewhere to send them may send from here instead
+  // of calling write(). Empty: call write().
+  virtual std::span<const std::byte> bytes() const noexcept { return {}; }
 
  protected:
   ~FrameWriter() = default;
