@@ -40,23 +40,12 @@ done
 case $rounds in '' | *[!0-9]* | 0) echo "compare-mpi.sh: --rounds needs a positive integer" >&2; exit 2 ;; esac
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-# Installing and building report on stderr: stdout is the table.
-./scripts/install-deps.sh >&2
-./scripts/install-peers.sh >&2
-
-# ---- Build ftmpi and the three benchmark programs ----
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFTMPI_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" >&2
-prefix=$(cd "$build" && pwd)/install
-cmake --install "$build" --prefix "$prefix" >/dev/null
-work=$(cd "$build" && pwd)/compare-mpi
+# ---- Build ftmpi and the three benchmark programs (reports on stderr: stdout is the table) ----
+work=$(mkdir -p "$build" && cd "$build" && pwd)/compare-mpi
 rm -rf "$work"
 mkdir -p "$work/raw"
-src=$root/bench/mpi/mpi_pingpong.c
-"$prefix/bin/ftcc" -O2 -std=c11 "$src" -o "$work/pp-ftmpi"
-mpicc.openmpi -O2 -std=c11 "$src" -o "$work/pp-ompi"
-mpicc.mpich -O2 -std=c11 "$src" -o "$work/pp-mpich"
-cc -O2 -std=c11 -pthread "$root/bench/mpi/cacheline_pingpong.c" -o "$work/cacheline"
+./scripts/build-bench.sh "$build" "$work"
+prefix=$(cd "$build" && pwd)/install
 
 ompi_root=()
 if [ "$(id -u)" -eq 0 ]; then

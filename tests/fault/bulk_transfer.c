@@ -3,6 +3,9 @@
  * `-w` messages, so the sender cannot run far ahead), each message filled from its own seed. It prints
  * "progress N%" lines (flushed) that a test driver waits for to inject a fault mid-transfer.
  *
+ * The receiver also measures the longest stall: the most time between two messages completing (what a
+ * rail failure costs the application), printed as "longest stall: X ms at message N".
+ *
  *   bulk_transfer [-m MB] [-s message bytes] [-w window]       exit 0: every byte arrived intact
  */
 #include <mpi.h>
@@ -60,7 +63,8 @@ int main(int argc, char** argv) {
   if (buf == NULL || expect == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
   const int peer = rank ^ 1;
   const int sender = rank % 2 == 0;
-  long bad = 0, reported = -1;
+  long bad = 0, reported = -1, stall_at = 0;
+  double last = MPI_Wtime(), stall = 0;
   for (long i = 0; i < count; ++i) {
     const uint64_t seed = (uint64_t)i * 1000003u + (uint64_t)(rank / 2);
     if (sender) {
@@ -73,6 +77,12 @@ int main(int argc, char** argv) {
       int got = 0;
       MPI_Get_count(&status, MPI_BYTE, &got);
       fill(expect, (size_t)message, seed);
+      const double now = MPI_Wtime();
+      if (i > 0 && now - last > stall) {
+        stall = now - last;
+        stall_at = i;
+      }
+      last = now;
       if (got != message || memcmp(buf, expect, (size_t)message) != 0) {
         if (bad++ < 5) fprintf(stderr, "rank %d: message %ld (%d bytes) differs\n", rank, i, got);
       }
@@ -94,6 +104,7 @@ int main(int argc, char** argv) {
   }
   /* Collectives come later: each receiver judges its own pair, and a rank's exit status fails the job. */
   if (!sender) {
+    printf("longest stall: %.1f ms at message %ld\n", stall * 1e3, stall_at);
     if (bad == 0) {
       printf("bulk transfer: ranks %d->%d: %ld MB in %ld messages, every byte intact\n", peer, rank, megabytes,
              count);
