@@ -8,6 +8,7 @@
  *
  *   bulk_transfer [-m MB] [-s message bytes] [-w window]       exit 0: every byte arrived intact
  */
+#define _POSIX_C_SOURCE 200809L /* getopt */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -389,6 +389,19 @@ BOOST_AUTO_TEST_CASE(endpoints_round_trip_and_malformed_ones_are_refused) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_peer_that_takes_smaller_frames_gets_smaller_frames) {
+  auto path = make_path(kLoopback, options_for(3));
+  const std::size_t ours = path->info().max_frame;
+  BOOST_REQUIRE(path->add_peer(0, "127.0.0.1:1000:1001").is_ok());
+  BOOST_REQUIRE(path->add_peer(1, "127.0.0.1:1002:1003", 1472).is_ok());
+  BOOST_TEST(path->max_frame_to(0) == ours);  // 0: as large as ours
+  BOOST_TEST(path->max_frame_to(1) == std::min<std::size_t>(ours, 1472));
+  BOOST_REQUIRE(path->add_peer(2, "127.0.0.1:1004:1005", ours * 2).is_ok());
+  BOOST_TEST(path->max_frame_to(2) == ours);  // never larger than what we send
+  auto tiny = path->add_peer(2, "127.0.0.1:1004:1005", kUdpMinFrame - 1);
+  BOOST_TEST((tiny.code() == base::Errc::invalid_argument));
+}
+
 BOOST_AUTO_TEST_CASE(only_added_peers_are_reached_and_bad_peers_are_refused) {
   auto path = make_path(kLoopback, options_for(3));
   BOOST_TEST(!path->reaches(0));

@@ -122,7 +122,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       Route route;
       route.path = p;
       route.path_index = i;
-      route.max_payload = info.max_frame - frag::kHeaderSize;
+      route.max_payload = p->max_frame_to(r) - frag::kHeaderSize;
       route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit : route.max_payload;
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
       route.state_since = now;

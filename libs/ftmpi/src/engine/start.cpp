@@ -124,7 +124,8 @@ base::Result<std::vector<std::optional<path::RailAddress>>> local_rails(std::str
 }
 
 // UDP paths, one per working rail, wired to every rank that `needs_network`. Rank r's endpoints are
-// published as "udp" = "ep0;ep1;..." with "-" for a rail that does not work there.
+// published as "udp" = "ep0/max0;ep1/max1;..." (endpoint and largest frame it takes) with "-" for a rail
+// that does not work there.
 base::Result<std::vector<std::unique_ptr<path::UdpPath>>> udp_paths(
     const base::ParamSet& params, rte::Client& client, bool one_host, const std::vector<bool>& needs_network) {
   const rte::JobInfo& job = client.job();
@@ -147,7 +148,8 @@ base::Result<std::vector<std::unique_ptr<path::UdpPath>>> udp_paths(
         base::logger().warn("rail {} '{}' is left out: {}", k, rail->name, made.status().to_string());
       }
     }
-    published += paths[k] ? paths[k]->endpoint() : "-";
+    // "address:short:long/max_frame": a peer sends us no frame larger than we take.
+    published += paths[k] ? paths[k]->endpoint() + "/" + std::to_string(paths[k]->info().max_frame) : "-";
   }
   if (auto s = client.put("udp", published); !s) return with_context(s, "publishing UDP endpoints");
   if (auto s = client.fence(); !s) return with_context(s, "wire-up fence");
@@ -158,7 +160,17 @@ base::Result<std::vector<std::unique_ptr<path::UdpPath>>> udp_paths(
     const std::vector<std::string> endpoints = split(*theirs, ';');
     for (std::size_t k = 0; k < paths.size() && k < endpoints.size(); ++k) {
       if (!paths[k] || endpoints[k] == "-") continue;
-      if (auto s = paths[k]->add_peer(r, endpoints[k]); !s) {
+      const std::size_t slash = endpoints[k].find('/');
+      std::size_t max_frame = 0;
+      if (slash != std::string::npos) {
+        const std::string size = endpoints[k].substr(slash + 1);
+        if (size.empty() || size.find_first_not_of("0123456789") != std::string::npos || size.size() > 9) {
+          return base::Status(base::Errc::invalid_argument, "rank " + std::to_string(r) + " published a bad frame size '" +
+                                                               size + "' on rail " + std::to_string(k));
+        }
+        max_frame = std::stoul(size);
+      }
+      if (auto s = paths[k]->add_peer(r, std::string_view(endpoints[k]).substr(0, slash), max_frame); !s) {
         return with_context(s, "rank " + std::to_string(r) + "'s endpoint on rail " + std::to_string(k));
       }
     }

@@ -270,13 +270,13 @@ UdpPath::~UdpPath() {
   }
 }
 
-Status UdpPath::add_peer(Rank peer, std::string_view endpoint) {
+Status UdpPath::add_peer(Rank peer, std::string_view endpoint, std::size_t max_frame) {
   base::Result<UdpEndpoint> parsed = parse_endpoint(endpoint);
   if (!parsed) return parsed.status();
-  return add_peer(peer, *parsed);
+  return add_peer(peer, *parsed, max_frame);
 }
 
-Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint) {
+Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint, std::size_t max_frame) {
   if (peer >= peers_.size()) {
     return {Errc::invalid_argument, info_.name + ": rank " + std::to_string(peer) +
                                         " is not below the job's " + std::to_string(peers_.size()) + " ranks"};
@@ -292,8 +292,14 @@ Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint) {
       if (it != known_sources_.end() && --it->second == 0) known_sources_.erase(it);
     }
   }
+  if (max_frame != 0 && max_frame < kUdpMinFrame) {
+    return {Errc::invalid_argument, info_.name + ": rank " + std::to_string(peer) + " receives frames of " +
+                                        std::to_string(max_frame) + " bytes, below the " +
+                                        std::to_string(kUdpMinFrame) + " every rail must take"};
+  }
   entry.known = true;
   entry.endpoint = endpoint;
+  entry.max_frame = max_frame;
   entry.to[kShort] = socket_address(endpoint.ipv4, endpoint.short_port);
   entry.to[kLong] = socket_address(endpoint.ipv4, endpoint.long_port);
   ++known_sources_[source_key(endpoint.ipv4, endpoint.short_port)];

@@ -126,6 +126,7 @@ class FaultPath final : public Path {
   // so the engine must always check and retransmit.
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return inner_->reaches(peer); }
+  std::size_t max_frame_to(Rank peer) const noexcept override { return inner_->max_frame_to(peer); }
   // Applies the faults to this frame after releasing the held frames whose time has come. Returns the
   // inner path's error for this frame or for a held frame released now or by an earlier poll().
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;

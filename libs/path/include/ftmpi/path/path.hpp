@@ -71,6 +71,12 @@ class Path {
 
   virtual const PathInfo& info() const noexcept = 0;
   virtual bool reaches(Rank peer) const noexcept = 0;
+  // The largest frame this peer can take on this path: info().max_frame unless the far end is smaller
+  // (a rail whose MTU differs between hosts).
+  virtual std::size_t max_frame_to(Rank peer) const noexcept {
+    (void)peer;
+    return info().max_frame;
+  }
 
   // Sends one frame to `peer`, or keeps it queued in order inside the path when there is no room now
   // (it then goes out from a later send or poll, before any later frame to that peer). Errors are of

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -149,11 +150,17 @@ class UdpPath final : public Path {
 
   // Tells the path where rank `peer` listens on this rail; a second call replaces the first.
   // invalid_argument for a malformed endpoint or a rank not below UdpOptions::peers.
-  base::Status add_peer(Rank peer, std::string_view endpoint);
-  base::Status add_peer(Rank peer, const UdpEndpoint& endpoint);
+  // `max_frame`: the largest frame the peer receives on this rail (its own max_frame, which its MTU may
+  // make smaller than ours); 0: as large as ours.
+  base::Status add_peer(Rank peer, std::string_view endpoint, std::size_t max_frame = 0);
+  base::Status add_peer(Rank peer, const UdpEndpoint& endpoint, std::size_t max_frame = 0);
 
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return peer < peers_.size() && peers_[peer].known; }
+  std::size_t max_frame_to(Rank peer) const noexcept override {
+    return peer < peers_.size() && peers_[peer].max_frame != 0 ? std::min(max_frame_, peers_[peer].max_frame)
+                                                               : max_frame_;
+  }
   // Errors: invalid_argument (peer without endpoint), out_of_range (frame above max_frame), rail_down
   // or io_error naming the rail, the peer and the errno text (see udp_send_errc).
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;
@@ -179,6 +186,7 @@ class UdpPath final : public Path {
   struct Peer {
     bool known = false;
     UdpEndpoint endpoint;
+    std::size_t max_frame = 0;  // what it receives; 0: as much as we send
     ::sockaddr_in to[2]{};  // by Lane
   };
   // A frame that found no room; not zero-filled, since the writer fills it.
