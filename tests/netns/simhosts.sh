@@ -64,6 +64,8 @@ need_root() {
   for t in ip nft tc unshare nsenter flock mountpoint; do
     command -v "$t" >/dev/null 2>&1 || skip "needs '$t'"
   done
+  # Root inside a container may still be refused namespaces (no CAP_SYS_ADMIN, seccomp).
+  unshare --net --mount --uts --ipc true 2>/dev/null || skip "this machine refuses new namespaces to root"
 }
 
 # Exclusive lock for up/down, unless the caller holds it already.
