@@ -84,6 +84,9 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.ahead_window = match::matcher_config(params, 1).ahead_window;
   c.window = params.get_size(kWindow);
   if (c.window == 0) return base::Status(base::Errc::invalid_argument, "engine.window must be > 0");
+  const std::int64_t window_frames = params.get_integer(kWindowFrames);
+  if (window_frames < 1) return base::Status(base::Errc::invalid_argument, "engine.window_frames must be >= 1");
+  c.window_frames = static_cast<std::size_t>(window_frames);
   c.rail_down_after = params.get_duration(kRailDownAfter);
   c.peer_timeout = params.get_duration(kPeerTimeout);
   c.probe_min = params.get_duration(kProbeMin);
@@ -212,6 +215,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     keep->bytes.resize(frame.frame_size());
     frame.write(keep->bytes);
     route.in_flight += keep->bytes.size();
+    ++route.frames_in_flight;
     StoredFrame stored(keep->bytes, bulk);
     sent = route.path->send(peer.rank, stored);
   } else {
@@ -331,7 +335,10 @@ bool EngineCore::push_streams() {
     while (r->next_offset < r->bytes) {
       const std::uint32_t index = pick_route(peer);
       const Route& route = peer.routes[index];
-      if (route.path->has_queued_frames() || (peer.tracking && route.in_flight >= config_.window)) break;
+      if (route.path->has_queued_frames() ||
+          (peer.tracking && (route.in_flight >= config_.window || route.frames_in_flight >= config_.window_frames))) {
+        break;
+      }
       const std::size_t len = std::min(r->bytes - r->next_offset, route.max_payload);
       send_fragment(peer, *r, index, r->next_offset, len);
       r->next_offset += len;

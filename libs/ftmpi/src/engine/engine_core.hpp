@@ -62,6 +62,7 @@ struct EngineConfig {
   std::uint64_t spin_rounds = 0;
   std::uint64_t ahead_window = 0;
   std::size_t window = 0;                     // bytes in flight per peer per rail
+  std::size_t window_frames = 0;              // frames in flight per peer per rail
   std::chrono::nanoseconds rail_down_after{};
   std::chrono::nanoseconds peer_timeout{};
   std::chrono::nanoseconds probe_min{};
@@ -157,7 +158,8 @@ struct Route {
 
   RailState state = RailState::up;
   Clock::time_point state_since{};
-  std::uint64_t in_flight = 0;         // bytes of frames sent on it and not yet covered by LIRS
+  std::uint64_t in_flight = 0;         // bytes of frames sent on it that the peer may not have
+  std::uint64_t frames_in_flight = 0;  // and how many frames
   Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
   std::uint32_t timeouts = 0;          // since last_progress
   Clock::time_point alive_elsewhere{}; // suspect: when another rail first proved the peer alive

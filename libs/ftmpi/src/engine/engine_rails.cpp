@@ -116,6 +116,7 @@ void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point 
   f.received = true;
   Route& route = peer.routes[f.route];
   route.in_flight -= f.bytes.size();
+  --route.frames_in_flight;
   route_progress(route, now);
 }
 
@@ -140,7 +141,9 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   Route& to = peer.routes[route_index];
   if (!f.received) {
     from.in_flight -= f.bytes.size();
+    --from.frames_in_flight;
     to.in_flight += f.bytes.size();
+    ++to.frames_in_flight;
   }
   f.route = route_index;
   ++f.attempts;
@@ -179,6 +182,7 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
     const bool bulk = f.bulk;
     const std::uint32_t attempts = f.attempts;
     peer.routes[old_route].in_flight -= f.bytes.size();
+    --peer.routes[old_route].frames_in_flight;
     std::vector<RetainedFrame> pieces;
     for (std::size_t off = 0; off < payload.size(); off += route.max_payload) {
       const std::size_t len = std::min(route.max_payload, payload.size() - off);
@@ -208,6 +212,7 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
                          std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
     for (std::size_t k = 0; k < pieces.size(); ++k) {
       peer.routes[old_route].in_flight += peer.retained[index + k].bytes.size();
+      ++peer.routes[old_route].frames_in_flight;
       resend(peer, index + k, pick_route(peer));
     }
   }

@@ -12,7 +12,7 @@ namespace {
 
 constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,      kShmEagerLimit, kShmSingleCopyMin,
                                       kRetransmitMin, kRetransmitMax, kAckEvery,      kAckDelay,
-                                      kSpinRounds,    kProgressThread, kProgressThreadSleep, kWindow, kRailDownAfter, kPeerTimeout,
+                                      kSpinRounds,    kProgressThread, kProgressThreadSleep, kWindow, kWindowFrames, kRailDownAfter, kPeerTimeout,
                                       kProbeMin, kProbeMax, kReport, kHostId};
 
 }  // namespace

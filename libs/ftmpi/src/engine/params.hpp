@@ -58,6 +58,12 @@ inline constexpr ParamRow kWindow{
     "engine.window", ParamType::size, "2m",
     "unacknowledged bytes in flight to one peer on one rail before a large message waits for ACKs",
     ParamLevel::advanced, ParamScope::job};
+// In frames too: a receiving host queues at most net.core.netdev_max_backlog (1000) packets per CPU, so a
+// burst of small (MTU-sized) frames would be dropped long before the byte window is full.
+inline constexpr ParamRow kWindowFrames{
+    "engine.window_frames", ParamType::integer, "256",
+    "unacknowledged frames in flight to one peer on one rail before a large message waits for ACKs",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kRailDownAfter{
     "engine.rail.down_after", ParamType::duration, "50ms",
     "a suspect rail (a frame timed out on it) that answers nothing for this long is declared down and "
