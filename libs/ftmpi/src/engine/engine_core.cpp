@@ -67,6 +67,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   if (!checksum) return checksum.status();
   c.checksum = *checksum;
   c.shm_eager_limit = params.get_size(kShmEagerLimit);
+  c.net_eager_limit = params.get_size(kNetEagerLimit);
   c.single_copy_min = params.get_size(kShmSingleCopyMin);
   c.retransmit_min = params.get_duration(kRetransmitMin);
   c.retransmit_max = params.get_duration(kRetransmitMax);
@@ -126,7 +127,8 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       route.path = p;
       route.path_index = i;
       route.max_payload = p->max_frame_to(r) - frag::kHeaderSize;
-      route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit : route.max_payload;
+      route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit
+                                                           : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
       route.state_since = now;
       route.last_progress = now;

@@ -54,6 +54,7 @@ struct EngineConfig {
   Reliability reliability{};
   frag::ChecksumKind checksum{};
   std::size_t shm_eager_limit = 0;
+  std::size_t net_eager_limit = 0;
   std::size_t single_copy_min = 0;  // 0: never
   std::chrono::nanoseconds retransmit_min{};
   std::chrono::nanoseconds retransmit_max{};

@@ -10,7 +10,7 @@
 namespace ftmpi::engine {
 namespace {
 
-constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,      kShmEagerLimit, kShmSingleCopyMin,
+constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,      kShmEagerLimit, kNetEagerLimit, kShmSingleCopyMin,
                                       kRetransmitMin, kRetransmitMax, kAckEvery,      kAckDelay,
                                       kSpinRounds,    kProgressThread, kProgressThreadSleep, kWindow, kWindowFrames, kRailDownAfter, kPeerTimeout,
                                       kProbeMin, kProbeMax, kReport, kHostId};

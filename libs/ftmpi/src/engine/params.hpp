@@ -24,6 +24,13 @@ inline constexpr ParamRow kShmEagerLimit{
     "engine.shm.eager_limit", ParamType::size, "8k",
     "largest message sent eagerly over shared memory; larger ones use rendezvous",
     ParamLevel::advanced, ParamScope::job};
+// Several frames per eager message: over a 1500-byte MTU a rendezvous (RTS, CTS, data) for every
+// message above 1.3 KiB would cost two round trips where one does.
+inline constexpr ParamRow kNetEagerLimit{
+    "engine.net.eager_limit", ParamType::size, "16k",
+    "largest message sent eagerly over a network rail (in as many frames as it takes; at least one "
+    "frame's worth); larger ones use rendezvous",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kShmSingleCopyMin{
     "engine.shm.single_copy_min", ParamType::size, "64k",
     "smallest rendezvous message read straight from the sender's memory (process_vm_readv); "
