@@ -139,7 +139,7 @@ job() {  # job OUT ARGS...: rank 0 on ftA, rank 1 on ftB
     >"$out" 2>"$out.err" || { echo "bench-network.sh: job failed: $*" >&2; tail -5 "$out.err" >&2; }
 }
 for ((r = 1; r <= rounds; ++r)); do
-  job "$work/raw/veth-$r-one.txt" --rails r1 "$work/pp-ftmpi" -r 5 -w 16
+  job "$work/raw/veth-$r-one.txt" --rails r1 "$work/pp-ftmpi" -r 3 -w 16 -m 1048576
   "$simhosts" rate ftA 1 "$rate"; "$simhosts" rate ftA 2 "$rate"; "$simhosts" rate ftB 1 "$rate"; "$simhosts" rate ftB 2 "$rate"
   job "$work/raw/htb-$r-one.txt" --rails r1 "$work/pp-ftmpi" -B -r 3 -w 16
   job "$work/raw/htb-$r-two.txt" --rails r1,r2 "$work/pp-ftmpi" -B -r 3 -w 16
