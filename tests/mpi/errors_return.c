@@ -207,10 +207,16 @@ static void queries(void) {
   CHECK(count == 6, "MPI_Get_elements of 3 MPI_DOUBLE_INT: %d", count);
   CHECK_MPI(MPI_Get_count(&status, MPI_DOUBLE, &count));
   CHECK(count == MPI_UNDEFINED, "MPI_Get_count of 3 MPI_DOUBLE_INT as MPI_DOUBLE: %d", count);
-  /* 1 double of a second pair arrived: 3 basic elements, not a whole number of pairs. */
-  double three[3] = {1.5, 0, 2.5};
-  memcpy(&three[1], &pairs[0].index, sizeof(int));
-  CHECK_MPI(MPI_Sendrecv(three, 3, MPI_DOUBLE, 0, 7, got, 2, MPI_DOUBLE_INT, 0, 7, MPI_COMM_SELF, &status));
+  /* Messages carry the packed data (no padding): one pair (double, int) and the double of a second pair
+   * arrived: 3 basic elements, not a whole number of pairs. */
+  unsigned char packed[sizeof(double) + sizeof(int) + sizeof(double)];
+  double second = 2.5;
+  memcpy(packed, &pairs[0].value, sizeof(double));
+  memcpy(packed + sizeof(double), &pairs[0].index, sizeof(int));
+  memcpy(packed + sizeof(double) + sizeof(int), &second, sizeof(double));
+  CHECK_MPI(MPI_Sendrecv(packed, (int)sizeof packed, MPI_BYTE, 0, 7, got, 2, MPI_DOUBLE_INT, 0, 7, MPI_COMM_SELF,
+                         &status));
+  CHECK(got[0].value == 1.5 && got[0].index == 1 && got[1].value == 2.5, "partial MPI_DOUBLE_INT message");
   CHECK_MPI(MPI_Get_elements(&status, MPI_DOUBLE_INT, &count));
   CHECK(count == 3, "MPI_Get_elements of 1.5 MPI_DOUBLE_INT: %d", count);
   CHECK_MPI(MPI_Get_count(&status, MPI_DOUBLE_INT, &count));

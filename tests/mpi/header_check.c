@@ -15,7 +15,16 @@ static const int kHandles[] = {
     MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_PROC_NULL, MPI_ROOT, MPI_UNDEFINED, MPI_BSEND_OVERHEAD,
     MPI_MAX_PROCESSOR_NAME, MPI_MAX_ERROR_STRING, MPI_MAX_LIBRARY_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION,
     MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE,
+    MPI_GROUP_EMPTY, MPI_WIN_NULL, MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR, MPI_BAND,
+    MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP, MPI_KEYVAL_INVALID, MPI_UNIVERSE_SIZE,
+    MPI_APPNUM, MPI_MAX_OBJECT_NAME, MPI_MAX_INFO_KEY, MPI_MAX_INFO_VAL, MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR,
+    MPI_UNEQUAL, MPI_COMM_TYPE_SHARED, MPI_GRAPH, MPI_CART, MPI_DIST_GRAPH,
 };
+
+/* The callback types and predefined callbacks. */
+static MPI_Comm_copy_attr_function *const kCopies[] = {MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN};
+static MPI_Comm_delete_attr_function *const kDeletes[] = {MPI_COMM_NULL_DELETE_FN};
+static MPI_User_function *const kUserFunctions[] = {0};
 
 static void *const kPointers[] = {MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, MPI_BOTTOM, MPI_IN_PLACE,
                                   MPI_REQUEST_NULL};
@@ -45,7 +54,8 @@ int ftmpi_header_check(int code) {
     case MPI_ERR_KEYVAL: case MPI_ERR_RMA_CONFLICT: case MPI_ERR_RMA_SYNC: case MPI_ERR_SIZE:
     case MPI_ERR_DISP: case MPI_ERR_ASSERT: case MPI_ERR_RMA_RANGE: case MPI_ERR_RMA_ATTACH:
     case MPI_ERR_RMA_SHARED: case MPI_ERR_RMA_FLAVOR: case MPI_ERR_LASTCODE:
-      return kHandles[0] + (int)(aint + offset + count + fint) + status.MPI_SOURCE + (kPointers[0] != 0);
+      return kHandles[0] + (int)(aint + offset + count + fint) + status.MPI_SOURCE + (kPointers[0] != 0) +
+             (kCopies[0] != 0) + (kDeletes[0] != 0) + (kUserFunctions[0] != 0);
     default:
       return -1;
   }

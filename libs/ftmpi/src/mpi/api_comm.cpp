@@ -1,9 +1,11 @@
 // Communicator queries, attributes, datatype sizes, error handlers and error strings.
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdio>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,18 +25,53 @@ bool is_errhandler(MPI_Errhandler handle) noexcept {
   return find_handle<HandleKind::errhandler>(kErrhandlers, handle) != nullptr;
 }
 
-struct Attribute {
+struct Predefined {
   int keyval;
   int value;
 };
 
 // The attributes MPI predefines. Not const: MPI_Comm_get_attr hands out pointers to the values.
-std::array<Attribute, 4> attributes{{
+std::array<Predefined, 6> predefined{{
     {MPI_TAG_UB, kTagUb},
     {MPI_HOST, MPI_PROC_NULL},         // no process is the host
     {MPI_IO, MPI_ANY_SOURCE},          // every process can do I/O
     {MPI_WTIME_IS_GLOBAL, 0},          // each process has its own clock
+    {MPI_UNIVERSE_SIZE, 0},            // set to the world's size at the first query
+    {MPI_APPNUM, 0},                   // one application
 }};
+
+Predefined* find_predefined(int keyval) noexcept {
+  for (Predefined& p : predefined) {
+    if (p.keyval == keyval) return &p;
+  }
+  return nullptr;
+}
+
+// A keyval the program created and has not freed.
+Keyval* check_user_keyval(Call& call, int keyval) {
+  if (find_predefined(keyval) != nullptr) {
+    call.fail(MPI_ERR_KEYVAL, fmt::format("attribute key {:#x} is predefined", keyval));
+    return nullptr;
+  }
+  Keyval* k = runtime().keyvals.find(keyval);
+  if (k == nullptr) call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", keyval));
+  return k;
+}
+
+std::vector<Attribute>::iterator attribute_of(Comm& comm, int keyval) {
+  return std::find_if(comm.attributes.begin(), comm.attributes.end(),
+                      [&](const Attribute& a) { return a.keyval == keyval; });
+}
+
+// Runs the delete callback of an attribute about to go; false when it failed.
+bool delete_one(Call& call, const Comm& comm, const Attribute& a) {
+  if (a.remove == nullptr) return true;
+  const int rc = a.remove(comm.handle, a.keyval, a.value, a.extra_state);
+  if (rc == MPI_SUCCESS) return true;
+  call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
+            fmt::format("the delete callback of attribute key {:#x} returned {}", a.keyval, rc));
+  return false;
+}
 
 }  // namespace
 }  // namespace ftmpi::mpi
@@ -61,26 +98,93 @@ int PMPI_Comm_size(MPI_Comm comm, int* size) {
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
   return api_call("MPI_Comm_get_attr", [&](Call& call) {
-    if (check_comm(call, comm) == nullptr || !check_arg(call, attribute_val, "attribute_val") ||
-        !check_arg(call, flag, "flag")) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, attribute_val, "attribute_val") || !check_arg(call, flag, "flag")) return;
+    if (Predefined* p = find_predefined(comm_keyval)) {
+      if (p->keyval == MPI_UNIVERSE_SIZE) p->value = runtime().world().size();
+      *static_cast<int**>(attribute_val) = &p->value;
+      *flag = 1;
       return;
     }
-    for (Attribute& attribute : attributes) {
-      if (attribute.keyval == comm_keyval) {
-        *static_cast<int**>(attribute_val) = &attribute.value;
-        *flag = 1;
-        return;
-      }
+    if (runtime().keyvals.find(comm_keyval) == nullptr) {
+      call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", comm_keyval));
+      return;
     }
-    call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", comm_keyval));
+    const auto it = attribute_of(*c, comm_keyval);
+    *flag = it != c->attributes.end() ? 1 : 0;
+    if (*flag) *static_cast<void**>(attribute_val) = it->value;
   });
 }
 #pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
+  return api_call("MPI_Comm_set_attr", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr) return;
+    const Keyval* k = check_user_keyval(call, comm_keyval);
+    if (k == nullptr) return;
+    const auto it = attribute_of(*c, comm_keyval);
+    if (it != c->attributes.end()) {
+      // A new value replaces the old one as MPI_Comm_delete_attr would remove it.
+      if (!delete_one(call, *c, *it)) return;
+      it->value = attribute_val;
+      return;
+    }
+    c->attributes.push_back({comm_keyval, attribute_val, k->copy, k->remove, k->extra_state});
+  });
+}
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
+  return api_call("MPI_Comm_delete_attr", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || check_user_keyval(call, comm_keyval) == nullptr) return;
+    const auto it = attribute_of(*c, comm_keyval);
+    if (it == c->attributes.end()) return;  // nothing cached: nothing to delete
+    if (delete_one(call, *c, *it)) c->attributes.erase(it);
+  });
+}
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
+                            void* extra_state) {
+  return api_call("MPI_Comm_create_keyval", [&](Call& call) {
+    if (!check_arg(call, comm_keyval, "comm_keyval")) return;
+    Keyval k;
+    k.copy = comm_copy_attr_fn;
+    k.remove = comm_delete_attr_fn;
+    k.extra_state = extra_state;
+    *comm_keyval = runtime().keyvals.add(std::move(k));
+  });
+}
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+
+// Attributes of a freed keyval keep their callbacks (Attribute holds them): freeing only retires the key.
+int PMPI_Comm_free_keyval(int* comm_keyval) {
+  return api_call("MPI_Comm_free_keyval", [&](Call& call) {
+    if (!check_arg(call, comm_keyval, "comm_keyval") || check_user_keyval(call, *comm_keyval) == nullptr) return;
+    runtime().keyvals.remove(*comm_keyval);
+    *comm_keyval = MPI_KEYVAL_INVALID;
+  });
+}
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+
+// MPI_COMM_DUP_FN: the duplicate gets the same value. Callable outside MPI (no api_call).
+int PMPI_Comm_dup_fn(MPI_Comm /*oldcomm*/, int /*comm_keyval*/, void* /*extra_state*/, void* attribute_val_in,
+                     void* attribute_val_out, int* flag) {
+  *static_cast<void**>(attribute_val_out) = attribute_val_in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+#pragma weak MPI_Comm_dup_fn = PMPI_Comm_dup_fn
+
 int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   return api_call("MPI_Type_size", [&](Call& call) {
     const Datatype* type = check_datatype(call, datatype);
-    if (type != nullptr && check_arg(call, size, "size")) *size = static_cast<int>(type->size);
+    if (type != nullptr && check_arg(call, size, "size")) {
+      *size = type->size() > INT_MAX ? MPI_UNDEFINED : static_cast<int>(type->size());
+    }
   });
 }
 #pragma weak MPI_Type_size = PMPI_Type_size

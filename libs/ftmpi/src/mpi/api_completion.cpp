@@ -6,6 +6,7 @@
 // MPI_ERR_PENDING for a request not complete yet, which stays active.
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -119,8 +120,10 @@ bool check_some_args(Call& call, int incount, MPI_Request* requests, int* outcou
                            check_arg(call, statuses, "array_of_statuses")));
 }
 
+enum class Measure : std::uint8_t { items, elements };
+
 int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype datatype, int* count,
-                 std::optional<std::size_t> (Datatype::*measure)(std::size_t) const noexcept) noexcept {
+                 Measure measure) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_arg(call, status, "status") || !check_arg(call, count, "count")) return;
     if (status == MPI_STATUS_IGNORE) {
@@ -129,7 +132,15 @@ int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype d
     }
     const Datatype* type = check_datatype(call, datatype);
     if (type == nullptr) return;
-    const std::optional<std::size_t> n = (type->*measure)(static_cast<std::size_t>(status->ftmpi_bytes));
+    const auto bytes = static_cast<std::size_t>(status->ftmpi_bytes);
+    std::optional<std::size_t> n;
+    if (measure == Measure::elements) {
+      n = (type->layout ? type->layout : type->node->flatten())->elements_in(bytes);
+    } else if (type->size() == 0) {
+      n = 0;
+    } else if (bytes % type->size() == 0) {
+      n = bytes / type->size();
+    }
     *count = n && *n <= INT_MAX ? static_cast<int>(*n) : MPI_UNDEFINED;
   });
 }
@@ -145,7 +156,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   return api_call("MPI_Wait", [&](Call& call) {
     if (!check_arg(call, request, "request") || !check_arg(call, status, "status")) return;
     if (*request != MPI_REQUEST_NULL && check_request(call, *request) == nullptr) return;
-    if (is_pending(*request)) engine().progress_until([&] { return refresh(**request); });
+    if (is_pending(*request)) progress_until([&] { return refresh(**request); });
     finish_one(call, *request, status);
   });
 }
@@ -157,7 +168,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
       return;
     }
     if (*request != MPI_REQUEST_NULL && check_request(call, *request) == nullptr) return;
-    engine().progress();
+    progress_once();
     *flag = !is_pending(*request) || refresh(**request);
     if (*flag) finish_one(call, *request, status);
   });
@@ -171,7 +182,7 @@ int PMPI_Waitall(int count, MPI_Request* array_of_requests, MPI_Status* array_of
       return;
     }
     const Handles handles = handles_of(array_of_requests, count);
-    engine().progress_until([&] { return all_complete_or_one_failed(handles); });
+    progress_until([&] { return all_complete_or_one_failed(handles); });
     finish_all(call, handles, array_of_statuses);
   });
 }
@@ -184,7 +195,7 @@ int PMPI_Testall(int count, MPI_Request* array_of_requests, int* flag, MPI_Statu
       return;
     }
     const Handles handles = handles_of(array_of_requests, count);
-    engine().progress();
+    progress_once();
     *flag = all_complete_or_one_failed(handles) ? 1 : 0;
     if (*flag) finish_all(call, handles, array_of_statuses);
   });
@@ -204,7 +215,7 @@ int PMPI_Waitany(int count, MPI_Request* array_of_requests, int* indx, MPI_Statu
       return;
     }
     std::optional<std::size_t> done;
-    engine().progress_until([&] { return (done = first_complete(handles)).has_value(); });
+    progress_until([&] { return (done = first_complete(handles)).has_value(); });
     *indx = static_cast<int>(*done);
     finish_one(call, handles[*done], status);
   });
@@ -224,7 +235,7 @@ int PMPI_Testany(int count, MPI_Request* array_of_requests, int* indx, int* flag
       write_status(status, {});
       return;
     }
-    engine().progress();
+    progress_once();
     const std::optional<std::size_t> done = first_complete(handles);
     *flag = done ? 1 : 0;
     if (done) {
@@ -244,7 +255,7 @@ int PMPI_Waitsome(int incount, MPI_Request* array_of_requests, int* outcount, in
       *outcount = MPI_UNDEFINED;
       return;
     }
-    engine().progress_until([&] { return first_complete(handles).has_value(); });
+    progress_until([&] { return first_complete(handles).has_value(); });
     finish_some(call, handles, outcount, array_of_indices, array_of_statuses);
   });
 }
@@ -259,7 +270,7 @@ int PMPI_Testsome(int incount, MPI_Request* array_of_requests, int* outcount, in
       *outcount = MPI_UNDEFINED;
       return;
     }
-    engine().progress();
+    progress_once();
     finish_some(call, handles, outcount, array_of_indices, array_of_statuses);
   });
 }
@@ -274,6 +285,10 @@ int PMPI_Cancel(MPI_Request* request) {
       call.fail(MPI_ERR_REQUEST, "the persistent request is not active");
       return;
     }
+    if (r->mode == Mode::collective) {
+      call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be cancelled");
+      return;
+    }
     // A request complete already (PROC_NULL, buffered, or done) has nothing left to cancel.
     if (!r->done) engine().cancel(r->op);
   });
@@ -285,8 +300,16 @@ int PMPI_Request_free(MPI_Request* request) {
     if (!check_arg(call, request, "request")) return;
     Request* r = check_request(call, *request);
     if (r == nullptr) return;
-    // The engine finishes an operation still in flight on its own.
-    if (r->active && !r->done) engine().release(r->op);
+    if (r->mode == Mode::collective && !r->done) {
+      call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be freed before it completes");
+      return;
+    }
+    // The engine finishes an operation still in flight on its own, from or into the staging buffer,
+    // which must then outlive the request.
+    if (r->active && !r->done && r->mode != Mode::collective) {
+      engine().release(r->op);
+      if (r->staging) runtime().orphaned_staging.push_back(std::move(r->staging));
+    }
     runtime().requests.release(*r);
     *request = MPI_REQUEST_NULL;
   });
@@ -306,12 +329,12 @@ int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 
 int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return status_query("MPI_Get_count", status, datatype, count, &Datatype::items);
+  return status_query("MPI_Get_count", status, datatype, count, Measure::items);
 }
 #pragma weak MPI_Get_count = PMPI_Get_count
 
 int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
-  return status_query("MPI_Get_elements", status, datatype, count, &Datatype::elements);
+  return status_query("MPI_Get_elements", status, datatype, count, Measure::elements);
 }
 #pragma weak MPI_Get_elements = PMPI_Get_elements
 

@@ -23,6 +23,7 @@
 #include "ftmpi/rte/job.hpp"
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
+#include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
@@ -44,15 +45,6 @@ std::vector<std::string_view> not_parameters() {
   std::exit(EXIT_FAILURE);
 }
 
-void set_up_comm(Comm& comm, MPI_Comm handle, std::string_view name, std::uint32_t context, int rank, int size,
-                 std::vector<int> world_ranks) {
-  comm.handle = handle;
-  comm.name = name;
-  comm.world_ranks = std::move(world_ranks);
-  comm.view = engine::CommView{context, rank, size, comm.world_ranks};
-  comm.errhandler = MPI_ERRORS_ARE_FATAL;
-}
-
 void start_runtime(std::string_view call) {
   Runtime& rt = runtime();
   for (std::span<const base::ParamRow> table : engine::all_param_tables()) {
@@ -68,8 +60,16 @@ void start_runtime(std::string_view call) {
   engine::Engine& e = *rt.engine;
   if (base::Status s = base::init_logging(fmt::format("rank {}", e.world_rank()), level); !s) init_failed(call, s);
 
+  auto tuning = coll::tuning_from(rt.params);
+  if (!tuning) init_failed(call, tuning.status());
+  rt.tuning = *tuning;
+  // The engine's contexts for MPI_COMM_WORLD and MPI_COMM_SELF are below kFirstFreeContext; their
+  // collectives take the first two free ids, which every process reserves alike.
   set_up_comm(rt.comms[0], MPI_COMM_WORLD, "MPI_COMM_WORLD", e.world_context(), e.world_rank(), e.world_size(), {});
   set_up_comm(rt.comms[1], MPI_COMM_SELF, "MPI_COMM_SELF", e.self_context(), 0, 1, {e.world_rank()});
+  rt.comms[0].coll_view.context = engine::kFirstFreeContext;
+  rt.comms[1].coll_view.context = engine::kFirstFreeContext + 1;
+  rt.next_context = engine::kFirstFreeContext + 2;
   rt.main_thread = std::this_thread::get_id();
   rt.phase = Phase::running;
 }
@@ -197,7 +197,7 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
       "MPI_Get_library_version",
       [&](Call& call) {
         if (!check_arg(call, version, "version") || !check_arg(call, resultlen, "resultlen")) return;
-        const int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ftmpi %s (MPI %d.%d, point-to-point)",
+        const int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ftmpi %s (MPI %d.%d)",
                                     FTMPI_VERSION, MPI_VERSION, MPI_SUBVERSION);
         *resultlen = std::min(n, MPI_MAX_LIBRARY_VERSION_STRING - 1);
       },

@@ -1,5 +1,6 @@
 // Point-to-point: blocking, nonblocking and persistent sends and receives, probes, the bsend buffer.
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -57,7 +58,7 @@ void exchange(Call& call, const Transfer& send, const Transfer& recv, MPI_Status
   start(call, receiving);
   Request& sending = pool.acquire(Mode::standard, send, false);
   start(call, sending);
-  engine().progress_until([&] { return refresh(receiving) && refresh(sending); });
+  progress_until([&] { return refresh(receiving) && refresh(sending); });
   MPI_Request received = &receiving;
   MPI_Request sent = &sending;
   const Outcome sent_outcome = collect(sent);
@@ -136,9 +137,14 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
     if (!send) return;
     auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
     if (!recv || !check_arg(call, status, "status")) return;
-    // The outgoing message must survive the incoming one landing on it.
-    const auto* first = static_cast<const std::byte*>(buf);
-    std::vector<std::byte> outgoing(first, first + send->bytes);
+    // The outgoing message must survive the incoming one landing on it: it leaves from a packed copy.
+    std::vector<std::byte> outgoing(send->bytes);
+    if (send->layout) {
+      send->layout->pack(buf, send->count, outgoing.data());
+      send->layout = nullptr;
+    } else if (send->bytes != 0) {
+      std::memcpy(outgoing.data(), buf, send->bytes);
+    }
     send->buf = outgoing.data();
     exchange(call, *send, *recv, status);
   });
@@ -184,7 +190,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
       return;
     }
     ftmpi::engine::Completion found;
-    engine().progress_until([&] { return engine().iprobe(c->view, engine_source(source), engine_tag(tag), &found); });
+    progress_until([&] { return engine().iprobe(c->view, engine_source(source), engine_tag(tag), &found); });
     write_status(status, probed(found));
   });
 }
@@ -203,7 +209,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* statu
       return;
     }
     // A loop of MPI_Iprobe must see the message arrive: each call makes progress first.
-    engine().progress();
+    progress_once();
     ftmpi::engine::Completion found;
     *flag = engine().iprobe(c->view, engine_source(source), engine_tag(tag), &found) ? 1 : 0;
     if (*flag) write_status(status, probed(found));

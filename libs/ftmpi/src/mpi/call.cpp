@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "mpi/comms.hpp"
 #include "mpi/errors.hpp"
+#include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
 
@@ -54,6 +56,54 @@ const Datatype* check_datatype(Call& call, MPI_Datatype handle) {
   return type;
 }
 
+const Datatype* check_committed(Call& call, MPI_Datatype handle) {
+  const Datatype* type = check_datatype(call, handle);
+  if (type != nullptr && !type->committed) {
+    call.fail(MPI_ERR_TYPE, fmt::format("datatype {:#x} is not committed (MPI_Type_commit)", handle));
+    return nullptr;
+  }
+  return type;
+}
+
+const OpEntry* check_op(Call& call, MPI_Op handle) {
+  const OpEntry* op = runtime().ops.find(handle);
+  if (op == nullptr) {
+    call.fail(MPI_ERR_OP, handle == MPI_OP_NULL ? std::string("MPI_OP_NULL is not a valid operation")
+                                                : fmt::format("invalid operation {:#x}", handle));
+  }
+  return op;
+}
+
+Group* check_group(Call& call, MPI_Group handle) {
+  Group* group = runtime().groups.find(handle);
+  if (group == nullptr) {
+    call.fail(MPI_ERR_GROUP, handle == MPI_GROUP_NULL ? std::string("MPI_GROUP_NULL is not a valid group")
+                                                      : fmt::format("invalid group {:#x}", handle));
+  }
+  return group;
+}
+
+Info* check_info(Call& call, MPI_Info handle) {
+  Info* info = runtime().infos.find(handle);
+  if (info == nullptr) {
+    call.fail(MPI_ERR_INFO, handle == MPI_INFO_NULL ? std::string("MPI_INFO_NULL is not a valid info object")
+                                                    : fmt::format("invalid info object {:#x}", handle));
+  }
+  return info;
+}
+
+bool check_root(Call& call, const Comm& comm, int root) {
+  if (root >= 0 && root < comm.size()) return true;
+  call.fail(MPI_ERR_ROOT, fmt::format("invalid root {} ({} has {} ranks)", root, label(comm), comm.size()));
+  return false;
+}
+
+bool check_buffer(Call& call, const void* buf, int count, const Datatype& type, std::string_view name) {
+  if (buf != nullptr || count == 0 || !type.predefined || type.size() == 0) return true;
+  call.fail(MPI_ERR_BUFFER, fmt::format("{} is a null pointer with count {}", name, count));
+  return false;
+}
+
 bool check_count(Call& call, int count) {
   if (count >= 0) return true;
   call.fail(MPI_ERR_COUNT, fmt::format("negative count {}", count));
@@ -68,15 +118,9 @@ bool check_arg(Call& call, const void* pointer, std::string_view name) {
 
 namespace {
 
-bool check_buffer(Call& call, const void* buf, int count) {
-  if (buf != nullptr || count == 0) return true;
-  call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with count {}", count));
-  return false;
-}
-
 bool check_rank(Call& call, const Comm& comm, int rank, std::string_view role) {
   if ((rank >= 0 && rank < comm.size()) || rank == MPI_PROC_NULL) return true;
-  call.fail(MPI_ERR_RANK, fmt::format("invalid {} rank {} ({} has {} ranks)", role, rank, comm.name, comm.size()));
+  call.fail(MPI_ERR_RANK, fmt::format("invalid {} rank {} ({} has {} ranks)", role, rank, label(comm), comm.size()));
   return false;
 }
 
@@ -90,9 +134,19 @@ std::optional<Transfer> check_transfer(Call& call, const void* buf, int count, M
                                        MPI_Comm comm) {
   Comm* c = check_comm(call, comm);
   if (c == nullptr || !check_count(call, count)) return std::nullopt;
-  const Datatype* type = check_datatype(call, datatype);
-  if (type == nullptr || !check_buffer(call, buf, count)) return std::nullopt;
-  return Transfer{c, const_cast<void*>(buf), type->bytes(static_cast<std::size_t>(count))};
+  const Datatype* type = check_committed(call, datatype);
+  if (type == nullptr) return std::nullopt;
+  if (buf == nullptr && count > 0 && type->predefined) {
+    call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with count {}", count));
+    return std::nullopt;
+  }
+  const auto n = static_cast<std::size_t>(count);
+  Transfer t{c, const_cast<void*>(buf), type->layout->packed_bytes(n)};
+  if (!type->dense() && n != 0) {
+    t.layout = type->layout;
+    t.count = n;
+  }
+  return t;
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "mpi/api.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/datatype.hpp"
+#include "mpi/objects.hpp"
 #include "mpi/request.hpp"
 #include "mpi/runtime.hpp"
 
@@ -75,7 +76,18 @@ int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) n
 
 // Also makes the communicator the one that reports the call's errors.
 Comm* check_comm(Call& call, MPI_Comm handle);
+// Any live datatype (committed or not): what the type constructors and queries accept.
 const Datatype* check_datatype(Call& call, MPI_Datatype handle);
+// A datatype communication may use: live and committed.
+const Datatype* check_committed(Call& call, MPI_Datatype handle);
+const OpEntry* check_op(Call& call, MPI_Op handle);
+Group* check_group(Call& call, MPI_Group handle);
+Info* check_info(Call& call, MPI_Info handle);
+// A root of a collective: a rank of the communicator (MPI_ERR_ROOT).
+bool check_root(Call& call, const Comm& comm, int root);
+// A buffer of `count` items of `type`: may be null only when empty, or for a derived type (MPI_BOTTOM
+// with absolute displacements).
+bool check_buffer(Call& call, const void* buf, int count, const Datatype& type, std::string_view name);
 bool check_count(Call& call, int count);
 // A pointer argument the call reads or writes (MPI_ERR_ARG when null).
 bool check_arg(Call& call, const void* pointer, std::string_view name);

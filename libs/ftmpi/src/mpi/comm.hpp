@@ -1,37 +1,84 @@
 // Communicators as the MPI layer keeps them, and one checked point-to-point transfer.
+//
+// Each communicator has two engine contexts: `view` for point-to-point and `coll_view` (the next id)
+// for its collectives, whose tags come from a counter every member advances alike (MPI has the
+// members start collectives in the same order). Context ids are agreed when a communicator is made:
+// an allreduce(MAX) of each member's next free id over the parent (comm_create.cpp).
 #pragma once
 
 #include <climits>
 #include <cstddef>
-#include <string_view>
+#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/engine.hpp"
 #include "mpi/api.hpp"
+#include "mpi/datatype.hpp"
+#include "mpi/transport.hpp"
 
 namespace ftmpi::mpi {
 
 // The largest tag (the MPI_TAG_UB attribute): the wire carries tags as non-negative int32.
 inline constexpr int kTagUb = INT_MAX;
 
+// One cached attribute, with the callbacks of its keyval as they were when it was set (MPI lets a
+// keyval be freed while attributes of it remain).
+struct Attribute {
+  int keyval = MPI_KEYVAL_INVALID;
+  void* value = nullptr;
+  MPI_Comm_copy_attr_function* copy = nullptr;
+  MPI_Comm_delete_attr_function* remove = nullptr;
+  void* extra_state = nullptr;
+};
+
+struct CartTopology {
+  std::vector<int> dims;
+  std::vector<bool> periods;
+};
+
+// Not movable: the views point into world_ranks, and the transport at coll_view.
 struct Comm {
+  Comm() = default;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
   int handle = MPI_COMM_NULL;
-  std::string_view name;         // "MPI_COMM_WORLD", for messages
-  std::vector<int> world_ranks;  // what view.world_ranks points into (empty for MPI_COMM_WORLD)
-  engine::CommView view;
+  std::string name{};            // "MPI_COMM_WORLD", for messages and MPI_Comm_get_name
+  std::vector<int> world_ranks;  // what the views' world_ranks point into (empty for MPI_COMM_WORLD)
+  engine::CommView view;         // point-to-point
+  engine::CommView coll_view;    // collectives: context view.context + 1
   MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  int next_coll_tag = 0;
+  EngineTransport transport{&coll_view};
+  std::vector<Attribute> attributes;
+  std::optional<CartTopology> cart;
 
   int size() const noexcept { return view.size; }
   int rank() const noexcept { return view.rank; }
+  int world_rank_of(int rank) const noexcept { return view.world_rank_of(rank); }
+  // The members' world ranks in rank order.
+  std::vector<int> members() const;
+  // The tag of the next collective call on this communicator.
+  int take_coll_tag() noexcept {
+    const int tag = next_coll_tag;
+    next_coll_tag = tag == INT_MAX ? 0 : tag + 1;
+    return tag;
+  }
 };
 
-// The arguments of one send or receive, checked: count x datatype is already bytes.
+// The arguments of one send or receive, checked. `bytes` is what travels: the packed form of count x
+// datatype. A type that is not dense (datatype.hpp) also gives its layout and count: the message is
+// packed into, or unpacked from, a staging buffer around the engine.
 struct Transfer {
   Comm* comm = nullptr;
   void* buf = nullptr;  // for sends the engine only reads it
   std::size_t bytes = 0;
   int peer = MPI_PROC_NULL;  // destination or source, as MPI names it (may be MPI_ANY_SOURCE)
   int tag = 0;               // may be MPI_ANY_TAG on receives
+  std::shared_ptr<const Layout> layout{};  // null when buf holds the bytes as they travel
+  std::size_t count = 0;                 // items of layout, when there is one
 };
 
 }  // namespace ftmpi::mpi

@@ -1,18 +1,17 @@
 #include "mpi/datatype.hpp"
 
-#include <array>
+#include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <cwchar>
+#include <limits>
+#include <utility>
 
-#include "mpi/api.hpp"
-#include "mpi/handles.hpp"
+#include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
 namespace {
-
-template <typename T>
-constexpr std::array<TypePart, 1> kWhole{{{0, sizeof(T)}}};
 
 // A pair type is the C struct {value; int index;} of MINLOC/MAXLOC.
 template <typename T>
@@ -22,93 +21,286 @@ struct Pair {
 };
 
 template <typename T>
-constexpr std::array<TypePart, 2> kPair{{{offsetof(Pair<T>, value), sizeof(T)}, {offsetof(Pair<T>, index), sizeof(int)}}};
-
-template <typename T>
-constexpr Datatype basic(int handle, std::string_view name) {
-  return {handle, name, sizeof(T), sizeof(T), kWhole<T>};
+std::shared_ptr<const TypeNode> basic(int handle) {
+  auto node = std::make_shared<TypeNode>();
+  node->parts = {{0, sizeof(T)}};
+  node->size = sizeof(T);
+  node->ub = node->true_ub = static_cast<std::ptrdiff_t>(sizeof(T));
+  node->alignment = alignof(T);
+  node->elements = 1;
+  node->base = handle;
+  node->base_count = 1;
+  return node;
 }
 
 template <typename T>
-constexpr Datatype pair(int handle, std::string_view name) {
-  return {handle, name, sizeof(T) + sizeof(int), sizeof(Pair<T>), kPair<T>};
+std::shared_ptr<const TypeNode> pair(int handle) {
+  auto node = std::make_shared<TypeNode>();
+  node->parts = {{static_cast<std::ptrdiff_t>(offsetof(Pair<T>, value)), sizeof(T)},
+                 {static_cast<std::ptrdiff_t>(offsetof(Pair<T>, index)), sizeof(int)}};
+  node->size = sizeof(T) + sizeof(int);
+  node->ub = static_cast<std::ptrdiff_t>(sizeof(Pair<T>));
+  node->true_ub = static_cast<std::ptrdiff_t>(offsetof(Pair<T>, index) + sizeof(int));
+  node->alignment = alignof(Pair<T>);
+  node->elements = 2;
+  node->base = handle;
+  node->base_count = 1;
+  return node;
+}
+
+struct Predefined {
+  int handle;
+  const char* name;
+  std::shared_ptr<const TypeNode> (*make)(int handle);
+  std::optional<coll::Kind> kind;
+};
+
+template <typename T>
+constexpr coll::Kind integer_kind() {
+  using coll::Kind;
+  if constexpr (std::numeric_limits<T>::is_signed) {
+    return sizeof(T) == 1 ? Kind::int8 : sizeof(T) == 2 ? Kind::int16 : sizeof(T) == 4 ? Kind::int32 : Kind::int64;
+  } else {
+    return sizeof(T) == 1 ? Kind::uint8 : sizeof(T) == 2 ? Kind::uint16 : sizeof(T) == 4 ? Kind::uint32 : Kind::uint64;
+  }
 }
 
 // C's _Complex types have the layout of std::complex, and C's _Bool that of bool (same ABI).
-constexpr std::array kDatatypes{
-    Datatype{MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL", 0, 0, {}},  // holds index 0; never found
-    basic<char>(MPI_CHAR, "MPI_CHAR"),
-    basic<signed char>(MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR"),
-    basic<unsigned char>(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR"),
-    basic<unsigned char>(MPI_BYTE, "MPI_BYTE"),
-    basic<wchar_t>(MPI_WCHAR, "MPI_WCHAR"),
-    basic<short>(MPI_SHORT, "MPI_SHORT"),
-    basic<unsigned short>(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT"),
-    basic<int>(MPI_INT, "MPI_INT"),
-    basic<unsigned>(MPI_UNSIGNED, "MPI_UNSIGNED"),
-    basic<long>(MPI_LONG, "MPI_LONG"),
-    basic<unsigned long>(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG"),
-    basic<long long>(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT"),
-    basic<unsigned long long>(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG"),
-    basic<float>(MPI_FLOAT, "MPI_FLOAT"),
-    basic<double>(MPI_DOUBLE, "MPI_DOUBLE"),
-    basic<long double>(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE"),
-    basic<std::int8_t>(MPI_INT8_T, "MPI_INT8_T"),
-    basic<std::int16_t>(MPI_INT16_T, "MPI_INT16_T"),
-    basic<std::int32_t>(MPI_INT32_T, "MPI_INT32_T"),
-    basic<std::int64_t>(MPI_INT64_T, "MPI_INT64_T"),
-    basic<std::uint8_t>(MPI_UINT8_T, "MPI_UINT8_T"),
-    basic<std::uint16_t>(MPI_UINT16_T, "MPI_UINT16_T"),
-    basic<std::uint32_t>(MPI_UINT32_T, "MPI_UINT32_T"),
-    basic<std::uint64_t>(MPI_UINT64_T, "MPI_UINT64_T"),
-    basic<bool>(MPI_C_BOOL, "MPI_C_BOOL"),
-    basic<std::complex<float>>(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX"),
-    basic<std::complex<double>>(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX"),
-    basic<std::complex<long double>>(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX"),
-    basic<MPI_Aint>(MPI_AINT, "MPI_AINT"),
-    basic<MPI_Offset>(MPI_OFFSET, "MPI_OFFSET"),
-    basic<MPI_Count>(MPI_COUNT, "MPI_COUNT"),
-    basic<unsigned char>(MPI_PACKED, "MPI_PACKED"),
-    pair<float>(MPI_FLOAT_INT, "MPI_FLOAT_INT"),
-    pair<double>(MPI_DOUBLE_INT, "MPI_DOUBLE_INT"),
-    pair<long>(MPI_LONG_INT, "MPI_LONG_INT"),
-    pair<int>(MPI_2INT, "MPI_2INT"),
-    pair<short>(MPI_SHORT_INT, "MPI_SHORT_INT"),
-    pair<long double>(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT"),
+// MPI_CHAR reduces as the C integer it is (MPI-3.1 lists it as a character type, but Open MPI and
+// MPICH reduce it, and programs such as the OSU Micro-Benchmarks' reductions rely on that).
+// In the order of the handles in mpi.h.
+const Predefined kPredefined[] = {
+    {MPI_CHAR, "MPI_CHAR", basic<char>, integer_kind<char>()},
+    {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", basic<signed char>, coll::Kind::int8},
+    {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", basic<unsigned char>, coll::Kind::uint8},
+    {MPI_BYTE, "MPI_BYTE", basic<unsigned char>, coll::Kind::byte},
+    {MPI_WCHAR, "MPI_WCHAR", basic<wchar_t>, coll::Kind::wchar},
+    {MPI_SHORT, "MPI_SHORT", basic<short>, integer_kind<short>()},
+    {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", basic<unsigned short>, integer_kind<unsigned short>()},
+    {MPI_INT, "MPI_INT", basic<int>, integer_kind<int>()},
+    {MPI_UNSIGNED, "MPI_UNSIGNED", basic<unsigned>, integer_kind<unsigned>()},
+    {MPI_LONG, "MPI_LONG", basic<long>, integer_kind<long>()},
+    {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", basic<unsigned long>, integer_kind<unsigned long>()},
+    {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", basic<long long>, integer_kind<long long>()},
+    {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", basic<unsigned long long>,
+     integer_kind<unsigned long long>()},
+    {MPI_FLOAT, "MPI_FLOAT", basic<float>, coll::Kind::float32},
+    {MPI_DOUBLE, "MPI_DOUBLE", basic<double>, coll::Kind::float64},
+    {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", basic<long double>, coll::Kind::long_double},
+    {MPI_INT8_T, "MPI_INT8_T", basic<std::int8_t>, coll::Kind::int8},
+    {MPI_INT16_T, "MPI_INT16_T", basic<std::int16_t>, coll::Kind::int16},
+    {MPI_INT32_T, "MPI_INT32_T", basic<std::int32_t>, coll::Kind::int32},
+    {MPI_INT64_T, "MPI_INT64_T", basic<std::int64_t>, coll::Kind::int64},
+    {MPI_UINT8_T, "MPI_UINT8_T", basic<std::uint8_t>, coll::Kind::uint8},
+    {MPI_UINT16_T, "MPI_UINT16_T", basic<std::uint16_t>, coll::Kind::uint16},
+    {MPI_UINT32_T, "MPI_UINT32_T", basic<std::uint32_t>, coll::Kind::uint32},
+    {MPI_UINT64_T, "MPI_UINT64_T", basic<std::uint64_t>, coll::Kind::uint64},
+    {MPI_C_BOOL, "MPI_C_BOOL", basic<bool>, coll::Kind::c_bool},
+    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", basic<std::complex<float>>, coll::Kind::c_float_complex},
+    {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", basic<std::complex<double>>, coll::Kind::c_double_complex},
+    {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", basic<std::complex<long double>>,
+     coll::Kind::c_long_double_complex},
+    {MPI_AINT, "MPI_AINT", basic<MPI_Aint>, integer_kind<MPI_Aint>()},
+    {MPI_OFFSET, "MPI_OFFSET", basic<MPI_Offset>, integer_kind<MPI_Offset>()},
+    {MPI_COUNT, "MPI_COUNT", basic<MPI_Count>, integer_kind<MPI_Count>()},
+    {MPI_PACKED, "MPI_PACKED", basic<unsigned char>, std::nullopt},
+    {MPI_FLOAT_INT, "MPI_FLOAT_INT", pair<float>, coll::Kind::float_int},
+    {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", pair<double>, coll::Kind::double_int},
+    {MPI_LONG_INT, "MPI_LONG_INT", pair<long>, coll::Kind::long_int},
+    {MPI_2INT, "MPI_2INT", pair<int>, coll::Kind::two_int},
+    {MPI_SHORT_INT, "MPI_SHORT_INT", pair<short>, coll::Kind::short_int},
+    {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair<long double>, coll::Kind::long_double_int},
 };
 
-constexpr bool rows_in_place() {
-  for (std::size_t i = 1; i < kDatatypes.size(); ++i) {
-    if (kDatatypes[i].handle != make_handle(HandleKind::datatype, static_cast<std::uint32_t>(i))) return false;
+void push_piece(Layout& out, std::ptrdiff_t offset, std::size_t length) {
+  if (length == 0) return;
+  if (!out.pieces.empty()) {
+    Piece& last = out.pieces.back();
+    if (last.offset + static_cast<std::ptrdiff_t>(last.length) == offset) {
+      last.length += length;
+      return;
+    }
   }
-  return true;
+  out.pieces.push_back({offset, length});
 }
-static_assert(rows_in_place(), "kDatatypes must be in the order of the handles in mpi.h");
+
+void push_elements(Layout& out, std::size_t size, std::size_t count) {
+  if (count == 0) return;
+  if (!out.elements.empty() && out.elements.back().size == size) {
+    out.elements.back().count += count;
+    return;
+  }
+  out.elements.push_back({size, count});
+}
+
+void append(const TypeNode& node, std::ptrdiff_t at, Layout& out) {
+  if (!node.parts.empty()) {
+    for (const Piece& part : node.parts) {
+      push_piece(out, at + part.offset, part.length);
+      push_elements(out, part.length, 1);
+    }
+    return;
+  }
+  for (const TypeNode::Block& block : node.blocks) {
+    const std::ptrdiff_t extent = block.child->extent();
+    for (std::size_t k = 0; k < block.count; ++k) {
+      append(*block.child, at + block.displacement + static_cast<std::ptrdiff_t>(k) * extent, out);
+    }
+  }
+}
 
 }  // namespace
 
-std::optional<std::size_t> Datatype::items(std::size_t bytes) const noexcept {
-  if (bytes == 0) return 0;
-  if (bytes < span() || (bytes - span()) % extent != 0) return std::nullopt;
-  return (bytes - span()) / extent + 1;
+void add_predefined_datatypes(DatatypeTable& table) {
+  for (const Predefined& p : kPredefined) {
+    const auto index = handle_index(p.handle, HandleKind::datatype);
+    Datatype type;
+    type.handle = p.handle;
+    type.name = p.name;
+    type.predefined = true;
+    type.committed = true;
+    type.node = p.make(p.handle);
+    type.layout = type.node->flatten();
+    table.put(*index, std::move(type));
+  }
 }
 
-std::optional<std::size_t> Datatype::elements(std::size_t bytes) const noexcept {
-  const std::size_t whole = bytes < span() ? 0 : (bytes - span()) / extent + 1;
-  if (bytes == this->bytes(whole)) return whole * parts.size();
-  // The rest must end exactly after one of the next item's parts.
-  const std::size_t start = whole * extent;
-  if (bytes < start) return std::nullopt;
-  const std::size_t rest = bytes - start;
-  std::size_t cut = 0;
-  while (cut < parts.size() && parts[cut].offset + parts[cut].size <= rest) ++cut;
-  if (cut == 0 || parts[cut - 1].offset + parts[cut - 1].size != rest) return std::nullopt;
-  return whole * parts.size() + cut;
+std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
+  for (const Predefined& p : kPredefined) {
+    if (p.handle == predefined_handle) return p.kind;
+  }
+  return std::nullopt;
 }
 
-const Datatype* find_datatype(int handle) noexcept {
-  const Datatype* type = find_handle<HandleKind::datatype>(kDatatypes, handle);
-  return type == &kDatatypes[0] ? nullptr : type;
+Datatype* find_datatype(int handle) noexcept { return runtime().datatypes.find(handle); }
+
+int add_datatype(std::shared_ptr<const TypeNode> node, Combiner combiner) {
+  Datatype type;
+  type.combiner = combiner;
+  type.node = std::move(node);
+  const int handle = runtime().datatypes.add(std::move(type));
+  runtime().datatypes.find(handle)->handle = handle;
+  return handle;
+}
+
+std::shared_ptr<const TypeNode> make_node(std::vector<BlockSpec> blocks) {
+  auto node = std::make_shared<TypeNode>();
+  bool any = false;       // a block with items: it decides the bounds
+  bool any_data = false;  // a block with data: it decides the true bounds and the base type
+  bool mixed = false;
+  for (const BlockSpec& b : blocks) {
+    const TypeNode& c = *b.child;
+    node->alignment = std::max(node->alignment, c.alignment);
+    node->explicit_bounds = node->explicit_bounds || c.explicit_bounds;
+    if (b.count == 0) continue;
+    node->size += b.count * c.size;
+    node->elements += b.count * c.elements;
+    node->base_count += b.count * c.base_count;
+    const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(b.count - 1) * c.extent();
+    const std::ptrdiff_t low = b.displacement + std::min<std::ptrdiff_t>(0, span);
+    const std::ptrdiff_t high = b.displacement + std::max<std::ptrdiff_t>(0, span);
+    node->lb = any ? std::min(node->lb, low + c.lb) : low + c.lb;
+    node->ub = any ? std::max(node->ub, high + c.ub) : high + c.ub;
+    any = true;
+    if (c.size == 0) continue;
+    if (!any_data) node->base = c.base;
+    mixed = mixed || c.base != node->base;
+    node->true_lb = any_data ? std::min(node->true_lb, low + c.true_lb) : low + c.true_lb;
+    node->true_ub = any_data ? std::max(node->true_ub, high + c.true_ub) : high + c.true_ub;
+    any_data = true;
+  }
+  if (mixed || node->base == MPI_DATATYPE_NULL) {
+    node->base = MPI_DATATYPE_NULL;
+    node->base_count = 0;
+  }
+  // MPI's epsilon: the extent rounds up to the strictest alignment among the elements.
+  if (!node->explicit_bounds && node->extent() > 0) {
+    const auto align = static_cast<std::ptrdiff_t>(node->alignment);
+    const std::ptrdiff_t rest = node->extent() % align;
+    if (rest != 0) node->ub += align - rest;
+  }
+  node->blocks.reserve(blocks.size());
+  for (BlockSpec& b : blocks) node->blocks.push_back({b.displacement, b.count, std::move(b.child)});
+  return node;
+}
+
+std::shared_ptr<const TypeNode> make_resized(std::shared_ptr<const TypeNode> child, std::ptrdiff_t lb,
+                                             std::ptrdiff_t extent) {
+  auto node = std::make_shared<TypeNode>();
+  node->size = child->size;
+  node->true_lb = child->true_lb;
+  node->true_ub = child->true_ub;
+  node->alignment = child->alignment;
+  node->elements = child->elements;
+  node->base = child->base;
+  node->base_count = child->base_count;
+  node->lb = lb;
+  node->ub = lb + extent;
+  node->explicit_bounds = true;
+  node->blocks.push_back({0, 1, std::move(child)});
+  return node;
+}
+
+std::shared_ptr<const Layout> TypeNode::flatten() const {
+  auto layout = std::make_shared<Layout>();
+  append(*this, 0, *layout);
+  layout->size = size;
+  layout->extent = extent();
+  layout->dense = size == 0 || (layout->pieces.size() == 1 && layout->pieces[0].offset == 0 &&
+                                layout->pieces[0].length == size && extent() == static_cast<std::ptrdiff_t>(size));
+  return layout;
+}
+
+// Addresses are computed as integers: with MPI_BOTTOM the buffer is null and the offsets absolute.
+void Layout::pack(const void* from, std::size_t count, std::byte* to) const noexcept {
+  if (dense) {
+    if (count * size != 0) std::memcpy(to, from, count * size);
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::ptrdiff_t item = static_cast<std::ptrdiff_t>(i) * extent;
+    for (const Piece& p : pieces) {
+      std::memcpy(to, offset_by(from, item + p.offset), p.length);
+      to += p.length;
+    }
+  }
+}
+
+void Layout::unpack(const std::byte* from, std::size_t bytes, void* to) const noexcept {
+  if (dense) {
+    if (bytes != 0) std::memcpy(to, from, bytes);
+    return;
+  }
+  for (std::size_t i = 0; bytes != 0; ++i) {
+    const std::ptrdiff_t item = static_cast<std::ptrdiff_t>(i) * extent;
+    for (const Piece& p : pieces) {
+      const std::size_t n = std::min(p.length, bytes);
+      std::memcpy(offset_by(to, item + p.offset), from, n);
+      from += n;
+      bytes -= n;
+      if (bytes == 0) return;
+    }
+  }
+}
+
+std::optional<std::size_t> Layout::elements_in(std::size_t bytes) const noexcept {
+  if (size == 0) return bytes == 0 ? std::optional<std::size_t>(0) : std::nullopt;
+  std::size_t per_item = 0;
+  for (const ElementRun& run : elements) per_item += run.count;
+  std::size_t total = bytes / size * per_item;
+  std::size_t rest = bytes % size;
+  for (const ElementRun& run : elements) {
+    if (rest == 0) break;
+    if (rest >= run.size * run.count) {
+      rest -= run.size * run.count;
+      total += run.count;
+      continue;
+    }
+    if (rest % run.size != 0) return std::nullopt;
+    total += rest / run.size;
+    rest = 0;
+  }
+  return total;
 }
 
 }  // namespace ftmpi::mpi

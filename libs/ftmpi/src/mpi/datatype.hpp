@@ -1,40 +1,139 @@
-// The predefined datatypes. A message of `count` items is one contiguous byte range: the engine moves
-// bytes and knows nothing of types.
+// Datatypes: the predefined ones and those built from them (MPI-3.1 chapter 4).
+//
+// A datatype is a TypeNode: a predefined type is a list of basic elements (pairs such as MPI_DOUBLE_INT
+// have two), a derived one a list of blocks, each `count` consecutive items of a child type at a byte
+// displacement (every constructor, from contiguous to struct, is such a list). The node keeps the
+// summary MPI asks about (size, bounds, extent, basic elements) and is immutable once built.
+//
+// MPI_Type_commit flattens the node, once, into a Layout: one item's data as (offset, length) pieces
+// in type-map order with contiguous runs merged (LA-MPI's scheme), and its basic elements as runs of
+// equal sizes. Packing walks the pieces of `count` items at `extent` strides.
+//
+// What travels: the engine moves contiguous bytes, so a message of a type whose items are not one
+// contiguous run of `size` bytes each (a vector, a struct with holes, MPI_DOUBLE_INT with its padding)
+// is packed into a staging buffer before the engine sees it and unpacked from one afterwards. The bytes
+// on the wire are always the packed form (the type signature's data, no holes), so any two types with
+// matching signatures exchange messages. A type that is "dense" (one piece of `size` bytes at offset 0
+// and extent == size) is its own packed form and travels straight from and to the user's buffer.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
-#include <span>
-#include <string_view>
+#include <string>
+#include <vector>
+
+#include "ftmpi/coll/reduction.hpp"
+#include "mpi/api.hpp"
+#include "mpi/handles.hpp"
 
 namespace ftmpi::mpi {
 
-// One basic element inside an item: pair types (MPI_DOUBLE_INT ...) have two, every other type one.
-struct TypePart {
-  std::size_t offset;
-  std::size_t size;
+struct Piece {
+  std::ptrdiff_t offset;
+  std::size_t length;
 };
+
+// `count` consecutive basic elements of `size` bytes each, in type-map order.
+struct ElementRun {
+  std::size_t size;
+  std::size_t count;
+};
+
+// A committed type as packing sees it. Shared (by shared_ptr) with requests and collectives in flight,
+// so that MPI_Type_free does not pull it from under them.
+struct Layout {
+  std::size_t size = 0;         // data bytes of one item
+  std::ptrdiff_t extent = 0;    // distance between consecutive items
+  bool dense = false;           // count items are count * size contiguous bytes from the buffer's start
+  std::vector<Piece> pieces;    // one item
+  std::vector<ElementRun> elements;
+
+  std::size_t packed_bytes(std::size_t count) const noexcept { return count * size; }
+  // Copies the data of `count` items at `from` into `to` (packed_bytes(count) bytes).
+  void pack(const void* from, std::size_t count, std::byte* to) const noexcept;
+  // Copies `bytes` packed bytes (any prefix of items, possibly ending inside one) into the items at `to`.
+  void unpack(const std::byte* from, std::size_t bytes, void* to) const noexcept;
+  // Basic elements in `bytes` packed bytes; nullopt when the last one is cut.
+  std::optional<std::size_t> elements_in(std::size_t bytes) const noexcept;
+};
+
+struct TypeNode {
+  struct Block {
+    std::ptrdiff_t displacement = 0;
+    std::size_t count = 0;
+    std::shared_ptr<const TypeNode> child;
+  };
+
+  std::vector<Block> blocks;  // derived types
+  std::vector<Piece> parts;   // predefined types: each basic element
+  std::size_t size = 0;
+  std::ptrdiff_t lb = 0;
+  std::ptrdiff_t ub = 0;
+  std::ptrdiff_t true_lb = 0;
+  std::ptrdiff_t true_ub = 0;
+  std::size_t alignment = 1;
+  // lb and ub were set (MPI_Type_create_resized, here or in a child): no alignment padding is added.
+  bool explicit_bounds = false;
+  std::size_t elements = 0;  // basic elements per item
+  // The predefined type that every element is (MPI_DATATYPE_NULL when they differ), and how many of
+  // it one item holds: what lets a predefined reduction work on a derived type.
+  int base = MPI_DATATYPE_NULL;
+  std::size_t base_count = 0;
+
+  std::ptrdiff_t extent() const noexcept { return ub - lb; }
+  // The flattened form (what commit computes).
+  std::shared_ptr<const Layout> flatten() const;
+};
+
+// How a type was made, for MPI_Type_get_envelope-style questions and MPI_Type_dup.
+enum class Combiner : std::uint8_t { named, dup, contiguous, vector, hvector, indexed, hindexed, indexed_block,
+                                     hindexed_block, structure, resized };
 
 struct Datatype {
-  int handle;              // as in mpi.h
-  std::string_view name;   // "MPI_INT"
-  std::size_t size;        // bytes of data in one item (MPI_Type_size)
-  std::size_t extent;      // distance between consecutive items in an array
-  std::span<const TypePart> parts;
+  bool live = false;
+  int handle = MPI_DATATYPE_NULL;
+  std::string name;
+  bool predefined = false;
+  bool committed = false;
+  Combiner combiner = Combiner::named;
+  std::shared_ptr<const TypeNode> node;
+  std::shared_ptr<const Layout> layout;  // once committed
 
-  // From an item's first byte to its last data byte: below `extent` when the item ends in padding
-  // (MPI_DOUBLE_INT is 12 bytes of data in 16).
-  std::size_t span() const noexcept { return parts.back().offset + parts.back().size; }
-  // Bytes a message of `count` items occupies: padding between items travels, trailing padding does not
-  // (it need not belong to the caller's buffer).
-  std::size_t bytes(std::size_t count) const noexcept { return count == 0 ? 0 : (count - 1) * extent + span(); }
-  // Whole items in a message of `bytes` (MPI_Get_count); nullopt when it is not a whole number.
-  std::optional<std::size_t> items(std::size_t bytes) const noexcept;
-  // Basic elements in a message of `bytes` (MPI_Get_elements); nullopt when one is cut.
-  std::optional<std::size_t> elements(std::size_t bytes) const noexcept;
+  std::size_t size() const noexcept { return node->size; }
+  std::ptrdiff_t extent() const noexcept { return node->extent(); }
+  bool dense() const noexcept { return layout->dense; }
 };
 
-// The datatype a handle names, or null.
-const Datatype* find_datatype(int handle) noexcept;
+using DatatypeTable = HandleTable<HandleKind::datatype, Datatype>;
+
+// The datatype a handle names, or null (freed, never created, or another kind of handle).
+Datatype* find_datatype(int handle) noexcept;
+
+// Fills the table with the predefined types (at their mpi.h handles).
+void add_predefined_datatypes(DatatypeTable& table);
+
+// A new derived type (uncommitted) in the table; returns its handle.
+int add_datatype(std::shared_ptr<const TypeNode> node, Combiner combiner);
+
+// The reduction element kind of a predefined type; nullopt for MPI_PACKED.
+std::optional<coll::Kind> kind_of(int predefined_handle) noexcept;
+
+// Derived type constructors: the node of `count` blocks of child items at byte displacements.
+// `explicit_bounds` (MPI_Type_create_resized) sets lb and extent instead of computing them.
+struct BlockSpec {
+  std::ptrdiff_t displacement;
+  std::size_t count;
+  std::shared_ptr<const TypeNode> child;
+};
+std::shared_ptr<const TypeNode> make_node(std::vector<BlockSpec> blocks);
+std::shared_ptr<const TypeNode> make_resized(std::shared_ptr<const TypeNode> child, std::ptrdiff_t lb,
+                                             std::ptrdiff_t extent);
+
+// Byte arithmetic on addresses that may be MPI_BOTTOM (null) plus an absolute displacement.
+inline std::byte* offset_by(const void* base, std::ptrdiff_t offset) noexcept {
+  return reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(offset));
+}
 
 }  // namespace ftmpi::mpi

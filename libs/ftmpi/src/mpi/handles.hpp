@@ -4,15 +4,23 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <deque>
 #include <iterator>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace ftmpi::mpi {
 
 enum class HandleKind : std::uint8_t {
   comm = 0x44,
+  group = 0x48,
   datatype = 0x4c,
+  info = 0x50,
   errhandler = 0x54,
+  op = 0x58,
+  win = 0x5c,
+  keyval = 0x64,
 };
 
 constexpr int make_handle(HandleKind kind, std::uint32_t index) noexcept {
@@ -32,5 +40,54 @@ auto find_handle(Table& table, int handle) noexcept -> decltype(std::data(table)
   const auto index = handle_index(handle, Kind);
   return index && *index < std::size(table) ? std::data(table) + *index : nullptr;
 }
+
+// A table of objects that programs create and free (groups, datatypes, ops, info objects, keyvals):
+// handles of one kind, slots never move (a deque), and a freed slot is given out again. T has a
+// `bool live` member; index 0 is never given out, so that the null handle (0) finds nothing.
+template <HandleKind Kind, typename T>
+class HandleTable {
+ public:
+  HandleTable() { slots_.emplace_back(); }
+
+  // Takes `object` into a slot (fresh or freed) and returns its handle.
+  int add(T&& object) {
+    object.live = true;
+    std::uint32_t index = 0;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+      slots_[index] = std::move(object);
+    } else {
+      index = static_cast<std::uint32_t>(slots_.size());
+      slots_.push_back(std::move(object));
+    }
+    return make_handle(Kind, index);
+  }
+  // Puts `object` at `index` (a predefined handle); the slots below it must exist.
+  void put(std::uint32_t index, T&& object) {
+    object.live = true;
+    while (slots_.size() <= index) slots_.emplace_back();
+    slots_[index] = std::move(object);
+  }
+  // Keeps indices below `count` out of add(): room for predefined handles put() later, or never.
+  void reserve(std::uint32_t count) {
+    while (slots_.size() < count) slots_.emplace_back();
+  }
+  T* find(int handle) noexcept {
+    const auto index = handle_index(handle, Kind);
+    if (!index || *index == 0 || *index >= slots_.size() || !slots_[*index].live) return nullptr;
+    return &slots_[*index];
+  }
+  // Frees the slot `handle` names (which must be live).
+  void remove(int handle) {
+    const std::uint32_t index = *handle_index(handle, Kind);
+    slots_[index] = T{};
+    free_.push_back(index);
+  }
+
+ private:
+  std::deque<T> slots_;
+  std::vector<std::uint32_t> free_;
+};
 
 }  // namespace ftmpi::mpi

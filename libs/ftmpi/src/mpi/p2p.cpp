@@ -1,7 +1,11 @@
 #include "mpi/p2p.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
+#include "mpi/collective.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/runtime.hpp"
 
@@ -29,12 +33,33 @@ bool start(Call& call, Request& request) {
     request.outcome.source = MPI_PROC_NULL;
     request.done = true;
   } else if (request.mode == Mode::buffered) {
-    if (!runtime().bsend.send(call, engine(), t)) return false;
+    if (t.layout) {
+      // The attached buffer takes the packed message.
+      std::vector<std::byte> packed(t.bytes);
+      t.layout->pack(t.buf, t.count, packed.data());
+      Transfer flat = t;
+      flat.buf = packed.data();
+      flat.layout = nullptr;
+      if (!runtime().bsend.send(call, engine(), flat)) return false;
+    } else if (!runtime().bsend.send(call, engine(), t)) {
+      return false;
+    }
     request.done = true;
-  } else if (request.mode == Mode::receive) {
-    request.op = engine().irecv(t.comm->view, t.buf, t.bytes, engine_source(t.peer), engine_tag(t.tag));
   } else {
-    request.op = engine().isend(t.comm->view, t.buf, t.bytes, t.peer, t.tag, engine_mode(request.mode));
+    void* wire = t.buf;
+    if (t.layout) {
+      if (request.staging_size < t.bytes || !request.staging) {
+        request.staging = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(t.bytes, 1));
+        request.staging_size = t.bytes;
+      }
+      wire = request.staging.get();
+      if (request.mode != Mode::receive) t.layout->pack(t.buf, t.count, request.staging.get());
+    }
+    if (request.mode == Mode::receive) {
+      request.op = engine().irecv(t.comm->view, wire, t.bytes, engine_source(t.peer), engine_tag(t.tag));
+    } else {
+      request.op = engine().isend(t.comm->view, wire, t.bytes, t.peer, t.tag, engine_mode(request.mode));
+    }
   }
   request.active = true;
   return true;
@@ -42,6 +67,13 @@ bool start(Call& call, Request& request) {
 
 bool refresh(Request& request) {
   if (request.done || !request.active) return true;
+  if (request.mode == Mode::collective) {
+    CollOp& op = *request.collective;
+    if (!op.test()) return false;
+    request.done = true;
+    request.outcome = {.error = op.error(), .reason = op.reason()};
+    return true;
+  }
   engine::Completion c;
   if (!engine().is_complete(request.op, &c)) return false;
   engine().release(request.op);
@@ -52,6 +84,8 @@ bool refresh(Request& request) {
     request.outcome.source = c.source;
     request.outcome.tag = c.tag;
     request.outcome.bytes = c.bytes;
+    const Transfer& t = request.transfer;
+    if (t.layout && !c.cancelled) t.layout->unpack(request.staging.get(), std::min(c.bytes, t.bytes), t.buf);
   }
   return true;
 }
@@ -79,6 +113,7 @@ void write_status(MPI_Status* status, const Outcome& outcome) noexcept {
 }
 
 std::string describe_failure(const Outcome& outcome) {
+  if (!outcome.reason.empty()) return outcome.reason;
   if (outcome.error == MPI_ERR_TRUNCATE) {
     return fmt::format("message from rank {} with tag {} is longer than the {}-byte receive buffer", outcome.source,
                        outcome.tag, outcome.bytes);
@@ -98,7 +133,7 @@ void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
     pool.release(request);
     return;
   }
-  engine().progress_until([&] { return refresh(request); });
+  progress_until([&] { return refresh(request); });
   MPI_Request handle = &request;
   const Outcome outcome = collect(handle);
   write_status(status, outcome);

@@ -1,5 +1,7 @@
 #include "mpi/request.hpp"
 
+#include "mpi/collective.hpp"
+
 namespace ftmpi::mpi {
 
 Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persistent) {
@@ -19,6 +21,10 @@ Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persiste
 
 void RequestPool::release(Request& request) noexcept {
   request.magic = 0;
+  request.collective.reset();
+  request.staging.reset();
+  request.staging_size = 0;
+  request.transfer.layout.reset();
   request.next_free = free_;
   free_ = &request;
 }

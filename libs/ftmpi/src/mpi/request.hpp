@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
+#include <string>
 
 #include "engine/engine.hpp"
 #include "mpi/api.hpp"
@@ -11,7 +13,7 @@
 
 namespace ftmpi::mpi {
 
-enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive };
+enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive, collective };
 
 // What a completed operation reports through MPI_Status (and the error it completed with).
 struct Outcome {
@@ -20,6 +22,12 @@ struct Outcome {
   std::size_t bytes = 0;
   bool cancelled = false;
   int error = MPI_SUCCESS;
+  std::string reason{};  // why it failed, when the class alone does not say (collectives)
+};
+
+class CollOp;
+struct CollOpDeleter {
+  void operator()(CollOp* op) const noexcept;  // collective.cpp
 };
 
 }  // namespace ftmpi::mpi
@@ -37,6 +45,10 @@ struct ftmpi_request {
   bool done = false;  // `outcome` is recorded and `op` was given back to the engine
   ftmpi::mpi::Transfer transfer;
   ftmpi::engine::Request* op = nullptr;  // the engine's request while in flight
+  // The packed message of a type that is not dense (comm.hpp): what the engine sends or receives.
+  std::unique_ptr<std::byte[]> staging;
+  std::size_t staging_size = 0;
+  std::unique_ptr<ftmpi::mpi::CollOp, ftmpi::mpi::CollOpDeleter> collective;  // Mode::collective
   ftmpi::mpi::Outcome outcome;
   ftmpi_request* next_free = nullptr;  // pool link while not in use
 };

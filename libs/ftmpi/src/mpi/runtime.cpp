@@ -2,11 +2,21 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <span>
+#include <numeric>
 
+#include "mpi/collective.hpp"
 #include "mpi/handles.hpp"
 
 namespace ftmpi::mpi {
+
+Runtime::Runtime() {
+  comms.emplace_back();  // MPI_COMM_WORLD
+  comms.emplace_back();  // MPI_COMM_SELF
+  add_predefined_datatypes(datatypes);
+  add_predefined_ops(ops);
+  groups.put(*handle_index(MPI_GROUP_EMPTY, HandleKind::group), Group{});
+  keyvals.reserve(kFirstUserKeyval);
+}
 
 Runtime& runtime() noexcept {
   static Runtime* const instance = new Runtime;
@@ -15,7 +25,23 @@ Runtime& runtime() noexcept {
 
 Comm* find_comm(MPI_Comm handle) noexcept {
   Runtime& rt = runtime();
-  return find_handle<HandleKind::comm>(rt.comms, handle);
+  const auto index = handle_index(handle, HandleKind::comm);
+  if (!index || *index >= rt.comms.size()) return nullptr;
+  Comm& comm = rt.comms[*index];
+  return comm.handle == handle ? &comm : nullptr;
+}
+
+std::vector<int> Comm::members() const {
+  if (!world_ranks.empty()) return world_ranks;
+  std::vector<int> all(static_cast<std::size_t>(size()));
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+void poll_collectives() {
+  std::vector<CollOp*>& pending = runtime().pending_collectives;
+  // test() may complete an op, never add or remove one: indices stay valid.
+  for (std::size_t i = 0; i < pending.size(); ++i) pending[i]->test();
 }
 
 void fatal(int code, std::string_view what) noexcept {

@@ -1,32 +1,57 @@
-// The state of the MPI library in this process: where it is in its life, the engine, the
-// communicators, the thread level, the bsend buffer and the requests.
+// The state of the MPI library in this process: where it is in its life, the engine, the tables of
+// objects programs create (communicators, datatypes, groups, ops, info objects, keyvals), the thread
+// level, the bsend buffer, the requests, and the collectives in progress.
 #pragma once
 
-#include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "ftmpi/base/params.hpp"
+#include "ftmpi/coll/tuning.hpp"
 #include "mpi/bsend.hpp"
 #include "mpi/comm.hpp"
+#include "mpi/datatype.hpp"
+#include "mpi/objects.hpp"
 #include "mpi/request.hpp"
 
 namespace ftmpi::mpi {
 
 enum class Phase : std::uint8_t { before_init, running, finalized };
 
+class CollOp;
+
 struct Runtime {
+  Runtime();
+
   Phase phase = Phase::before_init;
   base::ParamSet params;  // outlives the engine that was started with it
   std::unique_ptr<engine::Engine> engine;
-  std::array<Comm, 2> comms;  // MPI_COMM_WORLD, MPI_COMM_SELF: indexed by their handles
+  coll::Tuning tuning;
+  // Indexed by the handle's index: MPI_COMM_WORLD, MPI_COMM_SELF, then the communicators programs
+  // make. Slots are never reused: requests in flight may still name a freed communicator.
+  std::deque<Comm> comms;
+  std::uint32_t next_context = 0;  // the lowest context id this process may propose for a new communicator
+  DatatypeTable datatypes;
+  OpTable ops;
+  GroupTable groups;
+  InfoTable infos;
+  KeyvalTable keyvals;
   int thread_level = MPI_THREAD_SINGLE;
   std::thread::id main_thread;
   BsendBuffer bsend;
   RequestPool requests;
+  // Nonblocking collectives not complete yet (owned by their requests): every waiting loop of the
+  // MPI layer moves them along, so that one rank's wait never starves another rank's collective.
+  std::vector<CollOp*> pending_collectives;
+  // Collectives that failed with messages still in flight: their buffers must outlive those messages.
+  std::vector<std::unique_ptr<CollOp>> failed_collectives;
+  // Staging buffers of requests freed (MPI_Request_free) while their message was in flight.
+  std::vector<std::unique_ptr<std::byte[]>> orphaned_staging;
 
   Comm& world() noexcept { return comms[0]; }
 };
@@ -36,8 +61,26 @@ struct Runtime {
 Runtime& runtime() noexcept;
 // The engine; only while running.
 inline engine::Engine& engine() noexcept { return *runtime().engine; }
-// The communicator a handle names, or null.
+// The communicator a handle names, or null (never created, or freed).
 Comm* find_comm(MPI_Comm handle) noexcept;
+
+// Moves the pending nonblocking collectives along (no engine progress of its own).
+void poll_collectives();
+// One round of engine progress, then the pending collectives: what the test calls do.
+inline void progress_once() {
+  engine().progress();
+  if (!runtime().pending_collectives.empty()) poll_collectives();
+}
+// Makes progress until done() returns true, moving the pending collectives along meanwhile: what every
+// waiting call of the MPI layer uses instead of Engine::progress_until.
+template <typename Done>
+void progress_until(Done&& done) {
+  Runtime& rt = runtime();
+  rt.engine->progress_until([&] {
+    if (!rt.pending_collectives.empty()) poll_collectives();
+    return done();
+  });
+}
 
 // Prints "ftmpi: rank R: <what>" on stderr ("ftmpi: <what>" when MPI is not running) and ends the job
 // with `code`: through the engine while it runs (the launcher gets `what` as the reason and names the

@@ -1,0 +1,808 @@
+// Collectives, blocking and nonblocking: each checks its arguments, stages derived datatypes
+// (collective.hpp) and hands the call to libs/coll on the communicator's hidden context.
+//
+// Each collective is one `start_*` function; MPI_X waits for the op it built, MPI_Ix gives it to a
+// request. Arguments that MPI calls significant only at the root are checked only there.
+#include <cstddef>
+#include <numeric>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ftmpi/coll/collectives.hpp"
+#include "mpi/api.hpp"
+#include "mpi/call.hpp"
+#include "mpi/collective.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+bool in_place(const void* buf) noexcept { return buf == MPI_IN_PLACE; }
+
+bool refuse_in_place(Call& call, const void* buf, std::string_view which) {
+  if (!in_place(buf)) return true;
+  call.fail(MPI_ERR_ARG, fmt::format("{} cannot be MPI_IN_PLACE here", which));
+  return false;
+}
+
+// Send and receive buffers of one rank must not overlap (MPI_IN_PLACE is how to share one).
+bool check_not_aliased(Call& call, const void* send, const void* recv, std::size_t bytes) {
+  if (send == nullptr || send != recv || bytes == 0 || in_place(send)) return true;
+  call.fail(MPI_ERR_BUFFER, "the send and receive buffers are the same (use MPI_IN_PLACE)");
+  return false;
+}
+
+// count items of a type, all checked: the committed type, or null with the call failed.
+const Datatype* check_items(Call& call, const void* buf, int count, MPI_Datatype datatype, std::string_view name) {
+  if (!check_count(call, count)) return nullptr;
+  const Datatype* type = check_committed(call, datatype);
+  if (type == nullptr || !check_buffer(call, buf, count, *type, name)) return nullptr;
+  return type;
+}
+
+// A per-rank array of counts (>= 0) and, when given, displacements.
+bool check_counts(Call& call, const int* counts, const int* displs, int n, std::string_view name) {
+  if (!check_arg(call, counts, name)) return false;
+  if (displs == nullptr) {
+    call.fail(MPI_ERR_ARG, fmt::format("the displacements of {} are a null pointer", name));
+    return false;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (counts[i] < 0) {
+      call.fail(MPI_ERR_COUNT, fmt::format("{}[{}] is negative ({})", name, i, counts[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool check_types(Call& call, const MPI_Datatype* types, const int* counts, int n, std::string_view name,
+                 std::vector<const Datatype*>& out) {
+  if (!check_arg(call, types, name)) return false;
+  out.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    if (counts[i] == 0 && find_datatype(types[i]) == nullptr) continue;  // unused: any handle will do
+    out[k] = check_committed(call, types[i]);
+    if (out[k] == nullptr) return false;
+  }
+  return true;
+}
+
+bool same_bytes(Call& call, std::size_t sent, std::size_t expected, std::string_view what) {
+  if (sent == expected) return true;
+  call.fail(MPI_ERR_TRUNCATE,
+            fmt::format("{}: this rank sends {} bytes where it receives {} per block", what, sent, expected));
+  return false;
+}
+
+std::size_t items(int count) noexcept { return static_cast<std::size_t>(count); }
+
+// Blocks of a v-collective in one buffer, as libs/coll takes them: byte counts and byte displacements
+// into `data`.
+struct Blocks {
+  std::byte* data = nullptr;
+  std::vector<std::size_t> bytes;
+  std::vector<std::ptrdiff_t> displs;
+};
+
+// Blocks of counts[i] items of a type at displs[i] (in extents) in buf. `read`: the collective reads
+// them all; `fill`: it reads only that block (-1: none); `write`: it writes them all.
+Blocks stage_blocks(CollOp& op, void* buf, const int* counts, const int* displs, int n, const Datatype& type,
+                    bool read, int fill, bool write) {
+  Blocks b;
+  const auto size = static_cast<std::size_t>(n);
+  b.bytes.resize(size);
+  b.displs.resize(size);
+  const std::size_t item = type.size();
+  if (type.dense()) {
+    b.data = static_cast<std::byte*>(buf);
+    for (std::size_t i = 0; i < size; ++i) {
+      b.bytes[i] = items(counts[i]) * item;
+      b.displs[i] = static_cast<std::ptrdiff_t>(displs[i]) * type.extent();
+    }
+    return b;
+  }
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    b.bytes[i] = items(counts[i]) * item;
+    b.displs[i] = static_cast<std::ptrdiff_t>(total);
+    total += b.bytes[i];
+  }
+  b.data = op.scratch(total);
+  const std::shared_ptr<const Layout> layout = type.layout;
+  std::vector<std::pair<std::byte*, std::ptrdiff_t>> places(size);  // (packed, user offset) per block
+  for (std::size_t i = 0; i < size; ++i) {
+    places[i] = {b.data + b.displs[i], static_cast<std::ptrdiff_t>(displs[i]) * type.extent()};
+    if (read || fill == static_cast<int>(i)) layout->pack(offset_by(buf, places[i].second), items(counts[i]), places[i].first);
+  }
+  if (write) {
+    op.on_done([layout, places = std::move(places), sizes = b.bytes, buf] {
+      for (std::size_t i = 0; i < places.size(); ++i) {
+        layout->unpack(places[i].first, sizes[i], offset_by(buf, places[i].second));
+      }
+    });
+  }
+  return b;
+}
+
+// Blocks of MPI_Alltoallw: each its own type, displacements in bytes.
+Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const int* displs,
+                          const std::vector<const Datatype*>& types, bool read, bool write) {
+  Blocks b;
+  const std::size_t size = types.size();
+  b.bytes.resize(size);
+  b.displs.resize(size);
+  bool dense = true;
+  for (std::size_t i = 0; i < size; ++i) {
+    b.bytes[i] = counts[i] == 0 ? 0 : items(counts[i]) * types[i]->size();
+    dense = dense && (counts[i] == 0 || types[i]->dense());
+  }
+  if (dense) {
+    b.data = static_cast<std::byte*>(buf);
+    for (std::size_t i = 0; i < size; ++i) b.displs[i] = displs[i];
+    return b;
+  }
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    b.displs[i] = static_cast<std::ptrdiff_t>(total);
+    total += b.bytes[i];
+  }
+  b.data = op.scratch(total);
+  struct Place {
+    std::shared_ptr<const Layout> layout;
+    std::byte* packed;
+    std::byte* user;
+    std::size_t bytes;
+  };
+  std::vector<Place> places;
+  for (std::size_t i = 0; i < size; ++i) {
+    if (counts[i] == 0) continue;
+    Place p{types[i]->layout, b.data + b.displs[i], offset_by(buf, displs[i]), b.bytes[i]};
+    if (read) p.layout->pack(p.user, items(counts[i]), p.packed);
+    places.push_back(std::move(p));
+  }
+  if (write) {
+    op.on_done([places = std::move(places)] {
+      for (const Place& p : places) p.layout->unpack(p.packed, p.bytes, p.user);
+    });
+  }
+  return b;
+}
+
+// ---- the collectives -------------------------------------------------------------------------------
+
+bool start_barrier(Call&, CollOp& op) {
+  op.start(coll::ibarrier(op.call()));
+  return true;
+}
+
+bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root) {
+  const Comm& comm = op.comm();
+  const Datatype* type = check_items(call, buffer, count, datatype, "buffer");
+  if (type == nullptr || !check_root(call, comm, root)) return false;
+  const std::size_t n = items(count);
+  std::byte* data = comm.rank() == root ? op.packed_in(buffer, n, *type) : op.packed_out(buffer, n, *type, false, n);
+  op.start(coll::ibcast(op.call(), data, n * type->size(), root));
+  return true;
+}
+
+enum class Reduce : std::uint8_t { reduce, allreduce, scan, exscan };
+
+bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, int count, MPI_Datatype datatype,
+                  MPI_Op op_handle, int root) {
+  const Comm& comm = op.comm();
+  if (!check_count(call, count)) return false;
+  const Datatype* type = check_committed(call, datatype);
+  if (type == nullptr) return false;
+  const OpEntry* o = check_op(call, op_handle);
+  if (o == nullptr) return false;
+  if (kind == Reduce::reduce && !check_root(call, comm, root)) return false;
+  const bool has_result = kind != Reduce::reduce || comm.rank() == root;
+  const bool inplace = in_place(send);
+  if (inplace && !has_result) {
+    call.fail(MPI_ERR_ARG, "MPI_IN_PLACE is the root's send buffer only");
+    return false;
+  }
+  if (!inplace && !check_buffer(call, send, count, *type, "sendbuf")) return false;
+  if (has_result && (!refuse_in_place(call, recv, "recvbuf") || !check_buffer(call, recv, count, *type, "recvbuf") ||
+                     !check_not_aliased(call, send, recv, items(count) * type->size()))) {
+    return false;
+  }
+  const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, op);
+  if (!plan) return false;
+  const std::size_t n = items(count);
+  // Exscan leaves rank 0's result alone.
+  const std::size_t drain = kind == Reduce::exscan && comm.rank() == 0 ? 0 : n;
+  void* result = has_result ? op.elements_out(recv, n, *plan, inplace, drain) : nullptr;
+  const void* operand = inplace ? coll::kInPlace : op.elements_in(send, n, *plan);
+  const std::size_t elements = n * plan->elements_per_item;
+  const coll::Reduction& r = *plan->reduction;
+  switch (kind) {
+    case Reduce::reduce: op.start(coll::ireduce(op.call(), operand, result, elements, r, root)); break;
+    case Reduce::allreduce: op.start(coll::iallreduce(op.call(), operand, result, elements, r)); break;
+    case Reduce::scan: op.start(coll::iscan(op.call(), operand, result, elements, r)); break;
+    case Reduce::exscan: op.start(coll::iexscan(op.call(), operand, result, elements, r)); break;
+  }
+  return true;
+}
+
+bool start_gather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
+                  MPI_Datatype rtype, int root) {
+  const Comm& comm = op.comm();
+  if (!check_root(call, comm, root)) return false;
+  const bool is_root = comm.rank() == root;
+  const bool inplace = in_place(send);
+  if (inplace && !is_root) return refuse_in_place(call, send, "sendbuf (not at the root)");
+  const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
+  if (!inplace && st == nullptr) return false;
+  const Datatype* rt = nullptr;
+  if (is_root) {
+    if (!refuse_in_place(call, recv, "recvbuf")) return false;
+    rt = check_items(call, recv, rcount, rtype, "recvbuf");
+    if (rt == nullptr) return false;
+    if (!inplace && !same_bytes(call, items(scount) * st->size(), items(rcount) * rt->size(), "MPI_Gather")) {
+      return false;
+    }
+  }
+  const std::size_t block = is_root ? items(rcount) * rt->size() : items(scount) * st->size();
+  const std::size_t all = items(rcount) * static_cast<std::size_t>(comm.size());
+  void* into = is_root ? op.packed_out(recv, all, *rt, inplace, all) : nullptr;
+  const void* from = inplace ? coll::kInPlace : op.packed_in(send, items(scount), *st);
+  op.start(coll::igather(op.call(), from, into, block, root));
+  return true;
+}
+
+bool start_gatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+                   const int* rcounts, const int* displs, MPI_Datatype rtype, int root) {
+  const Comm& comm = op.comm();
+  if (!check_root(call, comm, root)) return false;
+  const bool is_root = comm.rank() == root;
+  const bool inplace = in_place(send);
+  if (inplace && !is_root) return refuse_in_place(call, send, "sendbuf (not at the root)");
+  const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
+  if (!inplace && st == nullptr) return false;
+  Blocks blocks;
+  if (is_root) {
+    if (!refuse_in_place(call, recv, "recvbuf") || !check_counts(call, rcounts, displs, comm.size(), "recvcounts")) {
+      return false;
+    }
+    const Datatype* rt = check_committed(call, rtype);
+    if (rt == nullptr) return false;
+    if (!inplace && !same_bytes(call, items(scount) * st->size(), items(rcounts[root]) * rt->size(), "MPI_Gatherv")) {
+      return false;
+    }
+    blocks = stage_blocks(op, recv, rcounts, displs, comm.size(), *rt, false, inplace ? root : -1, true);
+  }
+  const std::size_t send_bytes = inplace ? 0 : items(scount) * st->size();
+  const void* from = inplace ? coll::kInPlace : op.packed_in(send, items(scount), *st);
+  op.start(coll::igatherv(op.call(), from, send_bytes, blocks.data, blocks.bytes, blocks.displs, root));
+  return true;
+}
+
+bool start_scatter(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
+                   MPI_Datatype rtype, int root) {
+  const Comm& comm = op.comm();
+  if (!check_root(call, comm, root)) return false;
+  const bool is_root = comm.rank() == root;
+  const bool inplace = in_place(recv);
+  if (inplace && !is_root) return refuse_in_place(call, recv, "recvbuf (not at the root)");
+  const Datatype* rt = inplace ? nullptr : check_items(call, recv, rcount, rtype, "recvbuf");
+  if (!inplace && rt == nullptr) return false;
+  const Datatype* st = nullptr;
+  if (is_root) {
+    if (!refuse_in_place(call, send, "sendbuf")) return false;
+    st = check_items(call, send, scount, stype, "sendbuf");
+    if (st == nullptr) return false;
+    if (!inplace && !same_bytes(call, items(scount) * st->size(), items(rcount) * rt->size(), "MPI_Scatter")) {
+      return false;
+    }
+  }
+  const std::size_t block = is_root ? items(scount) * st->size() : items(rcount) * rt->size();
+  const std::size_t all = items(scount) * static_cast<std::size_t>(comm.size());
+  const void* from = is_root ? op.packed_in(send, all, *st) : nullptr;
+  void* into = inplace ? const_cast<void*>(coll::kInPlace) : op.packed_out(recv, items(rcount), *rt, false, items(rcount));
+  op.start(coll::iscatter(op.call(), from, into, block, root));
+  return true;
+}
+
+bool start_scatterv(Call& call, CollOp& op, const void* send, const int* scounts, const int* displs,
+                    MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root) {
+  const Comm& comm = op.comm();
+  if (!check_root(call, comm, root)) return false;
+  const bool is_root = comm.rank() == root;
+  const bool inplace = in_place(recv);
+  if (inplace && !is_root) return refuse_in_place(call, recv, "recvbuf (not at the root)");
+  const Datatype* rt = inplace ? nullptr : check_items(call, recv, rcount, rtype, "recvbuf");
+  if (!inplace && rt == nullptr) return false;
+  Blocks blocks;
+  if (is_root) {
+    if (!refuse_in_place(call, send, "sendbuf") || !check_counts(call, scounts, displs, comm.size(), "sendcounts")) {
+      return false;
+    }
+    const Datatype* st = check_committed(call, stype);
+    if (st == nullptr) return false;
+    if (!inplace && !same_bytes(call, items(scounts[root]) * st->size(), items(rcount) * rt->size(), "MPI_Scatterv")) {
+      return false;
+    }
+    blocks = stage_blocks(op, const_cast<void*>(send), scounts, displs, comm.size(), *st, true, -1, false);
+  }
+  const std::size_t recv_bytes = inplace ? 0 : items(rcount) * rt->size();
+  void* into = inplace ? const_cast<void*>(coll::kInPlace) : op.packed_out(recv, items(rcount), *rt, false, items(rcount));
+  op.start(coll::iscatterv(op.call(), blocks.data, blocks.bytes, blocks.displs, into, recv_bytes, root));
+  return true;
+}
+
+bool start_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+                     int rcount, MPI_Datatype rtype) {
+  const Comm& comm = op.comm();
+  const bool inplace = in_place(send);
+  const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
+  if (!inplace && st == nullptr) return false;
+  if (!refuse_in_place(call, recv, "recvbuf")) return false;
+  const Datatype* rt = check_items(call, recv, rcount, rtype, "recvbuf");
+  if (rt == nullptr) return false;
+  const std::size_t block = items(rcount) * rt->size();
+  if (!inplace && !same_bytes(call, items(scount) * st->size(), block, "MPI_Allgather")) return false;
+  const std::size_t all = items(rcount) * static_cast<std::size_t>(comm.size());
+  void* into = op.packed_out(recv, all, *rt, inplace, all);
+  const void* from = inplace ? coll::kInPlace : op.packed_in(send, items(scount), *st);
+  op.start(coll::iallgather(op.call(), from, into, block));
+  return true;
+}
+
+bool start_allgatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+                      const int* rcounts, const int* displs, MPI_Datatype rtype) {
+  const Comm& comm = op.comm();
+  const bool inplace = in_place(send);
+  const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
+  if (!inplace && st == nullptr) return false;
+  if (!refuse_in_place(call, recv, "recvbuf") || !check_counts(call, rcounts, displs, comm.size(), "recvcounts")) {
+    return false;
+  }
+  const Datatype* rt = check_committed(call, rtype);
+  if (rt == nullptr) return false;
+  const int me = comm.rank();
+  if (!inplace && !same_bytes(call, items(scount) * st->size(), items(rcounts[me]) * rt->size(), "MPI_Allgatherv")) {
+    return false;
+  }
+  Blocks blocks = stage_blocks(op, recv, rcounts, displs, comm.size(), *rt, false, inplace ? me : -1, true);
+  const void* from = inplace ? coll::kInPlace : op.packed_in(send, items(scount), *st);
+  op.start(coll::iallgatherv(op.call(), from, blocks.data, blocks.bytes, blocks.displs));
+  return true;
+}
+
+bool start_alltoall(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
+                    MPI_Datatype rtype) {
+  const Comm& comm = op.comm();
+  const bool inplace = in_place(send);
+  const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
+  if (!inplace && st == nullptr) return false;
+  if (!refuse_in_place(call, recv, "recvbuf")) return false;
+  const Datatype* rt = check_items(call, recv, rcount, rtype, "recvbuf");
+  if (rt == nullptr) return false;
+  const std::size_t block = items(rcount) * rt->size();
+  if (!inplace && !same_bytes(call, items(scount) * st->size(), block, "MPI_Alltoall")) return false;
+  const auto n = static_cast<std::size_t>(comm.size());
+  if (!check_not_aliased(call, send, recv, block * n)) return false;
+  void* into = op.packed_out(recv, items(rcount) * n, *rt, inplace, items(rcount) * n);
+  const void* from = inplace ? coll::kInPlace : op.packed_in(send, items(scount) * n, *st);
+  op.start(coll::ialltoall(op.call(), from, into, block));
+  return true;
+}
+
+bool start_alltoallv(Call& call, CollOp& op, const void* send, const int* scounts, const int* sdispls,
+                     MPI_Datatype stype, void* recv, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+  const Comm& comm = op.comm();
+  const int n = comm.size();
+  const bool inplace = in_place(send);
+  const Datatype* st = nullptr;
+  if (!inplace) {
+    if (!check_counts(call, scounts, sdispls, n, "sendcounts")) return false;
+    st = check_committed(call, stype);
+    if (st == nullptr) return false;
+  }
+  if (!refuse_in_place(call, recv, "recvbuf") || !check_counts(call, rcounts, rdispls, n, "recvcounts")) return false;
+  const Datatype* rt = check_committed(call, rtype);
+  if (rt == nullptr) return false;
+  if (!inplace && send == recv && send != nullptr) return check_not_aliased(call, send, recv, 1);
+  Blocks into = stage_blocks(op, recv, rcounts, rdispls, n, *rt, inplace, -1, true);
+  Blocks from;
+  if (!inplace) from = stage_blocks(op, const_cast<void*>(send), scounts, sdispls, n, *st, true, -1, false);
+  op.start(coll::ialltoallv(op.call(), inplace ? coll::kInPlace : from.data, from.bytes, from.displs, into.data,
+                            into.bytes, into.displs));
+  return true;
+}
+
+bool start_alltoallw(Call& call, CollOp& op, const void* send, const int* scounts, const int* sdispls,
+                     const MPI_Datatype* stypes, void* recv, const int* rcounts, const int* rdispls,
+                     const MPI_Datatype* rtypes) {
+  const Comm& comm = op.comm();
+  const int n = comm.size();
+  const bool inplace = in_place(send);
+  std::vector<const Datatype*> st;
+  std::vector<const Datatype*> rt;
+  if (!inplace && (!check_counts(call, scounts, sdispls, n, "sendcounts") ||
+                   !check_types(call, stypes, scounts, n, "sendtypes", st))) {
+    return false;
+  }
+  if (!refuse_in_place(call, recv, "recvbuf") || !check_counts(call, rcounts, rdispls, n, "recvcounts") ||
+      !check_types(call, rtypes, rcounts, n, "recvtypes", rt)) {
+    return false;
+  }
+  if (!inplace && send == recv && send != nullptr) return check_not_aliased(call, send, recv, 1);
+  Blocks into = stage_typed_blocks(op, recv, rcounts, rdispls, rt, inplace, true);
+  Blocks from;
+  if (!inplace) from = stage_typed_blocks(op, const_cast<void*>(send), scounts, sdispls, st, true, false);
+  op.start(coll::ialltoallv(op.call(), inplace ? coll::kInPlace : from.data, from.bytes, from.displs, into.data,
+                            into.bytes, into.displs));
+  return true;
+}
+
+bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, int block_count,
+                          MPI_Datatype datatype, MPI_Op op_handle) {
+  const Comm& comm = op.comm();
+  const auto n = static_cast<std::size_t>(comm.size());
+  std::vector<int> counts;
+  if (rcounts != nullptr) {
+    counts.assign(rcounts, rcounts + n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!check_count(call, counts[i])) return false;
+    }
+  } else {
+    if (!check_count(call, block_count)) return false;
+    counts.assign(n, block_count);
+  }
+  const Datatype* type = check_committed(call, datatype);
+  if (type == nullptr) return false;
+  const OpEntry* o = check_op(call, op_handle);
+  if (o == nullptr) return false;
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  const std::size_t mine = items(counts[static_cast<std::size_t>(comm.rank())]);
+  const bool inplace = in_place(send);
+  // Only whether a buffer is empty matters to check_buffer.
+  const auto some = [](std::size_t count) { return count == 0 ? 0 : 1; };
+  if (!refuse_in_place(call, recv, "recvbuf") ||
+      (!inplace && !check_buffer(call, send, some(total), *type, "sendbuf")) ||
+      !check_buffer(call, recv, some(inplace ? total : mine), *type, "recvbuf") ||
+      !check_not_aliased(call, send, recv, total * type->size())) {
+    return false;
+  }
+  const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, op);
+  if (!plan) return false;
+  void* result = inplace ? op.elements_out(recv, total, *plan, true, mine) : op.elements_out(recv, mine, *plan, false, mine);
+  const void* operand = inplace ? coll::kInPlace : op.elements_in(send, total, *plan);
+  const coll::Reduction& r = *plan->reduction;
+  if (rcounts == nullptr) {
+    op.start(coll::ireduce_scatter_block(op.call(), operand, result, items(block_count) * plan->elements_per_item, r));
+    return true;
+  }
+  std::vector<std::size_t> elements(n);
+  for (std::size_t i = 0; i < n; ++i) elements[i] = items(counts[i]) * plan->elements_per_item;
+  op.start(coll::ireduce_scatter(op.call(), operand, result, elements, r));
+  return true;
+}
+
+// ---- blocking and nonblocking frames -----------------------------------------------------------------
+
+template <typename Start>
+int blocking(std::string_view name, MPI_Comm comm, Start&& start) noexcept {
+  return api_call(name, [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr) return;
+    CollOpPtr op = make_coll_op(*c);
+    if (start(call, *op)) finish_blocking(call, std::move(op));
+  });
+}
+
+template <typename Start>
+int nonblocking(std::string_view name, MPI_Comm comm, MPI_Request* request, Start&& start) noexcept {
+  return api_call(name, [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, request, "request")) return;
+    CollOpPtr op = make_coll_op(*c);
+    if (start(call, *op)) finish_nonblocking(call, std::move(op), request);
+  });
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int PMPI_Barrier(MPI_Comm comm) {
+  return blocking("MPI_Barrier", comm, [&](Call& call, CollOp& op) { return start_barrier(call, op); });
+}
+#pragma weak MPI_Barrier = PMPI_Barrier
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ibarrier", comm, request, [&](Call& call, CollOp& op) { return start_barrier(call, op); });
+}
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+
+int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return blocking("MPI_Bcast", comm,
+                  [&](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root); });
+}
+#pragma weak MPI_Bcast = PMPI_Bcast
+
+int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ibcast", comm, request,
+                     [&](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root); });
+}
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+
+int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm) {
+  return blocking("MPI_Reduce", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+#pragma weak MPI_Reduce = PMPI_Reduce
+
+int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ireduce", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return blocking("MPI_Allreduce", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Allreduce = PMPI_Allreduce
+
+int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request* request) {
+  return nonblocking("MPI_Iallreduce", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+
+int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return blocking("MPI_Scan", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Scan = PMPI_Scan
+
+int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+               MPI_Request* request) {
+  return nonblocking("MPI_Iscan", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Iscan = PMPI_Iscan
+
+int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  return blocking("MPI_Exscan", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Exscan = PMPI_Exscan
+
+int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request) {
+  return nonblocking("MPI_Iexscan", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Iexscan = PMPI_Iexscan
+
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Gather", comm, [&](Call& call, CollOp& op) {
+    return start_gather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Gather = PMPI_Gather
+
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Igather", comm, request, [&](Call& call, CollOp& op) {
+    return start_gather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Igather = PMPI_Igather
+
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                 const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Gatherv", comm, [&](Call& call, CollOp& op) {
+    return start_gatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+#pragma weak MPI_Gatherv = PMPI_Gatherv
+
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                  const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Igatherv", comm, request, [&](Call& call, CollOp& op) {
+    return start_gatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Scatter", comm, [&](Call& call, CollOp& op) {
+    return start_scatter(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatter = PMPI_Scatter
+
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Iscatter", comm, request, [&](Call& call, CollOp& op) {
+    return start_scatter(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+
+int PMPI_Scatterv(const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Scatterv", comm, [&](Call& call, CollOp& op) {
+    return start_scatterv(call, op, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatterv = PMPI_Scatterv
+
+int PMPI_Iscatterv(const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype,
+                   void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request* request) {
+  return nonblocking("MPI_Iscatterv", comm, request, [&](Call& call, CollOp& op) {
+    return start_scatterv(call, op, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Allgather", comm, [&](Call& call, CollOp& op) {
+    return start_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Allgather = PMPI_Allgather
+
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Iallgather", comm, request, [&](Call& call, CollOp& op) {
+    return start_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                    const int* displs, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Allgatherv", comm, [&](Call& call, CollOp& op) {
+    return start_allgatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+#pragma weak MPI_Allgatherv = PMPI_Allgatherv
+
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request) {
+  return nonblocking("MPI_Iallgatherv", comm, request, [&](Call& call, CollOp& op) {
+    return start_allgatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Alltoall", comm, [&](Call& call, CollOp& op) {
+    return start_alltoall(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Alltoall = PMPI_Alltoall
+
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ialltoall", comm, request, [&](Call& call, CollOp& op) {
+    return start_alltoall(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+
+int PMPI_Alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                   void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Alltoallv", comm, [&](Call& call, CollOp& op) {
+    return start_alltoallv(call, op, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+#pragma weak MPI_Alltoallv = PMPI_Alltoallv
+
+int PMPI_Ialltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                    void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+  return nonblocking("MPI_Ialltoallv", comm, request, [&](Call& call, CollOp& op) {
+    return start_alltoallv(call, op, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+
+int PMPI_Alltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes,
+                   void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                   MPI_Comm comm) {
+  return blocking("MPI_Alltoallw", comm, [&](Call& call, CollOp& op) {
+    return start_alltoallw(call, op, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes);
+  });
+}
+#pragma weak MPI_Alltoallw = PMPI_Alltoallw
+
+int PMPI_Ialltoallw(const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes,
+                    void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                    MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ialltoallw", comm, request, [&](Call& call, CollOp& op) {
+    return start_alltoallw(call, op, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes);
+  });
+}
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+
+int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm) {
+  return blocking("MPI_Reduce_scatter", comm, [&](Call& call, CollOp& o) {
+    return check_arg(call, recvcounts, "recvcounts") &&
+           start_reduce_scatter(call, o, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter = PMPI_Reduce_scatter
+
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ireduce_scatter", comm, request, [&](Call& call, CollOp& o) {
+    return check_arg(call, recvcounts, "recvcounts") &&
+           start_reduce_scatter(call, o, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+  });
+}
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+
+int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm) {
+  return blocking("MPI_Reduce_scatter_block", comm, [&](Call& call, CollOp& o) {
+    return start_reduce_scatter(call, o, sendbuf, recvbuf, nullptr, recvcount, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
+
+int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ireduce_scatter_block", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce_scatter(call, o, sendbuf, recvbuf, nullptr, recvcount, datatype, op);
+  });
+}
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+  return api_call("MPI_Reduce_local", [&](Call& call) {
+    if (!check_count(call, count)) return;
+    const Datatype* type = check_committed(call, datatype);
+    if (type == nullptr) return;
+    const OpEntry* o = check_op(call, op);
+    if (o == nullptr || !check_buffer(call, inbuf, count, *type, "inbuf") ||
+        !check_buffer(call, inoutbuf, count, *type, "inoutbuf")) {
+      return;
+    }
+    CollOpPtr local = make_coll_op(runtime().world());
+    const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, *local);
+    if (!plan) return;
+    const std::size_t n = items(count);
+    const void* in = local->elements_in(inbuf, n, *plan);
+    void* inout = local->elements_out(inoutbuf, n, *plan, true, n);
+    plan->reduction->apply(in, inout, n * plan->elements_per_item);
+    local->complete_locally();
+  });
+}
+#pragma weak MPI_Reduce_local = PMPI_Reduce_local
+
+}  // extern "C"

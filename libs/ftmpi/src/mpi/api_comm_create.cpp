@@ -1,0 +1,244 @@
+// Making and comparing communicators: MPI_Comm_dup, split, split_type, create, free, compare, names,
+// groups. The protocol that agrees on context ids is in comms.hpp.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/params.hpp"
+#include "ftmpi/coll/collectives.hpp"
+#include "mpi/api.hpp"
+#include "mpi/call.hpp"
+#include "mpi/collective.hpp"
+#include "mpi/comms.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+bool is_predefined(const Comm& comm) noexcept { return comm.handle == MPI_COMM_WORLD || comm.handle == MPI_COMM_SELF; }
+
+std::string first_line(const char* file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+std::string namespace_of(const char* link) {
+  char buf[128];
+  const ssize_t n = ::readlink(link, buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+}
+
+// The engine's notion of "same host" (processes that share memory), computed the same way: the
+// engine.host_id parameter, else kernel boot id + network namespace + mount namespace. The engine does
+// not expose which ranks it found local, so MPI_Comm_split_type gathers this string instead.
+std::string host_identity() {
+  std::string id = runtime().params.get_string(engine::kHostId);
+  if (!id.empty()) return id;
+  return first_line("/proc/sys/kernel/random/boot_id") + "/" + namespace_of("/proc/self/ns/net") + "/" +
+         namespace_of("/proc/self/ns/mnt");
+}
+
+// Collective over comm: the lowest rank of comm on this process's host.
+std::optional<int> first_rank_on_my_host(Call& call, Comm& comm) {
+  const std::string mine = host_identity();
+  const auto n = static_cast<std::size_t>(comm.size());
+  std::vector<std::size_t> lengths(n);
+  const std::size_t my_length = mine.size();
+  CollOpPtr op = make_coll_op(comm);
+  op->start(coll::iallgather(op->call(), &my_length, lengths.data(), sizeof(std::size_t)));
+  finish_blocking(call, std::move(op));
+  if (call.failed()) return std::nullopt;
+  std::vector<std::ptrdiff_t> displs(n);
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    displs[r] = static_cast<std::ptrdiff_t>(total);
+    total += lengths[r];
+  }
+  std::string all(total, '\0');
+  op = make_coll_op(comm);
+  op->start(coll::iallgatherv(op->call(), mine.data(), all.data(), lengths, displs));
+  finish_blocking(call, std::move(op));
+  if (call.failed()) return std::nullopt;
+  for (std::size_t r = 0; r < n; ++r) {
+    if (std::string_view(all).substr(static_cast<std::size_t>(displs[r]), lengths[r]) == mine) return static_cast<int>(r);
+  }
+  return comm.rank();
+}
+
+void set_result(MPI_Comm* newcomm, Comm* made) { *newcomm = made != nullptr ? made->handle : MPI_COMM_NULL; }
+
+int compare_members(const std::vector<int>& a, const std::vector<int>& b) {
+  if (a == b) return MPI_IDENT;
+  std::vector<int> sa = a;
+  std::vector<int> sb = b;
+  std::sort(sa.begin(), sa.end());
+  std::sort(sb.begin(), sb.end());
+  return sa == sb ? MPI_SIMILAR : MPI_UNEQUAL;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return api_call("MPI_Comm_dup", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
+    const std::optional<std::uint32_t> context = agree_context(call, *c);
+    if (!context) return;
+    Comm& made = add_comm(c->members(), *context);
+    made.errhandler = c->errhandler;
+    made.cart = c->cart;
+    if (!copy_attributes(call, *c, made)) {
+      made.handle = MPI_COMM_NULL;
+      return;
+    }
+    *newcomm = made.handle;
+  });
+}
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return api_call("MPI_Comm_split", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
+    if (color < 0 && color != MPI_UNDEFINED) {
+      call.fail(MPI_ERR_ARG, fmt::format("invalid color {} (a color is >= 0 or MPI_UNDEFINED)", color));
+      return;
+    }
+    const std::optional<Comm*> made = split_comm(call, *c, color, key);
+    if (!made) return;
+    if (*made != nullptr) (*made)->errhandler = c->errhandler;
+    set_result(newcomm, *made);
+  });
+}
+#pragma weak MPI_Comm_split = PMPI_Comm_split
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  return api_call("MPI_Comm_split_type", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
+    if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
+      call.fail(MPI_ERR_ARG, fmt::format("invalid split type {} (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type));
+      return;
+    }
+    // Every member takes part in the host exchange, whatever its split type, so that all make the same calls.
+    const std::optional<int> host = first_rank_on_my_host(call, *c);
+    if (!host) return;
+    const std::optional<Comm*> made = split_comm(call, *c, split_type == MPI_UNDEFINED ? MPI_UNDEFINED : *host, key);
+    if (!made) return;
+    if (*made != nullptr) (*made)->errhandler = c->errhandler;
+    set_result(newcomm, *made);
+  });
+}
+#pragma weak MPI_Comm_split_type = PMPI_Comm_split_type
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return api_call("MPI_Comm_create", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
+    const Group* g = check_group(call, group);
+    if (g == nullptr) return;
+    std::vector<int> ranks;
+    ranks.reserve(g->world_ranks.size());
+    for (int w : g->world_ranks) {
+      const int r = c->view.comm_rank_of(w);
+      if (r < 0) {
+        call.fail(MPI_ERR_GROUP, fmt::format("the group holds world rank {}, which is not in {}", w, label(*c)));
+        return;
+      }
+      ranks.push_back(r);
+    }
+    const std::optional<Comm*> made = create_comm(call, *c, ranks);
+    if (!made) return;
+    if (*made != nullptr) (*made)->errhandler = c->errhandler;
+    set_result(newcomm, *made);
+  });
+}
+#pragma weak MPI_Comm_create = PMPI_Comm_create
+
+int PMPI_Comm_free(MPI_Comm* comm) {
+  return api_call("MPI_Comm_free", [&](Call& call) {
+    if (!check_arg(call, comm, "comm")) return;
+    Comm* c = check_comm(call, *comm);
+    if (c == nullptr) return;
+    if (is_predefined(*c)) {
+      call.fail(MPI_ERR_COMM, fmt::format("{} cannot be freed", c->name));
+      return;
+    }
+    if (!delete_attributes(call, *c)) return;
+    // The slot stays (requests in flight may name it); the handle no longer finds it.
+    c->handle = MPI_COMM_NULL;
+    c->cart.reset();
+    *comm = MPI_COMM_NULL;
+  });
+}
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+  return api_call("MPI_Comm_compare", [&](Call& call) {
+    const Comm* a = check_comm(call, comm1);
+    const Comm* b = a == nullptr ? nullptr : check_comm(call, comm2);
+    if (b == nullptr || !check_arg(call, result, "result")) return;
+    if (a == b) {
+      *result = MPI_IDENT;
+      return;
+    }
+    const int same = compare_members(a->members(), b->members());
+    *result = same == MPI_IDENT ? MPI_CONGRUENT : same;
+  });
+}
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char* comm_name) {
+  return api_call("MPI_Comm_set_name", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, comm_name, "comm_name")) return;
+    c->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
+  });
+}
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+
+int PMPI_Comm_get_name(MPI_Comm comm, char* comm_name, int* resultlen) {
+  return api_call("MPI_Comm_get_name", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, comm_name, "comm_name") || !check_arg(call, resultlen, "resultlen")) return;
+    std::memcpy(comm_name, c->name.data(), c->name.size());
+    comm_name[c->name.size()] = '\0';
+    *resultlen = static_cast<int>(c->name.size());
+  });
+}
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+  return api_call("MPI_Comm_group", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, group, "group")) return;
+    Group g;
+    g.world_ranks = c->members();
+    *group = runtime().groups.add(std::move(g));
+  });
+}
+#pragma weak MPI_Comm_group = PMPI_Comm_group
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+  return api_call("MPI_Comm_test_inter", [&](Call& call) {
+    if (check_comm(call, comm) != nullptr && check_arg(call, flag, "flag")) *flag = 0;  // no intercommunicators
+  });
+}
+#pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
+
+}  // extern "C"

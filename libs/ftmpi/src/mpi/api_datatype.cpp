@@ -1,0 +1,355 @@
+// Derived datatypes: the constructors (each a list of blocks, datatype.hpp), commit (which flattens),
+// free, the queries, names, MPI_Pack/MPI_Unpack and addresses.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "mpi/api.hpp"
+#include "mpi/call.hpp"
+#include "mpi/comms.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+bool check_lengths(Call& call, const int* lengths, int count) {
+  if (count > 0 && !check_arg(call, lengths, "array_of_blocklengths")) return false;
+  for (int i = 0; i < count; ++i) {
+    if (lengths[i] < 0) {
+      call.fail(MPI_ERR_ARG, fmt::format("array_of_blocklengths[{}] is negative ({})", i, lengths[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
+// The common frame of the constructors: checks the count, the old type and where the new one goes,
+// then `blocks` lists the new type's blocks.
+template <typename Blocks>
+int construct(std::string_view name, Combiner combiner, int count, MPI_Datatype oldtype, MPI_Datatype* newtype,
+              Blocks&& blocks) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_count(call, count) || !check_arg(call, newtype, "newtype")) return;
+    const Datatype* old = check_datatype(call, oldtype);
+    if (old == nullptr) return;
+    std::vector<BlockSpec> list;
+    list.reserve(static_cast<std::size_t>(count));
+    if (!blocks(call, *old, list)) return;
+    *newtype = add_datatype(make_node(std::move(list)), combiner);
+  });
+}
+
+std::size_t items(int count) noexcept { return static_cast<std::size_t>(count); }
+
+void copy_name(const std::string& name, char* out, int* resultlen) {
+  std::memcpy(out, name.data(), name.size());
+  out[name.size()] = '\0';
+  *resultlen = static_cast<int>(name.size());
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return construct("MPI_Type_contiguous", Combiner::contiguous, count, oldtype, newtype,
+                   [&](Call&, const Datatype& old, std::vector<BlockSpec>& list) {
+                     list.push_back({0, items(count), old.node});
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
+
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return construct("MPI_Type_vector", Combiner::vector, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+                     if (!check_lengths(call, &blocklength, 1)) return false;
+                     for (int i = 0; i < count; ++i) {
+                       list.push_back({static_cast<std::ptrdiff_t>(i) * stride * old.extent(), items(blocklength),
+                                       old.node});
+                     }
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_vector = PMPI_Type_vector
+
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype) {
+  return construct("MPI_Type_create_hvector", Combiner::hvector, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+                     if (!check_lengths(call, &blocklength, 1)) return false;
+                     for (int i = 0; i < count; ++i) {
+                       list.push_back({static_cast<std::ptrdiff_t>(i) * stride, items(blocklength), old.node});
+                     }
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_create_hvector = PMPI_Type_create_hvector
+
+int PMPI_Type_indexed(int count, const int* array_of_blocklengths, const int* array_of_displacements,
+                      MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return construct("MPI_Type_indexed", Combiner::indexed, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+                     if (!check_lengths(call, array_of_blocklengths, count)) return false;
+                     if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
+                     for (int i = 0; i < count; ++i) {
+                       list.push_back({static_cast<std::ptrdiff_t>(array_of_displacements[i]) * old.extent(),
+                                       items(array_of_blocklengths[i]), old.node});
+                     }
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_indexed = PMPI_Type_indexed
+
+int PMPI_Type_create_hindexed(int count, const int* array_of_blocklengths, const MPI_Aint* array_of_displacements,
+                              MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return construct("MPI_Type_create_hindexed", Combiner::hindexed, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+                     if (!check_lengths(call, array_of_blocklengths, count)) return false;
+                     if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
+                     for (int i = 0; i < count; ++i) {
+                       list.push_back({array_of_displacements[i], items(array_of_blocklengths[i]), old.node});
+                     }
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_create_hindexed = PMPI_Type_create_hindexed
+
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int* array_of_displacements,
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return construct("MPI_Type_create_indexed_block", Combiner::indexed_block, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+                     if (!check_lengths(call, &blocklength, 1)) return false;
+                     if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
+                     for (int i = 0; i < count; ++i) {
+                       list.push_back({static_cast<std::ptrdiff_t>(array_of_displacements[i]) * old.extent(),
+                                       items(blocklength), old.node});
+                     }
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_create_indexed_block = PMPI_Type_create_indexed_block
+
+int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint* array_of_displacements,
+                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return construct("MPI_Type_create_hindexed_block", Combiner::hindexed_block, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+                     if (!check_lengths(call, &blocklength, 1)) return false;
+                     if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
+                     for (int i = 0; i < count; ++i) list.push_back({array_of_displacements[i], items(blocklength), old.node});
+                     return true;
+                   });
+}
+#pragma weak MPI_Type_create_hindexed_block = PMPI_Type_create_hindexed_block
+
+int PMPI_Type_create_struct(int count, const int* array_of_blocklengths, const MPI_Aint* array_of_displacements,
+                            const MPI_Datatype* array_of_types, MPI_Datatype* newtype) {
+  return api_call("MPI_Type_create_struct", [&](Call& call) {
+    if (!check_count(call, count) || !check_arg(call, newtype, "newtype") ||
+        !check_lengths(call, array_of_blocklengths, count)) {
+      return;
+    }
+    if (count > 0 && (!check_arg(call, array_of_displacements, "array_of_displacements") ||
+                      !check_arg(call, array_of_types, "array_of_types"))) {
+      return;
+    }
+    std::vector<BlockSpec> list;
+    list.reserve(items(count));
+    for (int i = 0; i < count; ++i) {
+      const Datatype* type = check_datatype(call, array_of_types[i]);
+      if (type == nullptr) return;
+      list.push_back({array_of_displacements[i], items(array_of_blocklengths[i]), type->node});
+    }
+    *newtype = add_datatype(make_node(std::move(list)), Combiner::structure);
+  });
+}
+#pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
+
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype) {
+  return api_call("MPI_Type_create_resized", [&](Call& call) {
+    const Datatype* old = check_datatype(call, oldtype);
+    if (old == nullptr || !check_arg(call, newtype, "newtype")) return;
+    *newtype = add_datatype(make_resized(old->node, lb, extent), Combiner::resized);
+  });
+}
+#pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
+
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return api_call("MPI_Type_dup", [&](Call& call) {
+    const Datatype* old = check_datatype(call, oldtype);
+    if (old == nullptr || !check_arg(call, newtype, "newtype")) return;
+    std::shared_ptr<const TypeNode> node = old->node;
+    std::shared_ptr<const Layout> layout = old->layout;
+    const bool committed = old->committed;
+    const int handle = add_datatype(std::move(node), Combiner::dup);
+    Datatype* made = find_datatype(handle);
+    made->committed = committed;
+    made->layout = std::move(layout);
+    *newtype = handle;
+  });
+}
+#pragma weak MPI_Type_dup = PMPI_Type_dup
+
+int PMPI_Type_commit(MPI_Datatype* datatype) {
+  return api_call("MPI_Type_commit", [&](Call& call) {
+    if (!check_arg(call, datatype, "datatype")) return;
+    Datatype* type = find_datatype(*datatype);
+    if (check_datatype(call, *datatype) == nullptr || type->committed) return;
+    type->layout = type->node->flatten();
+    type->committed = true;
+  });
+}
+#pragma weak MPI_Type_commit = PMPI_Type_commit
+
+// Requests and collectives in flight hold the layout, and types made from this one hold its node.
+int PMPI_Type_free(MPI_Datatype* datatype) {
+  return api_call("MPI_Type_free", [&](Call& call) {
+    if (!check_arg(call, datatype, "datatype")) return;
+    const Datatype* type = check_datatype(call, *datatype);
+    if (type == nullptr) return;
+    if (type->predefined) {
+      call.fail(MPI_ERR_TYPE, fmt::format("{} is predefined and cannot be freed", type->name));
+      return;
+    }
+    runtime().datatypes.remove(*datatype);
+    *datatype = MPI_DATATYPE_NULL;
+  });
+}
+#pragma weak MPI_Type_free = PMPI_Type_free
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+  return api_call("MPI_Type_get_extent", [&](Call& call) {
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr || !check_arg(call, lb, "lb") || !check_arg(call, extent, "extent")) return;
+    *lb = type->node->lb;
+    *extent = type->extent();
+  });
+}
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+  return api_call("MPI_Type_get_true_extent", [&](Call& call) {
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr || !check_arg(call, true_lb, "true_lb") || !check_arg(call, true_extent, "true_extent")) {
+      return;
+    }
+    *true_lb = type->node->true_lb;
+    *true_extent = type->node->true_ub - type->node->true_lb;
+  });
+}
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+  return api_call("MPI_Type_size_x", [&](Call& call) {
+    const Datatype* type = check_datatype(call, datatype);
+    if (type != nullptr && check_arg(call, size, "size")) *size = static_cast<MPI_Count>(type->size());
+  });
+}
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+  return api_call("MPI_Type_get_name", [&](Call& call) {
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr || !check_arg(call, type_name, "type_name") || !check_arg(call, resultlen, "resultlen")) return;
+    copy_name(type->name, type_name, resultlen);
+  });
+}
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+  return api_call("MPI_Type_set_name", [&](Call& call) {
+    Datatype* type = find_datatype(datatype);
+    if (check_datatype(call, datatype) == nullptr || !check_arg(call, type_name, "type_name")) return;
+    type->name.assign(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1));
+  });
+}
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+
+int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
+              MPI_Comm comm) {
+  return api_call("MPI_Pack", [&](Call& call) {
+    if (check_comm(call, comm) == nullptr || !check_count(call, incount)) return;
+    const Datatype* type = check_committed(call, datatype);
+    if (type == nullptr || !check_buffer(call, inbuf, incount, *type, "inbuf") ||
+        !check_arg(call, position, "position")) {
+      return;
+    }
+    const std::size_t bytes = type->layout->packed_bytes(items(incount));
+    if (*position < 0 || outsize < 0 || *position > outsize ||
+        bytes > static_cast<std::size_t>(outsize - *position)) {
+      call.fail(MPI_ERR_TRUNCATE, fmt::format("{} bytes do not fit at position {} of a {}-byte buffer", bytes,
+                                              *position, outsize));
+      return;
+    }
+    if (bytes != 0 && !check_arg(call, outbuf, "outbuf")) return;
+    type->layout->pack(inbuf, items(incount), offset_by(outbuf, *position));
+    *position += static_cast<int>(bytes);
+  });
+}
+#pragma weak MPI_Pack = PMPI_Pack
+
+int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
+                MPI_Comm comm) {
+  return api_call("MPI_Unpack", [&](Call& call) {
+    if (check_comm(call, comm) == nullptr || !check_count(call, outcount)) return;
+    const Datatype* type = check_committed(call, datatype);
+    if (type == nullptr || !check_buffer(call, outbuf, outcount, *type, "outbuf") ||
+        !check_arg(call, position, "position")) {
+      return;
+    }
+    const std::size_t bytes = type->layout->packed_bytes(items(outcount));
+    if (*position < 0 || insize < 0 || *position > insize ||
+        bytes > static_cast<std::size_t>(insize - *position)) {
+      call.fail(MPI_ERR_TRUNCATE, fmt::format("{} bytes are not there at position {} of a {}-byte buffer", bytes,
+                                              *position, insize));
+      return;
+    }
+    if (bytes != 0 && !check_arg(call, inbuf, "inbuf")) return;
+    type->layout->unpack(offset_by(inbuf, *position), bytes, outbuf);
+    *position += static_cast<int>(bytes);
+  });
+}
+#pragma weak MPI_Unpack = PMPI_Unpack
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+  return api_call("MPI_Pack_size", [&](Call& call) {
+    if (check_comm(call, comm) == nullptr || !check_count(call, incount)) return;
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr || !check_arg(call, size, "size")) return;
+    const std::size_t bytes = items(incount) * type->size();
+    if (bytes > INT_MAX) {
+      call.fail(MPI_ERR_COUNT, fmt::format("{} packed bytes do not fit an int", bytes));
+      return;
+    }
+    *size = static_cast<int>(bytes);
+  });
+}
+#pragma weak MPI_Pack_size = PMPI_Pack_size
+
+int PMPI_Get_address(const void* location, MPI_Aint* address) {
+  return api_call("MPI_Get_address", [&](Call& call) {
+    if (check_arg(call, address, "address")) *address = reinterpret_cast<MPI_Aint>(location);
+  });
+}
+#pragma weak MPI_Get_address = PMPI_Get_address
+
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp) {
+  return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(disp));
+}
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) {
+  return static_cast<MPI_Aint>(static_cast<std::uintptr_t>(addr1) - static_cast<std::uintptr_t>(addr2));
+}
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff
+
+}  // extern "C"

@@ -1,0 +1,55 @@
+// The objects programs create and free besides communicators and datatypes: groups, reduction
+// operations, info objects and attribute keys, each in a HandleTable of its kind (handles.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ftmpi/coll/reduction.hpp"
+#include "mpi/api.hpp"
+#include "mpi/handles.hpp"
+
+namespace ftmpi::mpi {
+
+// An ordered set of processes, by world rank.
+struct Group {
+  bool live = false;
+  std::vector<int> world_ranks;
+
+  int size() const noexcept { return static_cast<int>(world_ranks.size()); }
+  // This group's rank of a world rank, or MPI_UNDEFINED.
+  int rank_of(int world_rank) const noexcept;
+};
+using GroupTable = HandleTable<HandleKind::group, Group>;
+
+struct OpEntry {
+  bool live = false;
+  bool predefined = false;
+  coll::Op op = coll::Op::no_op;          // predefined
+  MPI_User_function* function = nullptr;  // MPI_Op_create
+  bool commutative = true;
+  std::string_view name;                  // predefined: "MPI_SUM"
+};
+using OpTable = HandleTable<HandleKind::op, OpEntry>;
+// Puts MPI_SUM ... MPI_NO_OP at their handles.
+void add_predefined_ops(OpTable& table);
+
+struct Info {
+  bool live = false;
+  std::vector<std::pair<std::string, std::string>> entries;  // in the order keys were first set
+};
+using InfoTable = HandleTable<HandleKind::info, Info>;
+
+struct Keyval {
+  bool live = false;
+  MPI_Comm_copy_attr_function* copy = nullptr;
+  MPI_Comm_delete_attr_function* remove = nullptr;
+  void* extra_state = nullptr;
+};
+using KeyvalTable = HandleTable<HandleKind::keyval, Keyval>;
+// Keyval table indices below this are the predefined attribute keys (MPI_TAG_UB ...).
+inline constexpr std::uint32_t kFirstUserKeyval = 16;
+
+}  // namespace ftmpi::mpi
