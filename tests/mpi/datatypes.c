@@ -172,6 +172,13 @@ static void test_pack(void) {
   CHECK_MPI(MPI_Pack(MPI_BOTTOM, 1, absolute, buffer, sizeof buffer, &position, MPI_COMM_WORLD));
   CHECK(position == 12 && memcmp(buffer, &a, 4) == 0 && memcmp(buffer + 4, &b, 8) == 0, "pack from MPI_BOTTOM");
   CHECK_MPI(MPI_Type_free(&absolute));
+
+  /* MPI_Alloc_mem gives usable memory. */
+  double *memory = NULL;
+  CHECK_MPI(MPI_Alloc_mem(16 * sizeof(double), MPI_INFO_NULL, &memory));
+  CHECK(memory != NULL, "MPI_Alloc_mem");
+  for (int i = 0; i < 16; ++i) memory[i] = i;
+  CHECK_MPI(MPI_Free_mem(memory));
 }
 
 static void test_messages(void) {

@@ -32,7 +32,7 @@ bool check_lengths(Call& call, const int* lengths, int count) {
 // The common frame of the constructors: checks the count, the old type and where the new one goes,
 // then `blocks` lists the new type's blocks.
 template <typename Blocks>
-int construct(std::string_view name, Combiner combiner, int count, MPI_Datatype oldtype, MPI_Datatype* newtype,
+int construct(std::string_view name, int count, MPI_Datatype oldtype, MPI_Datatype* newtype,
               Blocks&& blocks) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_count(call, count) || !check_arg(call, newtype, "newtype")) return;
@@ -41,7 +41,7 @@ int construct(std::string_view name, Combiner combiner, int count, MPI_Datatype 
     std::vector<BlockSpec> list;
     list.reserve(static_cast<std::size_t>(count));
     if (!blocks(call, *old, list)) return;
-    *newtype = add_datatype(make_node(std::move(list)), combiner);
+    *newtype = add_datatype(make_node(std::move(list)));
   });
 }
 
@@ -61,7 +61,7 @@ using namespace ftmpi::mpi;
 extern "C" {
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_contiguous", Combiner::contiguous, count, oldtype, newtype,
+  return construct("MPI_Type_contiguous", count, oldtype, newtype,
                    [&](Call&, const Datatype& old, std::vector<BlockSpec>& list) {
                      list.push_back({0, items(count), old.node});
                      return true;
@@ -70,7 +70,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype)
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_vector", Combiner::vector, count, oldtype, newtype,
+  return construct("MPI_Type_vector", count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      for (int i = 0; i < count; ++i) {
@@ -84,7 +84,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_hvector", Combiner::hvector, count, oldtype, newtype,
+  return construct("MPI_Type_create_hvector", count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      for (int i = 0; i < count; ++i) {
@@ -97,7 +97,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 
 int PMPI_Type_indexed(int count, const int* array_of_blocklengths, const int* array_of_displacements,
                       MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_indexed", Combiner::indexed, count, oldtype, newtype,
+  return construct("MPI_Type_indexed", count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
                      if (!check_lengths(call, array_of_blocklengths, count)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
@@ -112,7 +112,7 @@ int PMPI_Type_indexed(int count, const int* array_of_blocklengths, const int* ar
 
 int PMPI_Type_create_hindexed(int count, const int* array_of_blocklengths, const MPI_Aint* array_of_displacements,
                               MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_hindexed", Combiner::hindexed, count, oldtype, newtype,
+  return construct("MPI_Type_create_hindexed", count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
                      if (!check_lengths(call, array_of_blocklengths, count)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
@@ -126,7 +126,7 @@ int PMPI_Type_create_hindexed(int count, const int* array_of_blocklengths, const
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int* array_of_displacements,
                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_indexed_block", Combiner::indexed_block, count, oldtype, newtype,
+  return construct("MPI_Type_create_indexed_block", count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
@@ -141,7 +141,7 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int* array_
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint* array_of_displacements,
                                     MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_hindexed_block", Combiner::hindexed_block, count, oldtype, newtype,
+  return construct("MPI_Type_create_hindexed_block", count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
@@ -169,7 +169,7 @@ int PMPI_Type_create_struct(int count, const int* array_of_blocklengths, const M
       if (type == nullptr) return;
       list.push_back({array_of_displacements[i], items(array_of_blocklengths[i]), type->node});
     }
-    *newtype = add_datatype(make_node(std::move(list)), Combiner::structure);
+    *newtype = add_datatype(make_node(std::move(list)));
   });
 }
 #pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
@@ -178,7 +178,7 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
   return api_call("MPI_Type_create_resized", [&](Call& call) {
     const Datatype* old = check_datatype(call, oldtype);
     if (old == nullptr || !check_arg(call, newtype, "newtype")) return;
-    *newtype = add_datatype(make_resized(old->node, lb, extent), Combiner::resized);
+    *newtype = add_datatype(make_resized(old->node, lb, extent));
   });
 }
 #pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
@@ -190,7 +190,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     std::shared_ptr<const TypeNode> node = old->node;
     std::shared_ptr<const Layout> layout = old->layout;
     const bool committed = old->committed;
-    const int handle = add_datatype(std::move(node), Combiner::dup);
+    const int handle = add_datatype(std::move(node));
     Datatype* made = find_datatype(handle);
     made->committed = committed;
     made->layout = std::move(layout);

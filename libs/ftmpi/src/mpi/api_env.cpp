@@ -1,4 +1,4 @@
-// The environment: MPI_Init and MPI_Finalize, MPI_Abort, versions, thread level, clocks, host name.
+// The environment: MPI_Init and MPI_Finalize, MPI_Abort, versions, thread level, clocks, host name, memory.
 #include <unistd.h>
 
 #include <algorithm>
@@ -204,6 +204,29 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
       Needs::nothing);
 }
 #pragma weak MPI_Get_library_version = PMPI_Get_library_version
+
+// `baseptr` is really a void**: MPI declares it void* so that callers need no cast. Info hints are ignored.
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
+  return api_call("MPI_Alloc_mem", [&](Call& call) {
+    if (!check_arg(call, baseptr, "baseptr") || (info != MPI_INFO_NULL && check_info(call, info) == nullptr)) return;
+    if (size < 0) {
+      call.fail(MPI_ERR_SIZE, fmt::format("negative size {}", size));
+      return;
+    }
+    void* memory = std::malloc(size == 0 ? 1 : static_cast<std::size_t>(size));
+    if (memory == nullptr) {
+      call.fail(MPI_ERR_NO_MEM, fmt::format("no memory for {} bytes", size));
+      return;
+    }
+    *static_cast<void**>(baseptr) = memory;
+  });
+}
+#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+
+int PMPI_Free_mem(void* base) {
+  return api_call("MPI_Free_mem", [&](Call&) { std::free(base); });
+}
+#pragma weak MPI_Free_mem = PMPI_Free_mem
 
 double PMPI_Wtime(void) {
   require_running("MPI_Wtime");

@@ -27,12 +27,12 @@ namespace ftmpi::mpi {
 
 class Call;
 
-// How a reduction runs on a datatype (reduction_for): the coll::Reduction, the elements per item it
+// How a reduction runs on a datatype (plan_reduction): the coll::Reduction, the elements per item it
 // sees, and whether the user's buffers can be used as they are.
 struct ReductionPlan {
   std::optional<coll::Reduction> reduction;
   std::size_t elements_per_item = 1;
-  bool direct = true;  // else: staged into an array of the base type's C layout (`form`)
+  bool direct = true;  // else: staged into an array of the base type's C layout
   std::shared_ptr<const Layout> layout;
   // Padded pair bases (MPI_DOUBLE_INT ...): packed pairs are widened to their C struct and back.
   std::size_t pair_value = 0;     // bytes of the value; 0 when no widening is needed
@@ -72,7 +72,7 @@ class CollOp {
   std::byte* elements_in(const void* buf, std::size_t count, const ReductionPlan& plan);
   std::byte* elements_out(void* buf, std::size_t count, const ReductionPlan& plan, bool fill, std::size_t drain);
 
-  // Keeps the user function's context alive with the op; returns the UserOp to build a Reduction from.
+  // Where a user op's function and datatype live for as long as the op: libs/coll's UserOp points here.
   UserOpContext* user_context() noexcept { return &user_; }
 
   // The schedule libs/coll built (and started), or the reason it could not.

@@ -174,9 +174,8 @@ std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
 
 Datatype* find_datatype(int handle) noexcept { return runtime().datatypes.find(handle); }
 
-int add_datatype(std::shared_ptr<const TypeNode> node, Combiner combiner) {
+int add_datatype(std::shared_ptr<const TypeNode> node) {
   Datatype type;
-  type.combiner = combiner;
   type.node = std::move(node);
   const int handle = runtime().datatypes.add(std::move(type));
   runtime().datatypes.find(handle)->handle = handle;

@@ -87,17 +87,12 @@ struct TypeNode {
   std::shared_ptr<const Layout> flatten() const;
 };
 
-// How a type was made, for MPI_Type_get_envelope-style questions and MPI_Type_dup.
-enum class Combiner : std::uint8_t { named, dup, contiguous, vector, hvector, indexed, hindexed, indexed_block,
-                                     hindexed_block, structure, resized };
-
 struct Datatype {
   bool live = false;
   int handle = MPI_DATATYPE_NULL;
   std::string name;
   bool predefined = false;
   bool committed = false;
-  Combiner combiner = Combiner::named;
   std::shared_ptr<const TypeNode> node;
   std::shared_ptr<const Layout> layout;  // once committed
 
@@ -115,7 +110,7 @@ Datatype* find_datatype(int handle) noexcept;
 void add_predefined_datatypes(DatatypeTable& table);
 
 // A new derived type (uncommitted) in the table; returns its handle.
-int add_datatype(std::shared_ptr<const TypeNode> node, Combiner combiner);
+int add_datatype(std::shared_ptr<const TypeNode> node);
 
 // The reduction element kind of a predefined type; nullopt for MPI_PACKED.
 std::optional<coll::Kind> kind_of(int predefined_handle) noexcept;
