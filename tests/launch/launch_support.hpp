@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -229,6 +230,19 @@ inline void require_ranks_gone(const TempDir& dir, std::size_t ranks) {
 
 inline void describe(const Finished& f) {
   BOOST_TEST_MESSAGE("exit " << f.exit_code() << "\n--- stdout\n" << f.out << "--- stderr\n" << f.err);
+}
+
+// Checks that kv_exchange's `ranks` ranks each reported a good exchange, all in one job; returns the job id.
+inline std::uint64_t expect_exchange_ok(const Finished& f, int ranks) {
+  const auto out = lines_of(f.out);
+  BOOST_REQUIRE(out.size() == static_cast<std::size_t>(ranks));
+  std::smatch m;
+  BOOST_REQUIRE(std::regex_search(out[0], m, std::regex("\\(job ([0-9a-f]{16})\\)")));
+  for (int r = 0; r < ranks; ++r) {
+    BOOST_TEST(f.out.find("rank " + std::to_string(r) + " of " + std::to_string(ranks) + ": exchange ok (job " +
+                          m[1].str() + ")") != std::string::npos);
+  }
+  return std::stoull(m[1].str(), nullptr, 16);
 }
 
 }  // namespace ftmpi::launch_test

@@ -114,16 +114,9 @@ BOOST_AUTO_TEST_CASE(ranks_on_both_hosts_exchange_keys_and_every_hosts_segments_
   describe(f);
   BOOST_TEST(f.exit_code() == 0);
   BOOST_TEST(f.err.empty());
-  const auto out = lines_of(f.out);
-  BOOST_REQUIRE(out.size() == 4u);
-  std::smatch m;
-  BOOST_REQUIRE(std::regex_search(out[0], m, std::regex("\\(job ([0-9a-f]{16})\\)")));
-  for (int r = 0; r < 4; ++r) {
-    BOOST_TEST(f.out.find("rank " + std::to_string(r) + " of 4: exchange ok (job " + m[1].str() + ")") !=
-               std::string::npos);
-  }
+  const std::uint64_t job = expect_exchange_ok(f, 4);
   // Every rank made a segment on its own host; ftrun removed ftA's itself and ftB's through the agent.
-  const std::string prefix = ftmpi::rte::shm_prefix(std::stoull(m[1].str(), nullptr, 16));
+  const std::string prefix = ftmpi::rte::shm_prefix(job);
   for (const std::string& host : {kHostA, kHostB}) {
     for (const std::string& name : shm_entries(dir, host)) {
       BOOST_TEST(!name.starts_with(prefix), name << " was left behind on " << host);
