@@ -6,7 +6,7 @@
 //      what lets the fuzzer reach the field checks behind it;
 //   3. as edits to a valid header of each type: a byte picks the type and how many payload bytes follow,
 //      then records of (field index, value) overwrite single fields before the header is resealed.
-// Whatever decode() accepts must re-encode to the same bytes, satisfy the wire rules restated here
+// try_decode() must agree with decode() on every input. Whatever decode() accepts must re-encode to the same bytes, satisfy the wire rules restated here
 // independently of wire.cpp, and be a fragment the fragmenter agrees with. A violation aborts.
 #include <algorithm>
 #include <array>
@@ -114,6 +114,14 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
 
 void try_frame(std::span<const std::byte> frame) {
   const auto decoded = decode(frame, kLimits);
+  // The receive path's quiet form must agree with decode() on every input, header included.
+  FrameHeader quick;
+  const bool quick_ok = try_decode(frame, kLimits, quick);
+  if (quick_ok != decoded.is_ok() || (quick_ok && !(quick == *decoded))) {
+    std::fprintf(stderr, "wire_fuzz: try_decode (%s) disagrees with decode (%s)\n", quick_ok ? "accepts" : "refuses",
+                 decoded ? "accepts" : decoded.status().to_string().c_str());
+    std::abort();
+  }
   if (!decoded) {
     // A refusal must say why in terms of the frame.
     if (decoded.status().severity() != ftmpi::base::Severity::frame) {

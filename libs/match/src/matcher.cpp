@@ -79,7 +79,18 @@ struct Matcher::State {
 
   // Hands a message, in its peer's msg_seq order, to the earliest-posted receive it fits, or queues it.
   void release(const Envelope& message, std::vector<Event>& events) {
-    auto buckets = buckets_of(message);
+    const auto buckets = buckets_of(message);
+    const std::uint32_t earliest = earliest_posted(buckets);
+    if (earliest == kNoEntry) {
+      unexpected.push_back(message, buckets);
+      events.push_back({Event::Kind::unexpected, message, 0});
+      return;
+    }
+    events.push_back({Event::Kind::matched, message, take_posted(earliest)});
+  }
+
+  // The earliest-posted receive that a message with these buckets fits, or kNoEntry.
+  std::uint32_t earliest_posted(const std::array<BucketKey, kPatternKinds>& buckets) const noexcept {
     std::uint32_t earliest = kNoEntry;
     std::uint64_t earliest_stamp = std::numeric_limits<std::uint64_t>::max();
     for (std::size_t kind = 0; kind < kPatternKinds; ++kind) {
@@ -90,15 +101,14 @@ struct Matcher::State {
         earliest_stamp = posted.payload(id).stamp;
       }
     }
-    if (earliest == kNoEntry) {
-      unexpected.push_back(message, buckets);
-      events.push_back({Event::Kind::unexpected, message, 0});
-      return;
-    }
-    ReceiveHandle receive = posted.payload(earliest).handle;
+    return earliest;
+  }
+
+  ReceiveHandle take_posted(std::uint32_t id) {
+    const ReceiveHandle receive = posted.payload(id).handle;
     posted_ids.erase(receive);
-    drop_posted(earliest);
-    events.push_back({Event::Kind::matched, message, receive});
+    drop_posted(id);
+    return receive;
   }
 
   // Removes a posted receive whose handle is already out of posted_ids.
@@ -204,6 +214,17 @@ base::Status Matcher::message_arrived(const Envelope& message, std::vector<Event
     ++next;
   }
   return {};
+}
+
+std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& message) {
+  State& s = *state_;
+  if (message.peer >= s.next_seq.size() || message.source < 0 || message.tag < 0) return std::nullopt;
+  std::uint64_t& next = s.next_seq[message.peer];
+  if (message.msg_seq != next || s.held_per_peer[message.peer] != 0) return std::nullopt;
+  const std::uint32_t earliest = s.earliest_posted(buckets_of(message));
+  if (earliest == kNoEntry) return std::nullopt;
+  ++next;
+  return s.take_posted(earliest);
 }
 
 std::optional<Envelope> Matcher::probe(const Pattern& pattern) const {

@@ -231,6 +231,9 @@ BOOST_AUTO_TEST_CASE(every_frame_type_round_trips_with_random_fields) {
           const auto decoded = decode(frame, kLimits);
           BOOST_TEST_REQUIRE(decoded.is_ok(), decoded.status().to_string());
           BOOST_TEST((*decoded == h));
+          FrameHeader quick;
+          BOOST_TEST(try_decode(frame, kLimits, quick));
+          BOOST_TEST((quick == h));
           std::array<std::byte, kHeaderSize> again{};
           encode(*decoded, again);
           BOOST_TEST(std::equal(again.begin(), again.end(), frame.begin()));
@@ -397,6 +400,8 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
       auto frame = make_frame(h);
       if (c.break_frame) c.break_frame(frame);
       const auto result = decode(frame, kLimits);
+      FrameHeader quick;
+      BOOST_TEST(!try_decode(frame, kLimits, quick));
       BOOST_TEST_REQUIRE(!result.is_ok());
       BOOST_TEST((result.code() == c.expected), result.status().to_string());
       BOOST_TEST(result.status().message().find(c.message_part) != std::string::npos,
@@ -411,7 +416,35 @@ BOOST_AUTO_TEST_CASE(every_single_bit_flip_in_a_header_is_rejected) {
     for (std::size_t bit = 0; bit < kHeaderSize * 8; ++bit) {
       auto frame = good;
       frame[bit / 8] ^= static_cast<std::byte>(1u << (bit % 8));
-      BOOST_TEST_CONTEXT(to_string(type) << " bit " << bit) { BOOST_TEST(!decode(frame, kLimits).is_ok()); }
+      BOOST_TEST_CONTEXT(to_string(type) << " bit " << bit) {
+        BOOST_TEST(!decode(frame, kLimits).is_ok());
+        FrameHeader quick;
+        BOOST_TEST(!try_decode(frame, kLimits, quick));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_trusted_path_skips_only_the_header_checksum) {
+  // Shared memory: the sender leaves the checksum 0 and the receiver does not check it; every other
+  // rule still refuses a bad header.
+  DecodeLimits trusted = kLimits;
+  trusted.verify_header_checksum = false;
+  for (FrameType type : kAllTypes) {
+    BOOST_TEST_CONTEXT(to_string(type)) {
+      const FrameHeader h = valid_header(type);
+      auto frame = make_frame(h);
+      std::array<std::byte, kHeaderSize> bare{};
+      encode(h, bare, /*with_header_checksum=*/false);
+      BOOST_TEST(get_le(std::vector<std::byte>(bare.begin(), bare.end()), wire_offset::header_checksum, 4) == 0u);
+      std::copy(bare.begin(), bare.end(), frame.begin());
+      FrameHeader quick;
+      BOOST_TEST(try_decode(frame, trusted, quick));
+      BOOST_TEST((quick == h));
+      BOOST_TEST((decode(frame, kLimits).code() == Errc::bad_checksum));
+      frame[wire_offset::reserved] = std::byte{1};
+      BOOST_TEST(!try_decode(frame, trusted, quick));
+      BOOST_TEST((decode(frame, trusted).code() == Errc::malformed));
     }
   }
 }

@@ -130,6 +130,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit
                                                            : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
+      route.header_checksum = !info.reliable || config_.reliability == Reliability::force;
       route.state_since = now;
       route.last_progress = now;
       route.rto = config_.retransmit_min;
@@ -155,6 +156,9 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
     peer.tracking = config_.reliability == Reliability::force ||
                     (config_.reliability == Reliability::automatic && !peer.reliable_routes);
     any_tracking_ = any_tracking_ || peer.tracking;
+  }
+  for (const auto& p : paths_) {
+    header_checked_.push_back(!p->info().reliable || config_.reliability == Reliability::force ? 1 : 0);
   }
   limits_.job_key = id_.job_key;
   limits_.world_size = id_.size;
@@ -206,7 +210,8 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
       keep->bulk = bulk;
     }
   }
-  OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none, bulk);
+  OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none, bulk,
+                      route.header_checksum);
   ++counters_.frames_sent;
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
@@ -395,8 +400,10 @@ bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* o
 
 void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   ++counters_.frames_received;
-  auto decoded = frag::decode(frame, limits_);
-  if (!decoded) {
+  frag::FrameHeader h;
+  if (!frag::try_decode(frame, limits_, h)) [[unlikely]] {
+    // Refused: decode() again, slowly, to learn why.
+    auto decoded = frag::decode(frame, limits_);
     if (decoded.code() == base::Errc::wrong_job) {
       ++counters_.dropped_wrong_job;
     } else {
@@ -405,7 +412,7 @@ void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
     base::logger().debug("dropped a frame: {}", decoded.status().to_string());
     return;
   }
-  handle_frame(*decoded, frame.subspan(frag::kHeaderSize));
+  handle_frame(h, frame.subspan(frag::kHeaderSize));
 }
 
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
@@ -513,6 +520,22 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
   // A frame that carries a whole message on a reliable route cannot belong to a record already made,
   // so it skips the index both ways (the common small message).
   const bool whole = (h.flags & frag::kFlagFirstFragment) != 0 && (h.flags & frag::kFlagLastFragment) != 0;
+  // And when it is next in order and a posted receive takes it, it needs no record at all: straight
+  // into the receive buffer (the payload is verified first, so a bad one takes the slow way below).
+  if (whole && !peer.tracking && h.type == FrameType::data && (h.flags & frag::kFlagAckRequested) == 0 &&
+      h.message_length <= max_eager_ &&
+      (h.checksum_kind == frag::ChecksumKind::none ||
+       frag::checksum(h.checksum_kind, payload.data(), payload.size()) == h.payload_checksum)) {
+    const match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq, 0};
+    if (const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope)) {
+      Request* r = reinterpret_cast<Request*>(*taken);
+      if (const std::size_t fits = std::min(payload.size(), r->capacity); fits != 0) {
+        std::memcpy(r->recv_buf, payload.data(), fits);
+      }
+      complete_receive(r, h.source, h.tag, h.message_length);
+      return;
+    }
+  }
   const bool indexed = peer.tracking || !whole;
   auto it = indexed ? peer.incoming.find(h.message_seq) : peer.incoming.end();
   if (it == peer.incoming.end()) {
@@ -695,13 +718,20 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
 void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   if (m == in_hand_ || m->receive == nullptr || m->arrived < m->length) return;
   Request* r = m->receive;
-  r->completion = Completion{};
-  r->completion.source = r->comm.comm_rank_of(static_cast<int>(m->peer));
-  r->completion.tag = m->tag;
-  r->completion.bytes = std::min<std::size_t>(m->length, r->capacity);
-  r->completion.truncated = m->length > r->capacity;
   r->message = nullptr;
+  const std::uint32_t peer = m->peer;
+  const std::int32_t tag = m->tag;
+  const std::uint64_t length = m->length;
   release_message(m);
+  complete_receive(r, peer, tag, length);
+}
+
+void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t tag, std::uint64_t length) {
+  r->completion = Completion{};
+  r->completion.source = r->comm.comm_rank_of(static_cast<int>(peer));
+  r->completion.tag = tag;
+  r->completion.bytes = std::min<std::size_t>(length, r->capacity);
+  r->completion.truncated = length > r->capacity;
   complete(r);
 }
 
@@ -742,6 +772,7 @@ bool EngineCore::progress() {
   bool did = false;
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
+    limits_.verify_header_checksum = header_checked_[i] != 0;
     did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
   }
   if (rebind_pending_) {

@@ -156,6 +156,9 @@ struct Route {
   std::size_t max_payload = 0;
   std::size_t eager_limit = 0;
   bool single_copy = false;
+  // Frames on it carry a header checksum: every path but a reliable one (shared memory), unless
+  // reliability is forced. The receiver checks it by the same rule (EngineCore::header_checked_).
+  bool header_checksum = true;
 
   RailState state = RailState::up;
   Clock::time_point state_since{};
@@ -322,6 +325,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   Route* arrival_route(Peer& peer) noexcept;
   void on_matched(Request* receive, IncomingMessage* message);
   void finish_message_if_complete(IncomingMessage* message);
+  // Fills in a receive's completion for a message of `length` bytes from world rank `peer`, completes it.
+  void complete_receive(Request* receive, std::uint32_t peer, std::int32_t tag, std::uint64_t length);
   // Copies a fragment into place with verification; false on a checksum mismatch.
   bool place_payload(IncomingMessage& message, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void process_events();
@@ -358,6 +363,7 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::vector<IncomingMessage*> free_messages_;  // records ready for reuse
   EngineCounters counters_;
   frag::DecodeLimits limits_{};
+  std::vector<std::uint8_t> header_checked_;  // by path index: whether its frames' header checksums are checked
   std::size_t max_eager_ = 0;            // largest eager message any route sends
   IncomingMessage* in_hand_ = nullptr;   // the message whose frame is being handled: not completed
                                          // (and freed) by events raised during its own handling
@@ -373,8 +379,8 @@ class EngineCore final : public Engine, public path::FrameSink {
 class EngineCore::OutgoingFrame final : public path::FrameWriter {
  public:
   OutgoingFrame(frag::FrameHeader& header, std::span<const std::byte> payload, frag::ChecksumKind kind,
-                bool bulk)
-      : header_(header), payload_(payload), kind_(kind), bulk_(bulk) {}
+                bool bulk, bool header_checksum)
+      : header_(header), payload_(payload), kind_(kind), bulk_(bulk), header_checksum_(header_checksum) {}
 
   std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
   bool bulk() const noexcept override { return bulk_; }
@@ -385,7 +391,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
     sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
     header_.checksum_kind = kind_;
     header_.payload_checksum = sum.value();
-    frag::encode(header_, room.first<frag::kHeaderSize>());
+    frag::encode(header_, room.first<frag::kHeaderSize>(), header_checksum_);
   }
 
  private:
@@ -393,6 +399,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   std::span<const std::byte> payload_;
   frag::ChecksumKind kind_;
   bool bulk_;
+  bool header_checksum_;
 };
 
 }  // namespace ftmpi::engine

@@ -127,6 +127,29 @@ void fail_with(Call& call, Comm& comm, const Outcome& outcome) {
 }
 
 void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
+  // The common blocking call, a dense message to or from a real rank, needs no MPI request: it talks to
+  // the engine directly (what a zero-byte ping-pong pays for is mostly this path).
+  if (!transfer.layout && transfer.peer != MPI_PROC_NULL && mode != Mode::buffered) {
+    engine::Engine& e = engine();
+    engine::Request* op =
+        mode == Mode::receive
+            ? e.irecv(transfer.comm->view, transfer.buf, transfer.bytes, engine_source(transfer.peer),
+                      engine_tag(transfer.tag))
+            : e.isend(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer, transfer.tag,
+                      engine_mode(mode));
+    engine::Completion c;
+    if (!e.is_complete(op, &c)) progress_until([&] { return e.is_complete(op, &c); });
+    e.release(op);
+    Outcome outcome{.cancelled = c.cancelled, .error = error_class_of(c)};
+    if (mode == Mode::receive) {
+      outcome.source = c.source;
+      outcome.tag = c.tag;
+      outcome.bytes = c.bytes;
+    }
+    write_status(status, outcome);
+    if (outcome.error != MPI_SUCCESS) fail_with(call, *transfer.comm, outcome);
+    return;
+  }
   RequestPool& pool = runtime().requests;
   Request& request = pool.acquire(mode, transfer, false);
   if (!start(call, request)) {

@@ -423,11 +423,23 @@ std::size_t ShmPath::drain_incoming(Incoming& in, FrameSink& sink, std::size_t b
   return handed;
 }
 
+inline bool ShmPath::frame_waiting(const Incoming& in) const noexcept {
+  std::byte* slot = in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_};
+  auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
+  return std::atomic_ref<std::uint32_t>(header->stamp).load(std::memory_order_relaxed) ==
+         static_cast<std::uint32_t>(in.tail + 1);
+}
+
 std::size_t ShmPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   if (queued_ != 0) [[unlikely]] drain_overflow();
   std::size_t handed = 0;
   std::uint32_t fifo = next_in_;
   for (std::uint32_t visited = 0; visited < local_size_ && handed < budget; ++visited) {
+    // A relaxed look first (drain_incoming loads the stamp again with acquire before reading the frame).
+    if (!frame_waiting(in_[fifo])) {
+      fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
+      continue;
+    }
     if (const std::size_t got = drain_incoming(in_[fifo], sink, budget - handed); got != 0) {
       handed += got;
       next_in_ = fifo + 1 == local_size_ ? 0 : fifo + 1;

@@ -235,9 +235,12 @@ static_assert(detail::fields_tile_header(), "wire fields must tile the header, n
 static_assert(kHeaderSize % 8 == 0, "payload must stay 8-byte aligned behind the header");
 static_assert(wire_offset::version == 0, "the version byte comes first, whatever the version");
 
-// Serialises `header` (version kWireVersion, reserved 0) and fills in the header checksum. It does not
-// validate: a header that decode() would refuse encodes as faithfully as a good one.
-void encode(const FrameHeader& header, std::span<std::byte, kHeaderSize> out) noexcept;
+// Serialises `header` (version kWireVersion, reserved 0) and fills in the header checksum, or leaves
+// that field 0 when `with_header_checksum` is false (frames on a path the engine trusts, see
+// DecodeLimits::verify_header_checksum). It does not validate: a header that decode() would refuse
+// encodes as faithfully as a good one.
+void encode(const FrameHeader& header, std::span<std::byte, kHeaderSize> out,
+            bool with_header_checksum = true) noexcept;
 
 // What a receiver knows and will accept.
 struct DecodeLimits {
@@ -245,6 +248,10 @@ struct DecodeLimits {
   std::uint32_t world_size = 0;
   std::uint32_t my_rank = 0;
   std::uint32_t max_payload = 0;  // the path's MTU minus kHeaderSize
+  // False only for frames from a path that never corrupts (shared memory between ranks of one job) while
+  // reliability is not forced: their senders leave the header checksum 0 and it is not checked. Every
+  // other rule still holds for them.
+  bool verify_header_checksum = true;
 };
 
 // Parses and validates a whole frame (header followed by exactly payload_length bytes). On refusal the
@@ -257,6 +264,11 @@ base::Result<FrameHeader> decode(std::span<const std::byte> frame, const DecodeL
 // bytes, `frame_length` is the length of the whole frame as received.
 base::Result<FrameHeader> decode(std::span<const std::byte> header, std::size_t frame_length,
                                  const DecodeLimits& limits);
+
+// The receive path's form of decode(): fills `out` and returns true exactly when decode() would accept
+// the frame (the same checks, written once), false when it would refuse it. It builds no message and
+// allocates nothing; call decode() on a refused frame to learn why.
+bool try_decode(std::span<const std::byte> frame, const DecodeLimits& limits, FrameHeader& out) noexcept;
 
 // One line for logs, every field: "data 6->2 ctx 3 tag 11 msg 2 seq 3001+500 off 2000/2500 len 500 crc32c
 // 0xdeadbeef flags last,ack-valid ack 77/70 req 0x11:0x22".

@@ -152,6 +152,13 @@ class Matcher {
   // appended and nothing changes.
   base::Status message_arrived(const Envelope& message, std::vector<Event>& events);
 
+  // The fast lane of message_arrived for the common case: when `message` is its peer's next in
+  // sequence, nothing from that peer is held ahead of it, and a posted receive fits it, it takes that
+  // receive (exactly as message_arrived would: the same one, and the sequence advances) and returns it;
+  // the message itself is never stored, so its handle is not used. Otherwise nothing changes and it
+  // returns nullopt: call message_arrived.
+  std::optional<ReceiveHandle> match_next_in_order(const Envelope& message);
+
   // The unexpected message a receive with this pattern would take now, left in place (MPI_Iprobe).
   // Held messages are invisible. An invalid pattern finds nothing.
   std::optional<Envelope> probe(const Pattern& pattern) const;

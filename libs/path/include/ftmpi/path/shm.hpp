@@ -116,6 +116,8 @@ class ShmPath final : public Path {
   void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept;
   void drain_overflow() noexcept;
   std::size_t drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept;
+  // Whether the next frame of `in` is there: what an idle poll does per FIFO, so it stays inline.
+  bool frame_waiting(const Incoming& in) const noexcept;
 
   std::byte* base_;
   std::size_t size_;
