@@ -24,7 +24,7 @@ constexpr ParamRow size_row(std::string_view name, std::string_view default_valu
 constexpr ParamRow kAlgorithmRows[kCollectiveCount] = {
     algorithm_row("coll.barrier.algorithm", "barrier algorithm", "auto|dissemination"),
     algorithm_row("coll.bcast.algorithm", "bcast algorithm",
-                  "auto|binomial|pipeline|scatter_allgather"),
+                  "auto|binomial|pipeline|scatter_allgather|shm"),
     algorithm_row("coll.reduce.algorithm", "reduce algorithm", "auto|binomial|pipeline"),
     algorithm_row("coll.allreduce.algorithm", "allreduce algorithm (ring only for commutative ops)",
                   "auto|recursive_doubling|rabenseifner|ring"),
@@ -85,6 +85,26 @@ constexpr ParamRow kScanPipelineMin = size_row(
     "coll.scan.pipeline_min", "1m",
     "smallest scan and exscan vector auto runs as a segmented chain (below: recursive doubling)");
 
+constexpr ParamRow kBcastShmMax = size_row(
+    "coll.bcast.shm_max", "16k",
+    "largest blocking bcast auto runs through the shared-memory broadcast (larger: point-to-point)");
+constexpr ParamRow kShmBcastChannels{
+    "coll.shm_bcast.channels", ParamType::integer, "16",
+    "channels of a shared-memory broadcast region (broadcasts written before the root needs acknowledgements)",
+    ParamLevel::advanced, ParamScope::job};
+constexpr ParamRow kShmBcastChannelBytes = size_row(
+    "coll.shm_bcast.channel_bytes", "16k",
+    "payload of one shared-memory broadcast channel (larger messages are pipelined through consecutive ones)");
+constexpr ParamRow kShmBcastKeepMax = size_row(
+    "coll.shm_bcast.keep_max", "4k",
+    "largest shared-memory broadcast the root keeps a private copy of, to return at once (larger: the root "
+    "waits until every rank has it)");
+constexpr ParamRow kShmBcastTimeout{
+    "coll.shm_bcast.timeout", ParamType::duration, "2s",
+    "time a rank waits for a resend of a corrupted shared-memory broadcast before it declares the region "
+    "failed (broadcasts then go point-to-point)",
+    ParamLevel::advanced, ParamScope::job};
+
 constexpr ParamRow kCollParams[] = {
     kAlgorithmRows[0],  kAlgorithmRows[1],  kAlgorithmRows[2],  kAlgorithmRows[3],
     kAlgorithmRows[4],  kAlgorithmRows[5],  kAlgorithmRows[6],  kAlgorithmRows[7],
@@ -92,13 +112,14 @@ constexpr ParamRow kCollParams[] = {
     kAlgorithmRows[12], kAlgorithmRows[13], kAlgorithmRows[14], kAlgorithmRows[15],
     kSegmentSize,       kBcastShortMax,     kBcastPipelineMin,  kReducePipelineMin,
     kAllreduceShortMax, kGatherBinomialMax, kAllgatherShortMax, kAlltoallLinearMax,
-    kAlltoallvLinearMaxRanks, kReduceScatterShortMax, kScanPipelineMin,
+    kAlltoallvLinearMaxRanks, kReduceScatterShortMax, kScanPipelineMin, kBcastShmMax,
+    kShmBcastChannels, kShmBcastChannelBytes, kShmBcastKeepMax, kShmBcastTimeout,
 };
-static_assert(std::size(kCollParams) == kCollectiveCount + 11);
+static_assert(std::size(kCollParams) == kCollectiveCount + 16);
 
 using A = Algorithm;
 constexpr A kBarrier[] = {A::dissemination};
-constexpr A kBcast[] = {A::binomial, A::pipeline, A::scatter_allgather};
+constexpr A kBcast[] = {A::binomial, A::pipeline, A::scatter_allgather, A::shm};
 constexpr A kReduce[] = {A::binomial, A::pipeline};
 constexpr A kAllreduce[] = {A::recursive_doubling, A::rabenseifner, A::ring};
 constexpr A kGatherScatter[] = {A::binomial, A::linear};
@@ -154,6 +175,7 @@ std::string_view to_string(Algorithm algorithm) noexcept {
     case Algorithm::linear: return "linear";
     case Algorithm::pairwise: return "pairwise";
     case Algorithm::recursive_halving: return "recursive_halving";
+    case Algorithm::shm: return "shm";
   }
   return "?";
 }
@@ -222,6 +244,19 @@ base::Result<Tuning> tuning_from(const base::ParamSet& params) {
   t.alltoallv_linear_max_ranks = params.get_integer(kAlltoallvLinearMaxRanks);
   t.reduce_scatter_short_max = size_of(params, kReduceScatterShortMax);
   t.scan_pipeline_min = size_of(params, kScanPipelineMin);
+  t.bcast_shm_max = size_of(params, kBcastShmMax);
+  const std::int64_t channels = params.get_integer(kShmBcastChannels);
+  if (channels < 2 || channels > 65536) {
+    return Status(Errc::invalid_argument, "coll.shm_bcast.channels must be between 2 and 65536, not " +
+                                              std::to_string(channels));
+  }
+  t.shm_bcast_channels = static_cast<std::uint32_t>(channels);
+  t.shm_bcast_channel_bytes = size_of(params, kShmBcastChannelBytes);
+  if (t.shm_bcast_channel_bytes < 64 || t.shm_bcast_channel_bytes > (std::size_t{1} << 30)) {
+    return Status(Errc::invalid_argument, "coll.shm_bcast.channel_bytes must be between 64 and 1g");
+  }
+  t.shm_bcast_keep_max = size_of(params, kShmBcastKeepMax);
+  t.shm_bcast_timeout = params.get_duration(kShmBcastTimeout);
   return t;
 }
 
@@ -231,6 +266,7 @@ bool applicable(Collective collective, Algorithm algorithm, const Shape& shape) 
   if (algorithm == Algorithm::automatic) return true;
   auto list = algorithms_of(collective);
   if (std::find(list.begin(), list.end(), algorithm) == list.end()) return false;
+  if (algorithm == Algorithm::shm) return false;  // not as a schedule: see use_shm_bcast
   const bool pof2 = shape.ranks > 0 && (shape.ranks & (shape.ranks - 1)) == 0;
   switch (collective) {
     case Collective::allreduce: return algorithm != Algorithm::ring || shape.commutative;
@@ -296,6 +332,15 @@ Algorithm choose(const Tuning& tuning, Collective collective, const Shape& shape
   const Algorithm forced = tuning.forced(collective);
   if (forced != Algorithm::automatic && applicable(collective, forced, shape)) return forced;
   return automatic_choice(tuning, collective, shape);
+}
+
+bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept {
+  if (ranks < 2) return false;
+  switch (tuning.forced(Collective::bcast)) {
+    case Algorithm::shm: return true;
+    case Algorithm::automatic: return bytes <= tuning.bcast_shm_max;
+    default: return false;
+  }
 }
 
 }  // namespace ftmpi::coll

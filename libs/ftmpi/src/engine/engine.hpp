@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "ftmpi/base/params.hpp"
@@ -103,6 +104,11 @@ class Engine {
   // Called by progress_until between rounds that did nothing; decides when to spin, yield or sleep.
   virtual void idle(std::uint64_t idle_rounds) noexcept = 0;
 };
+
+// What makes two processes "on the same host" for shared memory (the engine.host_id parameter, else
+// kernel boot id + network and mount namespaces); the MPI layer's MPI_Comm_split_type and shared-memory
+// broadcast group ranks by it too.
+std::string host_identity(const base::ParamSet& params);
 
 template <typename Done>
 void Engine::progress_until(Done&& done) {

@@ -39,14 +39,6 @@ std::string namespace_of(const char* link) {
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
-// Processes that can share memory: same kernel boot, same network namespace, same mount namespace (a
-// private /dev/shm is a separate mount). The hostname alone cannot tell, since namespaces share it.
-std::string host_identity(const base::ParamSet& params) {
-  std::string id = params.get_string(kHostId);
-  if (!id.empty()) return id;
-  return first_line("/proc/sys/kernel/random/boot_id") + "/" + namespace_of("/proc/self/ns/net") + "/" +
-         namespace_of("/proc/self/ns/mnt");
-}
 
 base::Status with_context(const base::Status& s, std::string_view what) {
   return s ? s : base::Status(s.code(), std::string(what) + ": " + s.message());
@@ -179,6 +171,15 @@ base::Result<std::vector<std::unique_ptr<path::UdpPath>>> udp_paths(
 }
 
 }  // namespace
+
+// Processes that can share memory: same kernel boot, same network namespace, same mount namespace (a
+// private /dev/shm is a separate mount). The hostname alone cannot tell, since namespaces share it.
+std::string host_identity(const base::ParamSet& params) {
+  std::string id = params.get_string(kHostId);
+  if (!id.empty()) return id;
+  return first_line("/proc/sys/kernel/random/boot_id") + "/" + namespace_of("/proc/self/ns/net") + "/" +
+         namespace_of("/proc/self/ns/mnt");
+}
 
 base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params) {
   auto config = EngineConfig::from(params);

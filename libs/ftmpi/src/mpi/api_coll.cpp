@@ -16,6 +16,7 @@
 #include "mpi/call.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/shm_bcast.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -180,13 +181,23 @@ bool start_barrier(Call&, CollOp& op) {
   return true;
 }
 
-bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root) {
-  const Comm& comm = op.comm();
+// `blocking`: MPI_Bcast, which may take the shared-memory broadcast (shm_bcast.hpp); MPI_Ibcast always
+// runs a schedule (MPI never matches a blocking collective with a nonblocking one, so the two need not
+// agree on the algorithm).
+bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root,
+                 bool blocking = false) {
+  Comm& comm = op.comm();
   const Datatype* type = check_items(call, buffer, count, datatype, "buffer");
   if (type == nullptr || !check_root(call, comm, root)) return false;
   const std::size_t n = items(count);
   std::byte* data = comm.rank() == root ? op.packed_in(buffer, n, *type) : op.packed_out(buffer, n, *type, false, n);
-  op.start(coll::ibcast(op.call(), data, n * type->size(), root));
+  const std::size_t bytes = n * type->size();
+  if (blocking && takes_shm_bcast(comm, bytes)) {
+    const coll::Call c = op.call();
+    op.run_locally(shm_bcast(comm, data, bytes, root, c.tag));
+    return true;
+  }
+  op.start(coll::ibcast(op.call(), data, bytes, root));
   return true;
 }
 
@@ -527,7 +538,7 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 
 int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return blocking("MPI_Bcast", comm,
-                  [&](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root); });
+                  [&](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root, true); });
 }
 #pragma weak MPI_Bcast = PMPI_Bcast
 

@@ -18,38 +18,16 @@
 #include "mpi/collective.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/shm_bcast.hpp"
 
 namespace ftmpi::mpi {
 namespace {
 
 bool is_predefined(const Comm& comm) noexcept { return comm.handle == MPI_COMM_WORLD || comm.handle == MPI_COMM_SELF; }
 
-std::string first_line(const char* file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string namespace_of(const char* link) {
-  char buf[128];
-  const ssize_t n = ::readlink(link, buf, sizeof buf);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-}
-
-// The engine's notion of "same host" (processes that share memory), computed the same way: the
-// engine.host_id parameter, else kernel boot id + network namespace + mount namespace. The engine does
-// not expose which ranks it found local, so MPI_Comm_split_type gathers this string instead.
-std::string host_identity() {
-  std::string id = runtime().params.get_string(engine::kHostId);
-  if (!id.empty()) return id;
-  return first_line("/proc/sys/kernel/random/boot_id") + "/" + namespace_of("/proc/self/ns/net") + "/" +
-         namespace_of("/proc/self/ns/mnt");
-}
-
 // Collective over comm: the lowest rank of comm on this process's host.
 std::optional<int> first_rank_on_my_host(Call& call, Comm& comm) {
-  const std::string mine = host_identity();
+  const std::string mine = engine::host_identity(runtime().params);
   const auto n = static_cast<std::size_t>(comm.size());
   std::vector<std::size_t> lengths(n);
   const std::size_t my_length = mine.size();
@@ -180,6 +158,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
       return;
     }
     if (!delete_attributes(call, *c)) return;
+    release_shm_bcast(*c);
     // The slot stays (requests in flight may name it); the handle no longer finds it.
     c->handle = MPI_COMM_NULL;
     c->cart.reset();

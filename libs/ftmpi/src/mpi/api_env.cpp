@@ -25,6 +25,7 @@
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/shm_bcast.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -116,6 +117,8 @@ int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provide
 int PMPI_Finalize(void) {
   const int result = api_call("MPI_Finalize", [](Call& call) {
     runtime().bsend.drain(engine());
+    // Before the engine stops: a rank may still need a resend of a broadcast this rank wrote.
+    release_all_shm_bcasts();
     if (ftmpi::base::Status s = engine().finalize(); !s) call.fail(s);
   });
   Runtime& rt = runtime();

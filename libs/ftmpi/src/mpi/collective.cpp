@@ -147,6 +147,14 @@ void CollOp::complete_locally() {
   done_ = true;
 }
 
+void CollOp::run_locally(const base::Status& outcome) {
+  if (!outcome) {
+    fail(outcome);
+    return;
+  }
+  complete_locally();
+}
+
 void CollOp::make_pending() {
   runtime().pending_collectives.push_back(this);
   pending_ = true;

@@ -89,6 +89,9 @@ class CollOp {
   void make_pending();
   // An op that never communicates (MPI_Reduce_local): runs the finishers now.
   void complete_locally();
+  // An op that ran to its end outside a schedule (the shared-memory broadcast): records its outcome,
+  // running the finishers after success.
+  void run_locally(const base::Status& outcome);
 
  private:
   static const coll::Tuning& runtime_tuning() noexcept;

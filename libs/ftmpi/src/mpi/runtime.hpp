@@ -24,6 +24,10 @@ namespace ftmpi::mpi {
 enum class Phase : std::uint8_t { before_init, running, finalized };
 
 class CollOp;
+struct ShmBcastComm;  // shm_bcast.cpp
+struct ShmBcastCommDeleter {
+  void operator()(ShmBcastComm* state) const noexcept;
+};
 
 struct Runtime {
   Runtime();
@@ -53,6 +57,11 @@ struct Runtime {
   // Staging buffers of requests freed (MPI_Request_free) while their message was in flight.
   std::vector<std::unique_ptr<std::byte[]>> orphaned_staging;
 
+  // Communicators' shared-memory broadcast state (shm_bcast.hpp), made at their first such broadcast.
+  std::vector<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> shm_bcasts;
+  // Some of them may owe a resend: the progress path calls service_shm_bcasts.
+  bool shm_bcast_busy = false;
+
   Comm& world() noexcept { return comms[0]; }
 };
 
@@ -66,10 +75,14 @@ Comm* find_comm(MPI_Comm handle) noexcept;
 
 // Moves the pending nonblocking collectives along (no engine progress of its own).
 void poll_collectives();
+// Answers resend requests of shared-memory broadcasts this rank wrote (shm_bcast.hpp).
+void service_shm_bcasts();
 // One round of engine progress, then the pending collectives: what the test calls do.
 inline void progress_once() {
   engine().progress();
-  if (!runtime().pending_collectives.empty()) poll_collectives();
+  Runtime& rt = runtime();
+  if (!rt.pending_collectives.empty()) poll_collectives();
+  if (rt.shm_bcast_busy) service_shm_bcasts();
 }
 // Makes progress until done() returns true, moving the pending collectives along meanwhile: what every
 // waiting call of the MPI layer uses instead of Engine::progress_until.
@@ -78,6 +91,7 @@ void progress_until(Done&& done) {
   Runtime& rt = runtime();
   rt.engine->progress_until([&] {
     if (!rt.pending_collectives.empty()) poll_collectives();
+    if (rt.shm_bcast_busy) service_shm_bcasts();
     return done();
   });
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -44,6 +45,8 @@ enum class Algorithm : std::uint8_t {
   linear,              // gather(v), scatter(v), alltoall(v)
   pairwise,            // alltoall(v), reduce_scatter(_block)
   recursive_halving,   // reduce_scatter(_block)
+  shm,                 // bcast through a shared-memory region per host (shm_bcast.hpp); only where the
+                       // caller has one (the MPI layer's blocking MPI_Bcast): see use_shm_bcast
 };
 
 std::string_view to_string(Collective collective) noexcept;
@@ -71,6 +74,11 @@ struct Tuning {
   std::int64_t alltoallv_linear_max_ranks = 0;  // coll.alltoallv.linear_max_ranks
   std::size_t reduce_scatter_short_max = 0;  // coll.reduce_scatter.short_max (and _block)
   std::size_t scan_pipeline_min = 0;         // coll.scan.pipeline_min (scan and exscan)
+  std::size_t bcast_shm_max = 0;             // coll.bcast.shm_max
+  std::uint32_t shm_bcast_channels = 0;      // coll.shm_bcast.channels
+  std::size_t shm_bcast_channel_bytes = 0;   // coll.shm_bcast.channel_bytes
+  std::size_t shm_bcast_keep_max = 0;        // coll.shm_bcast.keep_max
+  std::chrono::nanoseconds shm_bcast_timeout{};  // coll.shm_bcast.timeout
 
   Algorithm forced(Collective c) const noexcept { return algorithm[static_cast<std::size_t>(c)]; }
   // Errc::invalid_argument for a name that is not one of the collective's algorithms.
@@ -101,7 +109,12 @@ struct Shape {
 bool applicable(Collective collective, Algorithm algorithm, const Shape& shape) noexcept;
 
 // The algorithm that runs: the forced one if it is applicable, else the automatic choice. Never
-// returns automatic.
+// returns automatic, nor shm (schedules cannot run it: see use_shm_bcast).
 Algorithm choose(const Tuning& tuning, Collective collective, const Shape& shape) noexcept;
+
+// For a caller that can run the shared-memory broadcast: whether a broadcast of `bytes` on `ranks`
+// ranks takes it. Forced shm: always (with 2 ranks or more); auto: up to coll.bcast.shm_max; any other
+// forced algorithm: never. The same on every rank.
+bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept;
 
 }  // namespace ftmpi::coll

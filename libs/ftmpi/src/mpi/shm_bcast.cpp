@@ -1,0 +1,258 @@
+#include "mpi/shm_bcast.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/params.hpp"
+#include "ftmpi/base/log.hpp"
+#include "ftmpi/coll/collectives.hpp"
+#include "ftmpi/coll/shm_bcast.hpp"
+#include "ftmpi/rte/job.hpp"
+#include "mpi/comms.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+
+// One communicator's broadcast state at this process.
+struct ShmBcastComm {
+  const Comm* comm = nullptr;
+  std::vector<int> host_of;  // per communicator rank: the lowest rank on its host
+  std::vector<int> members;  // this host's ranks, in rank order
+  std::unique_ptr<coll::SubsetTransport> local;
+  void* map = nullptr;
+  std::size_t map_bytes = 0;
+  std::unique_ptr<coll::ShmBcast> shm;  // null: alone on this host, or the region could not be made
+
+  ~ShmBcastComm() {
+    shm.reset();
+    if (map != nullptr) ::munmap(map, map_bytes);
+  }
+};
+
+void ShmBcastCommDeleter::operator()(ShmBcastComm* state) const noexcept { delete state; }
+
+namespace {
+
+using base::Errc;
+using base::Status;
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+void idle() { progress_once(); }
+
+Status run(base::Result<coll::Schedule> schedule) {
+  if (!schedule) return schedule.status();
+  Status status;
+  progress_until([&] {
+    auto done = schedule->test();
+    if (!done) {
+      status = done.status();
+      return true;
+    }
+    return *done;
+  });
+  return status;
+}
+
+Status wait(Comm& comm, base::Result<coll::RequestId> request) {
+  if (!request) return request.status();
+  return comm.transport.wait(*request);
+}
+
+// The leader's half of making the region: creates, sizes, maps and formats it. Fills `state`.
+Status create_region(ShmBcastComm& state, const std::string& name, const coll::ShmBcastGeometry& geometry) {
+  const std::size_t bytes = coll::ShmBcastRegion::bytes_for(geometry);
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return Status(Errc::io_error, fmt::format("shm_open {}: {}", name, std::strerror(errno)));
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Status(Errc::io_error, fmt::format("ftruncate {}: {}", name, std::strerror(e)));
+  }
+  void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return Status(Errc::io_error, fmt::format("mmap {}: {}", name, std::strerror(errno)));
+  state.map = map;
+  state.map_bytes = bytes;
+  return coll::ShmBcastRegion::format(map, bytes, geometry);
+}
+
+Status open_region(ShmBcastComm& state, const std::string& name) {
+  const int fd = ::shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) return Status(Errc::io_error, fmt::format("shm_open {}: {}", name, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Status(Errc::io_error, fmt::format("fstat {}: {}", name, std::strerror(e)));
+  }
+  const auto bytes = static_cast<std::size_t>(st.st_size);
+  void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return Status(Errc::io_error, fmt::format("mmap {}: {}", name, std::strerror(errno)));
+  state.map = map;
+  state.map_bytes = bytes;
+  return {};
+}
+
+coll::ShmBcastOptions options_from(const coll::Tuning& t) {
+  coll::ShmBcastOptions o;
+  o.keep_max = t.shm_bcast_keep_max;
+  o.timeout = t.shm_bcast_timeout;
+  o.idle = idle;
+  return o;
+}
+
+// Collective over comm: finds the hosts and makes this host's region. A failure to make the region is
+// not an error (the host goes point-to-point); a failed message is.
+base::Result<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> set_up(Comm& comm) {
+  Runtime& rt = runtime();
+  std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter> state(new ShmBcastComm);
+  state->comm = &comm;
+  const auto n = static_cast<std::size_t>(comm.size());
+  const std::uint64_t mine = fnv1a(engine::host_identity(runtime().params));
+  std::vector<std::uint64_t> hosts(n);
+  if (Status s = run(coll::iallgather(coll::Call{comm.transport, rt.tuning, comm.take_coll_tag()}, &mine,
+                                      hosts.data(), sizeof mine));
+      !s) {
+    return s;
+  }
+  state->host_of.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    state->host_of[r] = static_cast<int>(std::find(hosts.begin(), hosts.end(), hosts[r]) - hosts.begin());
+    if (state->host_of[r] == state->host_of[static_cast<std::size_t>(comm.rank())]) {
+      state->members.push_back(static_cast<int>(r));
+    }
+  }
+  const int tag = comm.take_coll_tag();  // the set-up messages
+  if (state->members.size() < 2) return state;
+  state->local = std::make_unique<coll::SubsetTransport>(comm.transport, state->members);
+  const int leader = state->members.front();
+  const coll::ShmBcastGeometry geometry{static_cast<std::uint32_t>(state->members.size()), rt.tuning.shm_bcast_channels,
+                                        rt.tuning.shm_bcast_channel_bytes};
+  const char* job = std::getenv(std::string(rte::kEnvJobId).c_str());
+  const std::string name = fmt::format("/{}bc-{:x}-{}", rte::shm_prefix(job != nullptr ? std::strtoull(job, nullptr, 16) : 0),
+                                       comm.coll_view.context, comm.world_rank_of(leader));
+  std::uint8_t ok = 0;
+  if (comm.rank() == leader) {
+    Status made = job != nullptr ? create_region(*state, name, geometry)
+                                 : Status(Errc::unsupported, "no job id (not started by ftrun)");
+    if (!made) base::logger().warn("shared-memory broadcast on {}: {} (broadcasting point-to-point)", label(comm), made.message());
+    ok = made ? 1 : 0;
+    const bool created = state->map != nullptr;
+    for (std::size_t i = 1; i < state->members.size(); ++i) {
+      if (Status s = wait(comm, comm.transport.isend(&ok, 1, state->members[i], tag)); !s) return s;
+    }
+    for (std::size_t i = 1; i < state->members.size(); ++i) {
+      std::uint8_t theirs = 0;
+      if (Status s = wait(comm, comm.transport.irecv(&theirs, 1, state->members[i], tag)); !s) return s;
+      ok = ok != 0 && theirs != 0 ? 1 : 0;
+    }
+    if (created) ::shm_unlink(name.c_str());
+    for (std::size_t i = 1; i < state->members.size(); ++i) {
+      if (Status s = wait(comm, comm.transport.isend(&ok, 1, state->members[i], tag)); !s) return s;
+    }
+  } else {
+    if (Status s = wait(comm, comm.transport.irecv(&ok, 1, leader, tag)); !s) return s;
+    if (ok != 0) {
+      Status opened = open_region(*state, name);
+      if (!opened) base::logger().warn("shared-memory broadcast on {}: {}", label(comm), opened.message());
+      ok = opened ? 1 : 0;
+    }
+    if (Status s = wait(comm, comm.transport.isend(&ok, 1, leader, tag)); !s) return s;
+    if (Status s = wait(comm, comm.transport.irecv(&ok, 1, leader, tag)); !s) return s;
+  }
+  if (ok != 0) {
+    auto shm = coll::ShmBcast::attach(state->map, state->map_bytes, *state->local, options_from(rt.tuning));
+    if (!shm) return shm.status();  // every member formatted or checked the same region: cannot differ
+    state->shm = std::move(*shm);
+    std::size_t host_count = 0;
+    for (std::size_t r = 0; r < n; ++r) host_count += state->host_of[r] == static_cast<int>(r) ? 1 : 0;
+    base::logger().debug("shared-memory broadcast on {}: {} ranks on this host, {} hosts, region of {} bytes",
+                         label(comm), state->members.size(), host_count, state->map_bytes);
+  } else if (state->map != nullptr) {
+    ::munmap(state->map, state->map_bytes);
+    state->map = nullptr;
+  }
+  return state;
+}
+
+ShmBcastComm* find_state(const Comm& comm) {
+  for (auto& s : runtime().shm_bcasts) {
+    if (s->comm == &comm) return s.get();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool takes_shm_bcast(const Comm& comm, std::size_t bytes) noexcept {
+  return bytes != 0 && coll::use_shm_bcast(runtime().tuning, comm.size(), bytes);
+}
+
+Status shm_bcast(Comm& comm, void* data, std::size_t bytes, int root, int tag) {
+  Runtime& rt = runtime();
+  ShmBcastComm* state = find_state(comm);
+  if (state == nullptr) {
+    auto made = set_up(comm);
+    if (!made) return made.status();
+    rt.shm_bcasts.push_back(std::move(*made));
+    state = rt.shm_bcasts.back().get();
+  }
+  const Status s = coll::hierarchical_bcast(comm.transport, state->host_of, state->shm.get(), data, bytes, root, tag,
+                                            idle);
+  if (state->shm && state->shm->busy()) rt.shm_bcast_busy = true;
+  return s;
+}
+
+void service_shm_bcasts() {
+  Runtime& rt = runtime();
+  bool busy = false;
+  for (auto& s : rt.shm_bcasts) {
+    if (!s->shm) continue;
+    s->shm->service();
+    busy = busy || s->shm->busy();
+  }
+  rt.shm_bcast_busy = busy;
+}
+
+void release_shm_bcast(const Comm& comm) {
+  auto& all = runtime().shm_bcasts;
+  for (auto it = all.begin(); it != all.end(); ++it) {
+    if ((*it)->comm != &comm) continue;
+    if ((*it)->shm) (void)(*it)->shm->drain();
+    all.erase(it);
+    return;
+  }
+}
+
+void release_all_shm_bcasts() {
+  auto& all = runtime().shm_bcasts;
+  for (auto& s : all) {
+    if (s->shm) (void)s->shm->drain();
+  }
+  all.clear();
+  runtime().shm_bcast_busy = false;
+}
+
+}  // namespace ftmpi::mpi
