@@ -164,7 +164,8 @@ void run_shm_bench() {
   {
     Pair pair(defaults, pinning);
     pair.command(kEcho);
-    for (std::size_t size : {0, 64, 1024, 8192}) {
+    // 48: slot header and frame in one cache line; 112: a zero-byte message (the wire header alone).
+    for (std::size_t size : {0, 48, 64, 112, 1024, 8192}) {
       CopyFrame frame(source.data(), size);
       const Timing t = measure(
           [&](std::uint64_t iterations) {

@@ -77,6 +77,11 @@ class Engine {
   virtual Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                          SendMode mode) = 0;
   virtual Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) = 0;
+  // A blocking send's shortcut: when the message goes eager (not synchronous, within the peer's eager
+  // limit) it is handed to the paths now and true is returned, with no request to wait for or release;
+  // otherwise nothing happens and false is returned (call isend).
+  virtual bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                          SendMode mode) = 0;
 
   // True when complete; fills `out` (if non-null). Does not make progress by itself.
   virtual bool is_complete(const Request* request, Completion* out) const noexcept = 0;

@@ -17,6 +17,11 @@
 //   - the receiver verifies the payload checksum while copying it out of the frame (into the user
 //     buffer, or a buffer for an unmatched message) and only then records the range as *received*;
 //     a bad payload is dropped and NACKed; a range already received is a duplicate: dropped, re-ACKed;
+//   - receiving into place (engine_place.cpp): a path that can peek a frame's header (UDP's bulk
+//     socket) asks place() where the payload goes; for rendezvous DATA after CTS, whose byte range has
+//     not arrived yet, that is the user's buffer, and the payload is then only verified there, not
+//     copied. Nothing already received can be overwritten that way; a bad payload left there lies in
+//     bytes not yet received, is NACKed as usual, and its resend overwrites it;
 //   - bytes count as *delivered* once they are in the user's buffer; ACKs carry LIRS/LIDS, piggybacked
 //     on every frame to the peer, or sent alone after engine.ack.every frames or engine.ack.delay;
 //   - the sender keeps a copy of every frame until LIDS covers it; a frame not covered in time is
@@ -277,6 +282,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                  SendMode mode) override;
   Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) override;
+  bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                  SendMode mode) override;
   bool is_complete(const Request* request, Completion* out) const noexcept override;
   void cancel(Request* request) override;
   void release(Request* request) override;
@@ -287,6 +294,11 @@ class EngineCore final : public Engine, public path::FrameSink {
 
   // A frame from any path: decoded, validated, and acted on (FrameSink).
   void on_frame(std::span<const std::byte> frame) noexcept override;
+  // Receiving into place (FrameSink; engine_place.cpp): where a rendezvous DATA frame's payload goes,
+  // given its header before its payload was read, and the frame once its payload is there.
+  std::size_t place_header_size() const noexcept override { return frag::kHeaderSize; }
+  std::span<std::byte> place(std::span<const std::byte> header, std::size_t frame_length) noexcept override;
+  void on_frame_parts(std::span<const std::byte> header, std::span<const std::byte> payload) noexcept override;
 
   const EngineCounters& counters() const noexcept { return counters_; }
   // Every counter as "key=value" lines: one "engine" line, then one "rail" line per peer and rail, and
@@ -345,6 +357,12 @@ class EngineCore final : public Engine, public path::FrameSink {
   void send_ack(Peer& peer);
   void send_fragment(Peer& peer, Request& r, std::uint32_t route, std::size_t offset, std::size_t len);
   void send_fragments(Peer& peer, Request& r, std::size_t from, std::size_t to);
+  // Fills in a send's fields and gives it the peer's next message sequence number.
+  Peer& prepare_send(Request& r, const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                     SendMode mode) noexcept;
+  bool goes_eager(const Peer& peer, std::size_t bytes, SendMode mode) const noexcept {
+    return mode != SendMode::synchronous && bytes <= peer.eager_limit;
+  }
   bool push_streams();
   bool service_timers();
   void complete(Request* request);

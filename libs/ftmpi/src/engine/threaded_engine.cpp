@@ -34,6 +34,12 @@ Request* ThreadedEngine::isend(const CommView& comm, const void* buf, std::size_
   return inner_->isend(comm, buf, bytes, dest, tag, mode);
 }
 
+bool ThreadedEngine::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                                SendMode mode) {
+  std::lock_guard lock(mutex_);
+  return inner_->send_eager(comm, buf, bytes, dest, tag, mode);
+}
+
 Request* ThreadedEngine::irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) {
   std::lock_guard lock(mutex_);
   return inner_->irecv(comm, buf, capacity, source, tag);

@@ -172,7 +172,6 @@ std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
   return std::nullopt;
 }
 
-Datatype* find_datatype(int handle) noexcept { return runtime().datatypes.find(handle); }
 
 int add_datatype(std::shared_ptr<const TypeNode> node) {
   Datatype type;

@@ -104,7 +104,7 @@ struct Datatype {
 using DatatypeTable = HandleTable<HandleKind::datatype, Datatype>;
 
 // The datatype a handle names, or null (freed, never created, or another kind of handle).
-Datatype* find_datatype(int handle) noexcept;
+// find_datatype(handle): runtime.hpp (inline: every transfer looks its type up).
 
 // Fills the table with the predefined types (at their mpi.h handles).
 void add_predefined_datatypes(DatatypeTable& table);

@@ -131,6 +131,10 @@ void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
   // the engine directly (what a zero-byte ping-pong pays for is mostly this path).
   if (!transfer.layout && transfer.peer != MPI_PROC_NULL && mode != Mode::buffered) {
     engine::Engine& e = engine();
+    if (mode != Mode::receive && e.send_eager(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer,
+                                              transfer.tag, engine_mode(mode))) {
+      return;
+    }
     engine::Request* op =
         mode == Mode::receive
             ? e.irecv(transfer.comm->view, transfer.buf, transfer.bytes, engine_source(transfer.peer),

@@ -18,18 +18,15 @@ Runtime::Runtime() {
   keyvals.reserve(kFirstUserKeyval);
 }
 
-Runtime& runtime() noexcept {
-  static Runtime* const instance = new Runtime;
+namespace detail {
+std::atomic<Runtime*> runtime_instance{nullptr};
+
+Runtime& make_runtime() noexcept {
+  static Runtime* const instance = new Runtime;  // thread-safe first construction
+  runtime_instance.store(instance, std::memory_order_release);
   return *instance;
 }
-
-Comm* find_comm(MPI_Comm handle) noexcept {
-  Runtime& rt = runtime();
-  const auto index = handle_index(handle, HandleKind::comm);
-  if (!index || *index >= rt.comms.size()) return nullptr;
-  Comm& comm = rt.comms[*index];
-  return comm.handle == handle ? &comm : nullptr;
-}
+}  // namespace detail
 
 std::vector<int> Comm::members() const {
   if (!world_ranks.empty()) return world_ranks;

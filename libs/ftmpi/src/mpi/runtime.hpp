@@ -3,6 +3,7 @@
 // level, the bsend buffer, the requests, and the collectives in progress.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "mpi/bsend.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/datatype.hpp"
+#include "mpi/handles.hpp"
 #include "mpi/objects.hpp"
 #include "mpi/request.hpp"
 
@@ -65,13 +67,30 @@ struct Runtime {
   Comm& world() noexcept { return comms[0]; }
 };
 
+namespace detail {
+// Set once by make_runtime(); every MPI call reads it, so the common case is one load, not a call.
+extern std::atomic<Runtime*> runtime_instance;
+Runtime& make_runtime() noexcept;
+}  // namespace detail
+
 // The process's runtime. Never destroyed: MPI calls stay well-defined (and leak checkers quiet) in
 // atexit handlers and static destructors of the application.
-Runtime& runtime() noexcept;
+inline Runtime& runtime() noexcept {
+  Runtime* instance = detail::runtime_instance.load(std::memory_order_acquire);
+  return instance != nullptr ? *instance : detail::make_runtime();
+}
 // The engine; only while running.
 inline engine::Engine& engine() noexcept { return *runtime().engine; }
 // The communicator a handle names, or null (never created, or freed).
-Comm* find_comm(MPI_Comm handle) noexcept;
+inline Comm* find_comm(MPI_Comm handle) noexcept {
+  Runtime& rt = runtime();
+  const auto index = handle_index(handle, HandleKind::comm);
+  if (!index || *index >= rt.comms.size()) return nullptr;
+  Comm& comm = rt.comms[*index];
+  return comm.handle == handle ? &comm : nullptr;
+}
+// The datatype a handle names, or null.
+inline Datatype* find_datatype(int handle) noexcept { return runtime().datatypes.find(handle); }
 
 // Moves the pending nonblocking collectives along (no engine progress of its own).
 void poll_collectives();
