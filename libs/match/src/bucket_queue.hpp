@@ -71,8 +71,8 @@ class BucketQueue {
 
   // The oldest entry in the bucket named `key`, or kNoEntry.
   std::uint32_t front(const BucketKey& key) const noexcept {
-    const std::uint32_t* bucket_id = bucket_ids_.find(key);
-    return bucket_id == nullptr ? kNoEntry : buckets_[*bucket_id].head;
+    const std::uint32_t bucket_id = find_bucket(key);
+    return bucket_id == kNoEntry ? kNoEntry : buckets_[bucket_id].head;
   }
 
   const Payload& payload(std::uint32_t id) const noexcept { return entries_[id].payload; }
@@ -123,8 +123,19 @@ class BucketQueue {
   // Empty buckets kept regardless of how few others there are: the working set of a typical program.
   static constexpr std::size_t kSweepFloor = 256;
 
+  // The bucket named `key`, or kNoEntry. Remembers the last one found: a program that receives the same
+  // (source, tag) over and over, the common case, then skips the hash.
+  std::uint32_t find_bucket(const BucketKey& key) const noexcept {
+    if (last_bucket_ != kNoEntry && last_key_ == key) return last_bucket_;
+    const std::uint32_t* found = bucket_ids_.find(key);
+    if (found == nullptr) return kNoEntry;
+    last_key_ = key;
+    last_bucket_ = *found;
+    return *found;
+  }
+
   std::uint32_t bucket_for(const BucketKey& key) {
-    if (const std::uint32_t* found = bucket_ids_.find(key)) return *found;
+    if (const std::uint32_t found = find_bucket(key); found != kNoEntry) return found;
     std::uint32_t bucket_id = allocate(buckets_, free_buckets_);
     buckets_[bucket_id] = Bucket{};
     bucket_ids_.insert(key, bucket_id);
@@ -132,6 +143,7 @@ class BucketQueue {
   }
 
   void sweep_emptied_buckets() {
+    last_bucket_ = kNoEntry;  // the sweep may free it
     bucket_ids_.erase_if([this](const BucketKey&, std::uint32_t bucket_id) {
       if (!buckets_[bucket_id].emptied) return false;
       free_buckets_.push_back(bucket_id);
@@ -159,6 +171,8 @@ class BucketQueue {
   std::vector<std::uint32_t> free_buckets_;
   FlatMap<BucketKey, std::uint32_t, BucketKeyHash> bucket_ids_;
   std::size_t emptied_ = 0;  // buckets with no entry, left in place until the next sweep
+  mutable BucketKey last_key_{};
+  mutable std::uint32_t last_bucket_ = kNoEntry;  // find_bucket's memory; kNoEntry when none
   std::size_t size_ = 0;
 };
 

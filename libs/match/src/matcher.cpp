@@ -153,7 +153,7 @@ base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& patte
   if (s.posted_ids.find(receive) != nullptr) {
     return Status(Errc::invalid_argument, "receive handle " + std::to_string(receive) + " is already posted");
   }
-  if (std::uint32_t id = s.unexpected.front(bucket_of(pattern)); id != kNoEntry) {
+  if (std::uint32_t id = s.unexpected.size() == 0 ? kNoEntry : s.unexpected.front(bucket_of(pattern)); id != kNoEntry) {
     Envelope message = s.unexpected.payload(id);
     s.unexpected.erase(id);
     return std::optional<Envelope>(message);
