@@ -50,7 +50,8 @@ inline constexpr ParamRow kAckDelay{"engine.ack.delay", ParamType::duration, "20
                                     ParamLevel::advanced};
 inline constexpr ParamRow kSpinRounds{
     "engine.progress.spin", ParamType::integer, "2000",
-    "idle progress rounds a waiting rank spins before it starts yielding its core",
+    "idle progress rounds a waiting rank spins before it starts yielding its core (0 by default when the "
+    "host has more ranks than CPUs online)",
     ParamLevel::advanced};
 inline constexpr ParamRow kProgressThread{
     "engine.progress.thread", ParamType::boolean, "false",

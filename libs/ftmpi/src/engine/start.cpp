@@ -170,6 +170,12 @@ base::Result<std::vector<std::unique_ptr<path::UdpPath>>> udp_paths(
   return paths;
 }
 
+// CPUs online on this host, at least 1. Not this process's affinity mask: ftrun --bind-to core gives each
+// rank one core, which is not oversubscription.
+std::uint32_t usable_cpus() {
+  return static_cast<std::uint32_t>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
 }  // namespace
 
 // Processes that can share memory: same kernel boot, same network namespace, same mount namespace (a
@@ -190,6 +196,10 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   if (!connected) return connected.status();
   auto client = std::make_shared<rte::Client>(std::move(*connected));
   const rte::JobInfo& job = client->job();
+  // More ranks on this host than cores they may run on: a waiting rank that spins only delays the rank
+  // it waits for, so it yields at once (Open MPI does the same when oversubscribed). Measured at 4 ranks
+  // on 2 cores: barrier and small allreduce 10-40x faster. An explicit engine.progress.spin wins.
+  if (!params.is_overridden(kSpinRounds) && job.local_size > usable_cpus()) config->spin_rounds = 0;
 
   auto kinds = parse_path_kinds(params.get_string(path::kKinds));
   if (!kinds) return kinds.status();
