@@ -24,7 +24,7 @@
 #   simhosts.sh blackhole HOST RAIL     nftables: drop all UDP in and out on RAIL inside HOST
 #   simhosts.sh loss HOST RAIL PCT      nftables: drop PCT% of UDP in and out (numgen random)
 #   simhosts.sh wire HOST RAIL PCT      netdev hooks: silently drop PCT% of ALL frames both ways (100 = cut)
-#   simhosts.sh rate HOST RAIL RATE     tbf rate limit on RAIL's egress inside HOST ("200mbit"); "off" removes
+#   simhosts.sh rate HOST RAIL RATE     HTB rate limit on RAIL's egress inside HOST ("200mbit"); "off" removes
 #   simhosts.sh heal HOST               undo every fault above inside HOST (rules, rate limits, links up)
 #   simhosts.sh status                  addresses, links, qdiscs and rules of both hosts
 #   simhosts.sh counters HOST           one line per nftables counter inside HOST:
@@ -311,8 +311,10 @@ rate() {
   if [ "$3" = off ]; then
     in_ns "$n" tc qdisc del dev "$d" root 2>/dev/null || true
   else
-    # netem is not available; tbf shapes. The burst must hold at least one timer tick of traffic.
-    in_ns "$n" tc qdisc replace dev "$d" root tbf rate "$3" burst 256kb latency 100ms
+    # netem is not available; HTB shapes (one class for all traffic). Its burst must hold at least one
+    # timer tick of traffic, or the rate falls short of what was asked.
+    in_ns "$n" tc qdisc replace dev "$d" root handle 1: htb default 10
+    in_ns "$n" tc class replace dev "$d" parent 1: classid 1:10 htb rate "$3" ceil "$3" burst 256kb cburst 256kb
   fi
 }
 
