@@ -33,6 +33,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -405,10 +406,15 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
 
   // One pass over the payload: copy into the room and checksum it, then the header that carries it.
   void write(std::span<std::byte> room) noexcept override {
-    frag::Checksummer sum(kind_);
-    sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
     header_.checksum_kind = kind_;
-    header_.payload_checksum = sum.value();
+    if (kind_ == frag::ChecksumKind::none) {
+      if (!payload_.empty()) std::memcpy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
+      header_.payload_checksum = 0;
+    } else {
+      frag::Checksummer sum(kind_);
+      sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
+      header_.payload_checksum = sum.value();
+    }
     frag::encode(header_, room.first<frag::kHeaderSize>(), header_checksum_);
   }
 

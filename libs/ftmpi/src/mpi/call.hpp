@@ -60,7 +60,7 @@ template <typename Body>
 int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
   Call call(name);
   try {
-    if (needs == Needs::running) require_running(name);
+    if (needs == Needs::running && runtime().phase != Phase::running) [[unlikely]] require_running(name);
     body(call);
   } catch (const std::bad_alloc&) {
     call.fail(MPI_ERR_NO_MEM, "out of memory");
