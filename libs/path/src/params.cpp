@@ -4,7 +4,7 @@ namespace ftmpi::path {
 namespace {
 
 constexpr base::ParamRow kPathParams[] = {kShmSlots,      kShmSlotSize,      kKinds, kRails,
-                                            kUdpMaxFrame,   kUdpSendBuffer,    kUdpReceiveBuffer,
+                                            kUdpMaxFrame,   kUdpSendBuffer,    kUdpReceiveBuffer, kUdpPlace,
                                             kFault,         kFaultPlan};
 
 }  // namespace

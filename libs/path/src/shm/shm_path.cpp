@@ -320,6 +320,7 @@ ShmPath::ShmPath(const ShmConfig& config, std::byte* base, std::size_t size, boo
     out_[peer].consumer_index = consumer_index(layout.fifo(me, peer));
     in_[peer].slots = base_ + layout.fifo(peer, me) + shm::kFifoControlSize;
     in_[peer].consumer_index = consumer_index(layout.fifo(peer, me));
+    in_[peer].next_stamp = &reinterpret_cast<shm::SlotHeader*>(in_[peer].slots)->stamp;
   }
   info_.kind = PathKind::shm;
   info_.name = "shm";
@@ -418,16 +419,15 @@ std::size_t ShmPath::drain_incoming(Incoming& in, FrameSink& sink, std::size_t b
     sink.on_frame({slot + kShmSlotHeaderSize, length});
     ++in.tail;
     std::atomic_ref<std::uint64_t>(*in.consumer_index).store(in.tail, std::memory_order_release);
+    in.next_stamp = &reinterpret_cast<shm::SlotHeader*>(in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_})->stamp;
+    in.expected = static_cast<std::uint32_t>(in.tail + 1);
     ++handed;
   }
   return handed;
 }
 
 inline bool ShmPath::frame_waiting(const Incoming& in) const noexcept {
-  std::byte* slot = in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_};
-  auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
-  return std::atomic_ref<std::uint32_t>(header->stamp).load(std::memory_order_relaxed) ==
-         static_cast<std::uint32_t>(in.tail + 1);
+  return std::atomic_ref<std::uint32_t>(*in.next_stamp).load(std::memory_order_relaxed) == in.expected;
 }
 
 std::size_t ShmPath::poll(FrameSink& sink, std::size_t budget) noexcept {

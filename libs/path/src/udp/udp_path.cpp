@@ -39,8 +39,27 @@
 // short socket and the long socket in turns, each datagram handed to the sink in place. A datagram
 // longer than max_frame (a misconfigured peer) arrives with MSG_TRUNC and is dropped and counted.
 //
-// Future work: MSG_PEEK the wire header of a long-socket datagram, find the posted receive, and read the
-// payload straight into the user buffer with a two-element iovec, saving the copy out of the ring.
+// Receiving into place (path.udp.place; LA-MPI's "peek the header, then receive the payload where it
+// belongs"). Every datagram on the long socket is rendezvous data a posted receive is waiting for, so
+// its destination is known before its bytes are read. When placing, the long socket is read one
+// datagram at a time:
+//   1. recv(MSG_PEEK | MSG_TRUNC) of the sink's header size (FrameSink::place_header_size(), the wire
+//      header) into peeked_; MSG_TRUNC makes it return the datagram's whole length;
+//   2. sink.place(header, length) answers with the span where the payload must land (the user's
+//      buffer), or nothing;
+//   3. a span of exactly length - header bytes: recvmsg with the iovec {peeked_, span}, so the kernel
+//      copies the payload straight into place (one copy fewer than the ring), then
+//      sink.on_frame_parts(header, span), which verifies the checksum where the payload lies. Anything
+//      else (declined, wrong size, a datagram shorter than the header or longer than max_frame):
+//      recvmsg into the ring and on_frame(), exactly as recvmmsg would have.
+// The datagram peeked is the datagram then received: a path is read by one thread, and nothing else
+// reads its sockets. The sink only offers memory that nothing depends on yet (for the engine: bytes of a
+// matched receive whose sequence numbers have not arrived), so a corrupt or forged payload written
+// there is harmless: the checksum fails, the frame is NACKed, and the resend overwrites it.
+// It costs a second system call per datagram and gives up recvmmsg's batching, which only pays on large
+// frames: path.udp.place=auto places when the rail's max_frame is at least 8 KiB (kUdpPlaceAutoMinFrame);
+// on and off force it. The short socket always uses recvmmsg: what arrives there is unexpected, or too
+// small to gain. Placed frames are counted (UdpSocketCounters::frames_placed), and so are declines.
 #include "ftmpi/path/udp.hpp"
 
 #include <netinet/ip.h>
@@ -190,6 +209,8 @@ UdpOptions UdpOptions::from_params(const base::ParamSet& params) {
   options.max_frame = static_cast<std::size_t>(params.get_size(kUdpMaxFrame));
   options.sndbuf = static_cast<std::size_t>(params.get_size(kUdpSendBuffer));
   options.rcvbuf = static_cast<std::size_t>(params.get_size(kUdpReceiveBuffer));
+  const std::string place = params.get_string(kUdpPlace);
+  options.place = place == "on" ? UdpPlace::on : place == "off" ? UdpPlace::off : UdpPlace::automatic;
   return options;
 }
 
@@ -237,8 +258,9 @@ base::Result<std::unique_ptr<UdpPath>> UdpPath::create(const RailAddress& rail, 
   path->sockets_[kShort].fd = short_fd.release();
   path->sockets_[kLong].fd = long_fd.release();
   path->local_ = UdpEndpoint{rail.ipv4, short_port, long_port};
-  base::logger().debug("{}: endpoint {}, max frame {}, buffers {}/{} bytes", path->info_.name,
-                       path->endpoint(), max_frame, path->send_buffer_bytes_, path->receive_buffer_bytes_);
+  base::logger().debug("{}: endpoint {}, max frame {}, buffers {}/{} bytes, {}placing bulk payloads",
+                       path->info_.name, path->endpoint(), max_frame, path->send_buffer_bytes_,
+                       path->receive_buffer_bytes_, path->place_ ? "" : "not ");
   return path;
 }
 
@@ -256,6 +278,8 @@ UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t
       flush_messages_(kFlushBatch),
       flush_iov_(kFlushBatch),
       send_batch_(&::sendmmsg) {
+  place_ = options.place == UdpPlace::on ||
+           (options.place == UdpPlace::automatic && max_frame >= kUdpPlaceAutoMinFrame);
   info_.kind = PathKind::udp;
   info_.name = "udp " + rail.interface + " " + format_ipv4(rail.ipv4);
   info_.max_frame = max_frame;
@@ -470,6 +494,107 @@ std::size_t UdpPath::receive(Lane lane, FrameSink& sink, std::size_t limit, std:
   return static_cast<std::size_t>(got);
 }
 
+bool UdpPath::receive_one(Lane lane, FrameSink& sink, std::size_t& handed, bool& drained) noexcept {
+  ::iovec iov{ring_.get(), max_frame_};
+  ::sockaddr_in from{};
+  ::msghdr header{};
+  header.msg_name = &from;
+  header.msg_namelen = sizeof from;
+  header.msg_iov = &iov;
+  header.msg_iovlen = 1;
+  ::ssize_t got = -1;
+  do {
+    got = ::recvmsg(sockets_[lane].fd, &header, MSG_DONTWAIT);
+  } while (got < 0 && errno == EINTR);
+  UdpSocketCounters& counters = counters_of(lane);
+  if (got < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNREFUSED) ++counters.receive_errors;
+    drained = true;
+    return false;
+  }
+  if (!known_sources_.contains(source_key(ntohl(from.sin_addr.s_addr), ntohs(from.sin_port)))) {
+    ++counters_.from_unknown_senders;
+  }
+  if ((header.msg_flags & MSG_TRUNC) != 0) [[unlikely]] {
+    ++counters_.truncated;
+    return true;
+  }
+  ++counters.frames_received;
+  counters.bytes_received += static_cast<std::size_t>(got);
+  sink.on_frame({ring_.get(), static_cast<std::size_t>(got)});
+  ++handed;
+  return true;
+}
+
+std::size_t UdpPath::receive_placing(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed,
+                                     bool& drained) noexcept {
+  const std::size_t head = sink.place_header_size();
+  if (head == 0 || head >= max_frame_) return receive(lane, sink, limit, handed, drained);
+  if (peeked_.size() < head) peeked_.resize(head);
+  const int fd = sockets_[lane].fd;
+  UdpSocketCounters& counters = counters_of(lane);
+  // At most a batch per call, like recvmmsg, so that the other socket gets its turn.
+  const std::size_t want = std::min<std::size_t>(limit, receive_batch_);
+  std::size_t read = 0;
+  while (read < want) {
+    ::ssize_t length = -1;
+    do {
+      length = ::recv(fd, peeked_.data(), head, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    } while (length < 0 && errno == EINTR);
+    if (length < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNREFUSED) ++counters.receive_errors;
+      drained = true;
+      return read;
+    }
+    const auto frame_length = static_cast<std::size_t>(length);
+    std::span<std::byte> into;
+    if (frame_length > head && frame_length <= max_frame_) {
+      into = sink.place({peeked_.data(), head}, frame_length);
+      if (into.size() != frame_length - head) {
+        into = {};
+        ++counters.placement_declined;
+      }
+    }
+    if (into.empty()) {
+      // Received whole, as recvmmsg would have (truncated and counted when too long).
+      if (!receive_one(lane, sink, handed, drained)) return read;
+      ++read;
+      continue;
+    }
+    ::iovec iov[2] = {{peeked_.data(), head}, {into.data(), into.size()}};
+    ::sockaddr_in from{};
+    ::msghdr message{};
+    message.msg_name = &from;
+    message.msg_namelen = sizeof from;
+    message.msg_iov = iov;
+    message.msg_iovlen = 2;
+    ::ssize_t got = -1;
+    do {
+      got = ::recvmsg(fd, &message, MSG_DONTWAIT);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) [[unlikely]] {  // the datagram just peeked is gone: nothing else reads this socket
+      ++counters.receive_errors;
+      drained = true;
+      return read;
+    }
+    ++read;
+    if (!known_sources_.contains(source_key(ntohl(from.sin_addr.s_addr), ntohs(from.sin_port)))) {
+      ++counters_.from_unknown_senders;
+    }
+    if ((message.msg_flags & MSG_TRUNC) != 0 || static_cast<std::size_t>(got) != frame_length) [[unlikely]] {
+      // Not the datagram peeked (cannot happen with one reader); its bytes went where the sink allowed.
+      ++counters.receive_errors;
+      continue;
+    }
+    ++counters.frames_received;
+    ++counters.frames_placed;
+    counters.bytes_received += frame_length;
+    sink.on_frame_parts({peeked_.data(), head}, into);
+    ++handed;
+  }
+  return read;
+}
+
 std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   if (queued_ != 0) [[unlikely]] {
     flush(kShort);
@@ -483,7 +608,9 @@ std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   // Short then long, in turns, so that neither socket starves the other within one poll.
   while (read < budget && !(drained[kShort] && drained[kLong])) {
     for (Lane lane : {kShort, kLong}) {
-      if (!drained[lane] && read < budget) read += receive(lane, sink, budget - read, handed, drained[lane]);
+      if (drained[lane] || read >= budget) continue;
+      read += lane == kLong && place_ ? receive_placing(lane, sink, budget - read, handed, drained[lane])
+                                      : receive(lane, sink, budget - read, handed, drained[lane]);
     }
   }
   return handed;

@@ -54,6 +54,15 @@ inline constexpr base::ParamRow kUdpReceiveBuffer{
     "SO_RCVBUF of each UDP socket (forced past net.core.rmem_max when the process may)",
     base::ParamLevel::advanced, base::ParamScope::rank};
 
+// Receiving the long (bulk) socket's payloads straight into the posted receive costs a second system
+// call per datagram (MSG_PEEK of the header first), which pays for itself only on large frames: auto
+// places when the rail's frames may be 8 KiB or more. Per rank: it changes nothing on the wire.
+inline constexpr base::ParamRow kUdpPlace{
+    "path.udp.place", base::ParamType::string, "auto",
+    "receive bulk (long-socket) UDP payloads straight into the posted receive buffer: on, off, or auto "
+    "(when the rail's largest frame is at least 8k)",
+    base::ParamLevel::advanced, base::ParamScope::rank, "auto|on|off"};
+
 // The fault-injection language (fault.hpp); ftrun --fault and --fault-plan set these.
 inline constexpr base::ParamRow kFault{
     "path.fault", base::ParamType::string, "",

@@ -7,13 +7,17 @@
 // Sending copies each frame exactly once: the path finds room for the frame (a shared-memory FIFO slot,
 // an overflow buffer, a socket send buffer) and asks the engine's FrameWriter to write the header and
 // payload there, so that the payload checksum is computed during that one copy.
-// Receiving hands each frame to a FrameSink; the bytes are valid only during the call.
+// Receiving hands each frame to a FrameSink; the bytes are valid only during the call. A path that can
+// read a frame's head before the rest of it (UDP's bulk socket, MSG_PEEK) may ask the sink where the
+// payload belongs (FrameSink::place) and receive it straight there: one copy fewer.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "ftmpi/base/status.hpp"
 
@@ -57,6 +61,31 @@ class FrameSink {
   // `frame` is one whole frame as the peer wrote it, unvalidated (the engine decodes and checks it);
   // valid only during this call.
   virtual void on_frame(std::span<const std::byte> frame) noexcept = 0;
+
+  // Receiving into place (optional; a path need not ask, and the default declines).
+  //
+  // How many leading bytes of a frame place() needs to see (the wire header); 0: it never places, and
+  // a path does not spend a system call peeking for it.
+  virtual std::size_t place_header_size() const noexcept { return 0; }
+  // `header` is the first place_header_size() bytes of a frame not yet received, `frame_length` the
+  // whole frame's length. Returns where the rest of the frame (exactly frame_length - header.size()
+  // bytes) must land, or an empty span: then the frame is received and handed to on_frame() as usual.
+  // A sink returns only memory whose current contents nothing depends on: whatever the path writes
+  // there, corrupt or not, must be harmless until on_frame_parts() has checked it.
+  virtual std::span<std::byte> place(std::span<const std::byte> header, std::size_t frame_length) noexcept {
+    (void)header;
+    (void)frame_length;
+    return {};
+  }
+  // A frame whose payload the path received into the span place() returned, with the header it read
+  // together with it (the same bytes place() saw). Unvalidated, like on_frame(). The default joins the
+  // parts and calls on_frame(), for a sink that places but handles frames one way only.
+  virtual void on_frame_parts(std::span<const std::byte> header, std::span<const std::byte> payload) noexcept {
+    std::vector<std::byte> whole(header.size() + payload.size());
+    if (!header.empty()) std::memcpy(whole.data(), header.data(), header.size());
+    if (!payload.empty()) std::memcpy(whole.data() + header.size(), payload.data(), payload.size());
+    on_frame(whole);
+  }
 
  protected:
   ~FrameSink() = default;

@@ -103,6 +103,10 @@ class ShmPath final : public Path {
     std::byte* slots = nullptr;
     std::uint64_t* consumer_index = nullptr;
     std::uint64_t tail = 0;  // frames consumed so far
+    // The stamp of slot (tail mod slots) and the value it takes when frame `tail` is there: an idle
+    // poll is then two loads and a compare per FIFO.
+    std::uint32_t* next_stamp = nullptr;
+    std::uint32_t expected = 1;
   };
 
   ShmPath(const ShmConfig& config, std::byte* base, std::size_t size, bool single_copy_read);

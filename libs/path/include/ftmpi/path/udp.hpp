@@ -93,13 +93,23 @@ inline constexpr std::size_t kUdpMaxPayload = 65507;
 // IPv4 and UDP headers: a frame of at most MTU - 28 bytes travels as one IP packet.
 inline constexpr std::size_t kUdpIpOverhead = 28;
 
+// Whether the long socket's datagrams are peeked and their payloads received into place
+// (FrameSink::place; path.udp.place).
+enum class UdpPlace : std::uint8_t { automatic, on, off };
+
+// The rail's frames must be at least this large for UdpPlace::automatic to place: below it the second
+// system call per datagram costs more than the copy it saves.
+inline constexpr std::size_t kUdpPlaceAutoMinFrame = 8 * 1024;
+
 struct UdpOptions {
   std::size_t max_frame = 0;  // asked for; lowered to the rail's MTU - 28 and 65507
   std::size_t sndbuf = 0;     // SO_SNDBUF of each socket; 0 keeps the kernel's default
   std::size_t rcvbuf = 0;     // SO_RCVBUF of each socket; 0 keeps the kernel's default
   std::size_t peers = 0;      // ranks in the job: add_peer takes ranks below this
+  UdpPlace place = UdpPlace::automatic;
 
-  // path.udp.max_frame, path.udp.sndbuf and path.udp.rcvbuf; `peers` is left 0 for the caller to set.
+  // path.udp.max_frame, path.udp.sndbuf, path.udp.rcvbuf and path.udp.place; `peers` is left 0 for the
+  // caller to set.
   static UdpOptions from_params(const base::ParamSet& params);
 };
 
@@ -112,6 +122,8 @@ struct UdpSocketCounters {
   std::uint64_t frames_queued = 0;    // found the socket's send buffer full (EAGAIN, ENOBUFS) and waited
   std::uint64_t send_errors = 0;      // refused by the kernel: returned by send(), or dropped from the queue
   std::uint64_t receive_errors = 0;   // recvmmsg failures other than "nothing there"
+  std::uint64_t frames_placed = 0;    // of frames_received: payload received straight into place
+  std::uint64_t placement_declined = 0;  // peeked, but the sink had no place: received as usual
 };
 
 struct UdpCounters {
@@ -165,12 +177,15 @@ class UdpPath final : public Path {
   // or io_error naming the rail, the peer and the errno text (see udp_send_errc).
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;
   // Pushes out queued frames, then reads datagrams (the short socket's, then the long one's, in turns)
-  // and hands each to the sink unchanged, up to `budget`.
+  // and hands each to the sink unchanged, up to `budget`. When placing (places()), each long-socket
+  // datagram's header is peeked first and its payload received where the sink's place() says.
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   bool has_queued_frames() const noexcept override { return queued_ != 0; }
 
   std::size_t queued_frames() const noexcept { return queued_; }
   const UdpCounters& counters() const noexcept { return counters_; }
+  // Whether long-socket payloads are received into place (UdpOptions::place, resolved for this rail).
+  bool places() const noexcept { return place_; }
   // The socket buffer sizes as the kernel reports them (it doubles what was asked, for its overhead).
   std::size_t send_buffer_bytes() const noexcept { return send_buffer_bytes_; }
   std::size_t receive_buffer_bytes() const noexcept { return receive_buffer_bytes_; }
@@ -212,6 +227,12 @@ class UdpPath final : public Path {
   // Reads one batch of at most `limit` datagrams; returns how many it read (handed up or dropped) and
   // adds those handed up to `handed`. Sets `drained` when the socket had nothing more.
   std::size_t receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed, bool& drained) noexcept;
+  // The same, one datagram at a time, each peeked and offered to sink.place() first (the long socket
+  // when placing).
+  std::size_t receive_placing(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed,
+                              bool& drained) noexcept;
+  // Receives one datagram whole into ring slot 0 and hands it up; false when there was none.
+  bool receive_one(Lane lane, FrameSink& sink, std::size_t& handed, bool& drained) noexcept;
 
   RailAddress rail_;
   std::size_t max_frame_;
@@ -222,6 +243,8 @@ class UdpPath final : public Path {
   std::unordered_map<std::uint64_t, std::uint32_t> known_sources_;
   std::size_t queued_ = 0;  // frames in both queues
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
+  bool place_ = false;                    // long-socket payloads go where the sink places them
+  std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
   unsigned receive_batch_;
   std::unique_ptr<std::byte[]> ring_;  // receive_batch_ buffers of max_frame_ bytes
   std::vector<::mmsghdr> receive_messages_;
