@@ -47,7 +47,7 @@ auto find_handle(Table& table, int handle) noexcept -> decltype(std::data(table)
 template <HandleKind Kind, typename T>
 class HandleTable {
  public:
-  HandleTable() { slots_.emplace_back(); }
+  HandleTable() { grow(); }
 
   // Takes `object` into a slot (fresh or freed) and returns its handle.
   int add(T&& object) {
@@ -59,24 +59,26 @@ class HandleTable {
       slots_[index] = std::move(object);
     } else {
       index = static_cast<std::uint32_t>(slots_.size());
-      slots_.push_back(std::move(object));
+      grow();
+      slots_.back() = std::move(object);
     }
     return make_handle(Kind, index);
   }
   // Puts `object` at `index` (a predefined handle); the slots below it must exist.
   void put(std::uint32_t index, T&& object) {
     object.live = true;
-    while (slots_.size() <= index) slots_.emplace_back();
+    while (slots_.size() <= index) grow();
     slots_[index] = std::move(object);
   }
   // Keeps indices below `count` out of add(): room for predefined handles put() later, or never.
   void reserve(std::uint32_t count) {
-    while (slots_.size() < count) slots_.emplace_back();
+    while (slots_.size() < count) grow();
   }
   T* find(int handle) noexcept {
     const auto index = handle_index(handle, Kind);
-    if (!index || *index == 0 || *index >= slots_.size() || !slots_[*index].live) return nullptr;
-    return &slots_[*index];
+    if (!index || *index == 0 || *index >= by_index_.size()) return nullptr;
+    T* object = by_index_[*index];
+    return object->live ? object : nullptr;
   }
   // Frees the slot `handle` names (which must be live).
   void remove(int handle) {
@@ -86,7 +88,11 @@ class HandleTable {
   }
 
  private:
+  void grow() { by_index_.push_back(&slots_.emplace_back()); }
+
   std::deque<T> slots_;
+  // &slots_[i]: every MPI call looks its objects up, and indexing a deque costs several times a vector's.
+  std::vector<T*> by_index_;
   std::vector<std::uint32_t> free_;
 };
 
