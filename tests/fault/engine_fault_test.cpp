@@ -1,5 +1,5 @@
 // The engine under faults, N ranks in one process (DESIGN.md section 7): every rank's rails are loop
-// networks wrapped in FaultPath with a seeded plan. Every test checks that every byte arrived once,
+// networks (or real UDP sockets on loopback) wrapped in FaultPath with a seeded plan. Every test checks that every byte arrived once,
 // intact, in MPI order, and that the engine's counters saw what the plan did.
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +15,7 @@
 #include "ftmpi/frag/wire.hpp"
 #include "ftmpi/path/fault.hpp"
 #include "ftmpi/path/loop.hpp"
+#include "ftmpi/path/udp.hpp"
 #include "ftmpi/test/seed.hpp"
 
 using namespace ftmpi;
@@ -50,9 +51,23 @@ struct World {
   std::vector<std::vector<path::FaultPath*>> faults;  // [rank][rail]
 
   World(std::uint32_t n, EngineConfig config, const std::vector<RailSpec>& rails, std::uint64_t seed) {
+    std::vector<std::vector<std::unique_ptr<path::Path>>> inner(n);
     for (const RailSpec& rail : rails) {
       networks.push_back(std::make_unique<path::LoopNetwork>(n, path::LoopOptions{rail.mtu, false}));
+      for (std::uint32_t r = 0; r < n; ++r) inner[r].push_back(std::make_unique<path::LoopPath>(*networks.back(), r));
     }
+    build(std::move(inner), config, rails, seed);
+  }
+
+  // Over paths the caller made, inner[rank][rail] (rails[k].mtu unused).
+  World(std::vector<std::vector<std::unique_ptr<path::Path>>> inner, EngineConfig config,
+        const std::vector<RailSpec>& rails, std::uint64_t seed) {
+    build(std::move(inner), config, rails, seed);
+  }
+
+  void build(std::vector<std::vector<std::unique_ptr<path::Path>>> inner, EngineConfig config,
+             const std::vector<RailSpec>& rails, std::uint64_t seed) {
+    const auto n = static_cast<std::uint32_t>(inner.size());
     for (std::uint32_t r = 0; r < n; ++r) {
       std::vector<std::unique_ptr<path::Path>> paths;
       faults.emplace_back();
@@ -62,8 +77,7 @@ struct World {
         for (auto& spec : *plan) spec.seed = seed + k;  // the printed seed replays the run
         path::FaultOptions options;
         options.stream = r;
-        auto wrapped = std::make_unique<path::FaultPath>(std::make_unique<path::LoopPath>(*networks[k], r),
-                                                         std::move(*plan), options);
+        auto wrapped = std::make_unique<path::FaultPath>(std::move(inner[r][k]), std::move(*plan), options);
         faults.back().push_back(wrapped.get());
         paths.push_back(std::move(wrapped));
       }
@@ -115,6 +129,85 @@ struct World {
     for (const auto& r : ranks) n += r->counters().dropped_malformed + r->counters().dropped_bad_payload;
     return n;
   }
+};
+
+// n ranks over real UDP sockets, one rail on 127.0.0.1 with frames of 63 KiB, receiving bulk payloads
+// into place or not; `udp` gets each rank's UdpPath, for its counters.
+std::vector<std::vector<std::unique_ptr<path::Path>>> udp_paths(std::uint32_t n, path::UdpPlace place,
+                                                                 std::vector<path::UdpPath*>& udp) {
+  auto rails = path::resolve_rails("127.0.0.1");
+  BOOST_REQUIRE_MESSAGE(rails, rails.status().to_string());
+  path::UdpOptions options{63 * 1024, 4 << 20, 8 << 20, n};
+  options.place = place;
+  std::vector<std::vector<std::unique_ptr<path::Path>>> inner(n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    auto made = path::UdpPath::create(rails->at(0), options);
+    BOOST_REQUIRE_MESSAGE(made, made.status().to_string());
+    udp.push_back(made->get());
+    inner[r].push_back(std::move(*made));
+  }
+  for (path::UdpPath* from : udp) {
+    for (std::uint32_t r = 0; r < n; ++r) BOOST_REQUIRE(from->add_peer(r, udp[r]->local_endpoint()).is_ok());
+  }
+  return inner;
+}
+
+// A loop rail that receives the way UDP's long socket does when placing (FrameSink::place, the payload
+// written into the span it returns, then on_frame_parts) for every frame, and that attacks what
+// placement may overwrite: after each frame it offers a copy of it with its payload corrupted, as a late
+// retransmission corrupted on the way would arrive. Where the engine accepted the first copy, that stale
+// copy must be declined (its bytes were received); if it were placed, it would overwrite them.
+class PlacingLoopPath final : public path::Path {
+ public:
+  PlacingLoopPath(path::LoopNetwork& network, path::Rank rank, std::uint64_t seed)
+      : inner_(network, rank), adapter_(seed) {}
+  const path::PathInfo& info() const noexcept override { return inner_.info(); }
+  bool reaches(path::Rank peer) const noexcept override { return inner_.reaches(peer); }
+  base::Status send(path::Rank peer, path::FrameWriter& frame) noexcept override { return inner_.send(peer, frame); }
+  std::size_t poll(path::FrameSink& sink, std::size_t budget) noexcept override {
+    adapter_.sink = &sink;
+    return inner_.poll(adapter_, budget);
+  }
+  bool has_queued_frames() const noexcept override { return inner_.has_queued_frames(); }
+
+  std::uint64_t placed() const noexcept { return adapter_.placed; }
+  std::uint64_t stale_offered() const noexcept { return adapter_.stale_offered; }
+  std::uint64_t stale_placed() const noexcept { return adapter_.stale_placed; }
+
+ private:
+  struct Adapter final : path::FrameSink {
+    explicit Adapter(std::uint64_t seed) : random(seed) {}
+    void on_frame(std::span<const std::byte> frame) noexcept override {
+      deliver(frame);
+      const std::size_t head = sink->place_header_size();
+      if (head == 0 || frame.size() <= head) return;
+      std::vector<std::byte> stale(frame.begin(), frame.end());
+      stale[head + random() % (stale.size() - head)] ^= std::byte{0x5a};
+      ++stale_offered;
+      stale_placed += deliver(stale) ? 1 : 0;
+    }
+    bool deliver(std::span<const std::byte> frame) noexcept {
+      const std::size_t head = sink->place_header_size();
+      if (head != 0 && frame.size() > head) {
+        const std::span<std::byte> into = sink->place(frame.first(head), frame.size());
+        if (into.size() == frame.size() - head) {
+          std::memcpy(into.data(), frame.data() + head, into.size());
+          ++placed;
+          sink->on_frame_parts(frame.first(head), into);
+          return true;
+        }
+      }
+      sink->on_frame(frame);
+      return false;
+    }
+    path::FrameSink* sink = nullptr;
+    std::mt19937_64 random;
+    std::uint64_t placed = 0;
+    std::uint64_t stale_offered = 0;
+    std::uint64_t stale_placed = 0;
+  };
+  path::LoopPath inner_;
+  Adapter adapter_;
 };
 
 // Short timers, so that a test sees many timeouts, failovers and failbacks in little time.
@@ -245,6 +338,70 @@ BOOST_AUTO_TEST_CASE(duplicates_are_dropped_and_counted) {
     // Duplicates of sequenced frames are counted; ACKs and probes carry no sequence and are idempotent.
     BOOST_TEST(w.ranks[0]->counters().duplicates + w.ranks[1]->counters().duplicates > 0u);
     BOOST_TEST(w.ranks[0]->counters().duplicates + w.ranks[1]->counters().duplicates <= duplicated);
+  }
+}
+
+// Bulk payloads received by the kernel straight into the receive buffer (path.udp.place): corrupt copies
+// land there too, before anyone checked them, and duplicates arrive after their bytes were delivered.
+// Every byte must still come out right, every corruption be caught, and no received byte be overwritten.
+BOOST_AUTO_TEST_CASE(over_udp_payloads_received_into_place_survive_corruption_and_duplication) {
+  for (const path::UdpPlace place : {path::UdpPlace::on, path::UdpPlace::off}) {
+    const bool placing = place == path::UdpPlace::on;
+    const std::uint64_t seed = test::seed_for(placing ? "udp place on" : "udp place off");
+    BOOST_TEST_CONTEXT("path.udp.place=" << (placing ? "on" : "off") << " seed " << seed) {
+      std::vector<path::UdpPath*> udp;
+      World w(udp_paths(2, place, udp), fault_config(), {{0, "corrupt=0.05,dup=0.05"}}, seed);
+      std::mt19937_64 rng(seed);
+      // Rendezvous messages (above the 63 KiB eager limit) of many frames, one of 6 MB, both ways.
+      std::vector<std::size_t> sizes = random_sizes(rng, 8, 1'500'000);
+      for (std::size_t& size : sizes) size += 70'000;
+      sizes.push_back(6'000'000);
+      exchange_and_verify(w, 0, 1, sizes);
+      exchange_and_verify(w, 1, 0, random_sizes(rng, 6, 2'000'000));
+      const std::uint64_t placed = udp[0]->counters().long_socket.frames_placed +
+                                   udp[1]->counters().long_socket.frames_placed;
+      BOOST_TEST_MESSAGE("placed " << placed << " frames; corruptions injected " << w.injected_corruptions()
+                                   << ", detected " << w.detected_corruptions());
+      if (placing) {
+        BOOST_TEST(placed > 200u);
+      } else {
+        BOOST_TEST(placed == 0u);
+      }
+      BOOST_TEST(w.injected_corruptions() > 0u);
+      BOOST_TEST(w.ranks[0]->counters().dropped_bad_payload + w.ranks[1]->counters().dropped_bad_payload > 0u);
+      BOOST_TEST(w.detected_corruptions() == w.injected_corruptions());
+      BOOST_TEST(w.faults[0][0]->counters().duplicated + w.faults[1][0]->counters().duplicated > 0u);
+      BOOST_TEST(w.ranks[0]->counters().duplicates + w.ranks[1]->counters().duplicates > 0u);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(placement_never_overwrites_received_bytes_with_a_stale_corrupt_copy) {
+  const std::uint64_t seed = test::seed_for("placement stale copies");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    path::LoopNetwork network(2, path::LoopOptions{4096, false});
+    std::vector<std::vector<std::unique_ptr<path::Path>>> inner(2);
+    std::vector<PlacingLoopPath*> placing;
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      auto made = std::make_unique<PlacingLoopPath>(network, r, seed + 100 + r);
+      placing.push_back(made.get());
+      inner[r].push_back(std::move(made));
+    }
+    World w(std::move(inner), fault_config(), {{0, "corrupt=0.05,dup=0.05,reorder=0.05"}}, seed);
+    std::mt19937_64 rng(seed);
+    exchange_and_verify(w, 0, 1, random_sizes(rng, 16, 1'000'000));
+    exchange_and_verify(w, 1, 0, random_sizes(rng, 16, 1'000'000));
+    const std::uint64_t placed = placing[0]->placed() + placing[1]->placed();
+    const std::uint64_t stale = placing[0]->stale_offered() + placing[1]->stale_offered();
+    const std::uint64_t stale_placed = placing[0]->stale_placed() + placing[1]->stale_placed();
+    BOOST_TEST_MESSAGE("placed " << placed << " frames (" << stale_placed << " of them stale copies of a frame "
+                                 << "refused); stale corrupt copies offered " << stale);
+    BOOST_TEST(placed > 2000u);
+    // A stale copy is placed only where its first copy was refused (corrupt): its bytes never arrived.
+    BOOST_TEST(stale_placed < stale / 10);
+    // Every stale copy, placed or not, failed its checksum (or its header's) and was counted.
+    const std::uint64_t detected = w.detected_corruptions();
+    BOOST_TEST(detected >= stale);
   }
 }
 

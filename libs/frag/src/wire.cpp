@@ -459,6 +459,11 @@ bool try_decode(std::span<const std::byte> frame, const DecodeLimits& limits, Fr
   return decode_into<Quiet>(frame, frame.size(), limits, out);
 }
 
+bool try_decode(std::span<const std::byte> header, std::size_t frame_length, const DecodeLimits& limits,
+                FrameHeader& out) noexcept {
+  return decode_into<Quiet>(header, frame_length, limits, out);
+}
+
 std::string describe(const FrameHeader& h) {
   std::string flags;
   const auto add_flag = [&](std::uint8_t bit, std::string_view name) {

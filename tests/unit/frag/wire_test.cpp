@@ -284,6 +284,30 @@ BOOST_AUTO_TEST_CASE(a_header_read_ahead_of_its_payload_decodes_with_the_frame_l
   BOOST_TEST((decode(header, frame.size() - 1, kLimits).code() == Errc::truncated));
 }
 
+BOOST_AUTO_TEST_CASE(try_decode_of_a_header_read_ahead_agrees_with_decode_at_every_frame_length) {
+  const FrameHeader h = valid_header(FrameType::data);
+  const auto frame = make_frame(h);
+  const std::span<const std::byte> header(frame.data(), kHeaderSize);
+  for (std::size_t length = 0; length <= frame.size() + 2; ++length) {
+    BOOST_TEST_CONTEXT("frame length " << length) {
+      FrameHeader quick;
+      const bool accepted = try_decode(header, length, kLimits, quick);
+      BOOST_TEST(accepted == decode(header, length, kLimits).is_ok());
+      BOOST_TEST(accepted == (length == frame.size()));
+      if (accepted) BOOST_TEST((quick == h));
+    }
+  }
+  // Only the header's bytes are read: a header alone and a header with its payload behind it agree.
+  FrameHeader from_frame;
+  FrameHeader from_header;
+  BOOST_TEST(try_decode(frame, kLimits, from_frame));
+  BOOST_TEST(try_decode(header, frame.size(), kLimits, from_header));
+  BOOST_TEST((from_frame == from_header));
+  // A header shorter than the wire header is refused whatever length is claimed.
+  FrameHeader quick;
+  BOOST_TEST(!try_decode(header.first(kHeaderSize - 1), frame.size(), kLimits, quick));
+}
+
 BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
   using FH = FrameHeader&;
   using FB = std::vector<std::byte>&;

@@ -269,6 +269,10 @@ base::Result<FrameHeader> decode(std::span<const std::byte> header, std::size_t 
 // the frame (the same checks, written once), false when it would refuse it. It builds no message and
 // allocates nothing; call decode() on a refused frame to learn why.
 bool try_decode(std::span<const std::byte> frame, const DecodeLimits& limits, FrameHeader& out) noexcept;
+// The same for a header read ahead of its payload (MSG_PEEK): agrees with decode(header, frame_length,
+// limits). The receiver uses it to learn where a payload goes before receiving it.
+bool try_decode(std::span<const std::byte> header, std::size_t frame_length, const DecodeLimits& limits,
+                FrameHeader& out) noexcept;
 
 // One line for logs, every field: "data 6->2 ctx 3 tag 11 msg 2 seq 3001+500 off 2000/2500 len 500 crc32c
 // 0xdeadbeef flags last,ack-valid ack 77/70 req 0x11:0x22".
