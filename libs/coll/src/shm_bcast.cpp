@@ -210,7 +210,7 @@ void ShmBcast::turn(unsigned& turns) {
   // (a small broadcast's data is usually well under a microsecond away); then give the core away at
   // every turn: more ranks than cores must still make progress.
   ++turns;
-  if (turns < 1024) {
+  if (turns < options_.spin_turns) {
     if (turns % 16 != 0) {
       cpu_relax();
       return;
@@ -272,7 +272,7 @@ Status ShmBcast::finish_resends(std::uint32_t channel, bool all) {
     }
     if (!pending) return {};
     if (options_.idle) options_.idle();
-    if (++turns > 200) std::this_thread::yield();
+    if (++turns > std::min(options_.spin_turns, 200u)) std::this_thread::yield();
   }
 }
 

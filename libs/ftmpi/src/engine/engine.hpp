@@ -94,6 +94,10 @@ class Engine {
   // MPI_Iprobe: fills `out` with the envelope of the message a receive would match, without taking it.
   virtual bool iprobe(const CommView& comm, int source, int tag, Completion* out) = 0;
 
+  // Idle rounds a waiting rank spins before it yields its core (engine.progress.spin; 0 when the host has
+  // more ranks than CPUs): other waits of the library (the shared-memory broadcast) follow it too.
+  virtual std::uint64_t spin_rounds() const noexcept = 0;
+
   // One round of progress over every path, timer and queue. Returns true if anything happened.
   virtual bool progress() = 0;
   // Makes progress until done() returns true; spins briefly, then yields the core (oversubscription).

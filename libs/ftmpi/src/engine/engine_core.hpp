@@ -290,6 +290,7 @@ class EngineCore final : public Engine, public path::FrameSink {
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
   bool progress() override;
+  std::uint64_t spin_rounds() const noexcept override { return config_.spin_rounds; }
   base::Status finalize() override;
   [[noreturn]] void abort(int code, std::string_view message) override;
 

@@ -33,6 +33,7 @@ class ThreadedEngine final : public Engine {
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
   bool progress() override;
+  std::uint64_t spin_rounds() const noexcept override { return inner_->spin_rounds(); }
   base::Status finalize() override;
   [[noreturn]] void abort(int code, std::string_view message) override;
 

@@ -120,6 +120,7 @@ coll::ShmBcastOptions options_from(const coll::Tuning& t) {
   o.keep_max = t.shm_bcast_keep_max;
   o.timeout = t.shm_bcast_timeout;
   o.idle = idle;
+  o.spin_turns = static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20));
   return o;
 }
 

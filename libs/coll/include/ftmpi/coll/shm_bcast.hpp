@@ -54,6 +54,9 @@ struct ShmBcastOptions {
   // Checksum failures (counted per rank over the region's life) after which a receiver declares the
   // region failed.
   int failure_limit = 3;
+  // Turns a wait spins (looking at the awaited word) before it gives the core away at every turn; 0 on
+  // a host with more ranks than cores, where spinning only delays the rank waited for.
+  unsigned spin_turns = 1024;
   // Called at every turn of every wait: progress whatever else must move meanwhile (the MPI engine).
   std::function<void()> idle;
 };
