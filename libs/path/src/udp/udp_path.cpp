@@ -87,7 +87,6 @@ constexpr std::size_t kReceiveRingBytes = 512 * 1024;
 constexpr unsigned kMinReceiveBatch = 4;
 constexpr unsigned kMaxReceiveBatch = 64;
 constexpr unsigned kFlushBatch = 64;
-constexpr std::uint32_t kLongIdlePolls = 8;  // see UdpPath::long_idle_polls_
 
 const char* lane_name(int lane) { return lane == 0 ? "short" : "long"; }
 
@@ -606,23 +605,13 @@ std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   std::size_t read = 0;
   std::size_t handed = 0;
   bool drained[2] = {false, false};
-  const bool skip_long = long_idle_polls_ >= kLongIdlePolls && long_idle_polls_ % kLongIdlePolls != 0;
-  drained[kLong] = skip_long;
-  bool long_seen = false;
   // Short then long, in turns, so that neither socket starves the other within one poll.
   while (read < budget && !(drained[kShort] && drained[kLong])) {
     for (Lane lane : {kShort, kLong}) {
       if (drained[lane] || read >= budget) continue;
-      const std::size_t before = handed;
       read += lane == kLong && place_ ? receive_placing(lane, sink, budget - read, handed, drained[lane])
                                       : receive(lane, sink, budget - read, handed, drained[lane]);
-      if (lane == kLong) long_seen = long_seen || handed != before;
     }
-  }
-  if (long_seen) {
-    long_idle_polls_ = 0;
-  } else {
-    ++long_idle_polls_;
   }
   return handed;
 }

@@ -244,10 +244,6 @@ class UdpPath final : public Path {
   std::size_t queued_ = 0;  // frames in both queues
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
   bool place_ = false;                    // long-socket payloads go where the sink places them
-  // Polls in a row that found the long socket empty: past kLongIdlePolls it is read only every
-  // kLongIdlePolls-th poll, so that an idle poll costs one syscall, not two (bulk data only flows after a
-  // clear-to-send, which came through the short socket a round trip earlier).
-  std::uint32_t long_idle_polls_ = 0;
   std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
   unsigned receive_batch_;
   std::unique_ptr<std::byte[]> ring_;  // receive_batch_ buffers of max_frame_ bytes
