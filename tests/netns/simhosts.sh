@@ -314,7 +314,7 @@ rate() {
     # netem is not available; HTB shapes (one class for all traffic). Its burst must hold at least one
     # timer tick of traffic, or the rate falls short of what was asked.
     in_ns "$n" tc qdisc replace dev "$d" root handle 1: htb default 10
-    in_ns "$n" tc class replace dev "$d" parent 1: classid 1:10 htb rate "$3" ceil "$3" burst 256kb cburst 256kb
+    in_ns "$n" tc class replace dev "$d" parent 1: classid 1:10 htb rate "$3" ceil "$3" burst 256kb cburst 256kb quantum 60000
   fi
 }
 

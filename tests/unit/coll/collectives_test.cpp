@@ -589,6 +589,7 @@ Tuning tuning_for(Collective c, Algorithm mode, Plan& plan) {
   if (mode == Algorithm::automatic) {
     t.bcast_short_max = plan.below(800);
     t.bcast_pipeline_min = plan.below(3000);
+    t.bcast_tree_max_ranks = static_cast<std::int64_t>(plan.below(9));
     t.reduce_pipeline_min = plan.below(3000);
     t.allreduce_short_max = plan.below(2000);
     t.gather_binomial_max = plan.below(4000);

@@ -92,6 +92,11 @@ BOOST_AUTO_TEST_CASE(auto_follows_the_size_thresholds) {
   BOOST_TEST(choose(t, Collective::bcast, {8, 1001}) == Algorithm::scatter_allgather);
   BOOST_TEST(choose(t, Collective::bcast, {8, 100'000}) == Algorithm::pipeline);
   BOOST_TEST(choose(t, Collective::bcast, {2, 1 << 20}) == Algorithm::binomial);
+  // Small communicators stay on the tree at every size (coll.bcast.tree_max_ranks, 7 by default).
+  BOOST_TEST(choose(t, Collective::bcast, {7, 1 << 20}) == Algorithm::binomial);
+  t.bcast_tree_max_ranks = 3;
+  BOOST_TEST(choose(t, Collective::bcast, {4, 1 << 20}) == Algorithm::pipeline);
+  BOOST_TEST(choose(t, Collective::bcast, {3, 1 << 20}) == Algorithm::binomial);
 
   t.allreduce_short_max = 64;
   BOOST_TEST(choose(t, Collective::allreduce, {8, 64, 16, true}) == Algorithm::recursive_doubling);

@@ -72,6 +72,7 @@ struct Tuning {
   std::size_t allgather_short_max = 0;       // coll.allgather.short_max (allgather and allgatherv)
   std::size_t alltoall_linear_max = 0;       // coll.alltoall.linear_max
   std::int64_t alltoallv_linear_max_ranks = 0;  // coll.alltoallv.linear_max_ranks
+  std::int64_t bcast_tree_max_ranks = 0;        // coll.bcast.tree_max_ranks
   std::size_t reduce_scatter_short_max = 0;  // coll.reduce_scatter.short_max (and _block)
   std::size_t scan_pipeline_min = 0;         // coll.scan.pipeline_min (scan and exscan)
   std::size_t bcast_shm_max = 0;             // coll.bcast.shm_max
