@@ -609,6 +609,15 @@ std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   while (read < budget && !(drained[kShort] && drained[kLong])) {
     for (Lane lane : {kShort, kLong}) {
       if (drained[lane] || read >= budget) continue;
+      // Frames from the short socket go up before the long one is read, so a small message's latency
+      // does not include a look at an empty long socket; but never twice in a row, so that a steady
+      // stream on the short socket (ACKs) cannot starve the long one.
+      if (lane == kLong && handed != 0 && !long_deferred_) {
+        long_deferred_ = true;
+        drained[kLong] = true;
+        continue;
+      }
+      if (lane == kLong) long_deferred_ = false;
       read += lane == kLong && place_ ? receive_placing(lane, sink, budget - read, handed, drained[lane])
                                       : receive(lane, sink, budget - read, handed, drained[lane]);
     }

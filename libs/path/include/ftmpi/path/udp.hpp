@@ -244,6 +244,7 @@ class UdpPath final : public Path {
   std::size_t queued_ = 0;  // frames in both queues
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
   bool place_ = false;                    // long-socket payloads go where the sink places them
+  bool long_deferred_ = false;            // the last poll skipped the long socket (see poll())
   std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
   unsigned receive_batch_;
   std::unique_ptr<std::byte[]> ring_;  // receive_batch_ buffers of max_frame_ bytes
