@@ -557,3 +557,49 @@ BOOST_AUTO_TEST_CASE(a_sink_may_send_from_inside_on_frame) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(udp_bulk_lane)
+
+namespace {
+
+// Polls `path` once at a time: first until `checker` has one frame (the short marker, or the bulk frame
+// if the long socket was read first), then counts the polls until it has both. Bounded: -1 if never.
+int polls_until_both(UdpPath& path, PatternChecker& checker) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (checker.received() < 1 && std::chrono::steady_clock::now() < deadline) path.poll(checker, 1);
+  int polls = 0;
+  while (checker.received() < 2 && polls < 1000) {
+    path.poll(checker, 64);
+    ++polls;
+  }
+  return checker.received() == 2 ? polls : -1;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_long_socket_is_read_at_the_next_poll_while_bulk_is_expected_and_every_16th_when_not) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp bulk lane");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    constexpr std::size_t kMaxFrame = 9000;
+    for (const bool expected : {true, false}) {
+      BOOST_TEST_CONTEXT("bulk expected " << expected) {
+        auto paths = make_mesh(2, options_for(2, kMaxFrame));
+        paths[1]->expect_bulk(expected);
+        PatternChecker checker(seed, 1, 4, kMaxFrame);
+        Sender sender(seed, 0, 2, kMaxFrame);
+        // The bulk frame first, then a short one: once the short one is in, the bulk one is queued too.
+        BOOST_REQUIRE(sender.send(*paths[0], 1, true).is_ok());
+        BOOST_REQUIRE(sender.send(*paths[0], 1, false).is_ok());
+        const int polls = polls_until_both(*paths[1], checker);
+        BOOST_TEST(checker.error() == "");
+        BOOST_TEST(polls >= 0);
+        // Expected: a poll that handed up the short frame defers the long socket once, the next reads it.
+        // Not expected: read at least every 16th poll, for late duplicates.
+        BOOST_TEST(polls <= (expected ? 1 : 16), "polls after the short frame: " << polls);
+        BOOST_TEST(paths[1]->counters().long_socket.frames_received == 1u);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -160,6 +160,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   for (const auto& p : paths_) {
     header_checked_.push_back(!p->info().reliable || config_.reliability == Reliability::force ? 1 : 0);
   }
+  expect_bulk(false);  // no receive waits for bulk data yet
   limits_.job_key = id_.job_key;
   limits_.world_size = id_.size;
   limits_.my_rank = id_.rank;
@@ -731,6 +732,7 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
     m->arrived = m->length;
     send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
   } else {
+    if (bulk_receives_++ == 0) expect_bulk(true);
     send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
   }
 }
@@ -739,11 +741,16 @@ void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   if (m == in_hand_ || m->receive == nullptr || m->arrived < m->length) return;
   Request* r = m->receive;
   r->message = nullptr;
+  if (m->rendezvous && !m->single_copy && --bulk_receives_ == 0) expect_bulk(false);
   const std::uint32_t peer = m->peer;
   const std::int32_t tag = m->tag;
   const std::uint64_t length = m->length;
   release_message(m);
   complete_receive(r, peer, tag, length);
+}
+
+void EngineCore::expect_bulk(bool expected) noexcept {
+  for (auto& p : paths_) p->expect_bulk(expected);
 }
 
 void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t tag, std::uint64_t length) {

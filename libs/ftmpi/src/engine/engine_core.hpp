@@ -341,6 +341,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   void finish_message_if_complete(IncomingMessage* message);
   // Fills in a receive's completion for a message of `length` bytes from world rank `peer`, completes it.
   void complete_receive(Request* receive, std::uint32_t peer, std::int32_t tag, std::uint64_t length);
+  // Tells every path whether a receive waits for bulk data (Path::expect_bulk).
+  void expect_bulk(bool expected) noexcept;
   // Copies a fragment into place with verification; false on a checksum mismatch.
   bool place_payload(IncomingMessage& message, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void process_events();
@@ -393,6 +395,7 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::vector<std::size_t> scratch_indices_;
   std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones
   std::uint32_t rounds_since_timer_check_ = 0;
+  std::uint32_t bulk_receives_ = 0;  // matched rendezvous receives that sent a CTS and are not complete
 };
 
 // Builds a new frame into the room a path found: header and payload, checksummed during the copy.

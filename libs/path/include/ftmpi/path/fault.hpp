@@ -133,6 +133,7 @@ class FaultPath final : public Path {
   // Releases held frames whose time has come, then polls the inner path.
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   bool has_queued_frames() const noexcept override { return !held_.empty() || inner_->has_queued_frames(); }
+  void expect_bulk(bool expected) noexcept override { inner_->expect_bulk(expected); }
 
   // Replaces the plan (installed now; the generator is reseeded from the first spec with a seed, else
   // kDefaultFaultSeed). Frames already held still leave when their time comes.

@@ -119,6 +119,11 @@ class Path {
 
   // True while frames accepted by send() are still queued inside the path.
   virtual bool has_queued_frames() const noexcept = 0;
+
+  // Whether bulk frames (FrameWriter::bulk(): rendezvous data after a clear-to-send) may arrive now:
+  // the engine says true while it has receives waiting for such data. A path with a separate bulk lane
+  // may look at it less often while false (it must still look now and then: late duplicates).
+  virtual void expect_bulk(bool expected) noexcept { (void)expected; }
 };
 
 }  // namespace ftmpi::path

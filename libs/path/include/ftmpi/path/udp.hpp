@@ -181,6 +181,8 @@ class UdpPath final : public Path {
   // datagram's header is peeked first and its payload received where the sink's place() says.
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   bool has_queued_frames() const noexcept override { return queued_ != 0; }
+  // While false, poll() reads the long socket only every kIdleLongPolls-th time (see poll()).
+  void expect_bulk(bool expected) noexcept override { bulk_expected_ = expected; }
 
   std::size_t queued_frames() const noexcept { return queued_; }
   const UdpCounters& counters() const noexcept { return counters_; }
@@ -245,6 +247,8 @@ class UdpPath final : public Path {
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
   bool place_ = false;                    // long-socket payloads go where the sink places them
   bool long_deferred_ = false;            // the last poll skipped the long socket (see poll())
+  bool bulk_expected_ = true;             // expect_bulk(); true until told otherwise
+  std::uint32_t polls_ = 0;
   std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
   unsigned receive_batch_;
   std::unique_ptr<std::byte[]> ring_;  // receive_batch_ buffers of max_frame_ bytes
