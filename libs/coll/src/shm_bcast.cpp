@@ -135,6 +135,21 @@ const Tuning& binomial_tuning() {
   return tuning;
 }
 
+// Runs libs/coll's binomial broadcast over `transport` to the end, calling turn(turns) between tests
+// (how each caller waits: spin, progress, yield).
+template <typename Turn>
+Status run_binomial(Transport& transport, void* buffer, std::size_t bytes, int root, int tag, Turn&& turn) {
+  auto schedule = ibcast(Call{transport, binomial_tuning(), tag}, buffer, bytes, root);
+  if (!schedule) return schedule.status();
+  unsigned turns = 0;
+  for (;;) {
+    auto done = schedule->test();
+    if (!done) return done.status();
+    if (*done) return {};
+    turn(turns);
+  }
+}
+
 }  // namespace
 
 // Where the parts of a region are.
@@ -327,15 +342,7 @@ Status ShmBcast::drain() {
 Status ShmBcast::p2p_bcast(void* buffer, std::size_t bytes, int root, int tag) {
   fallen_back_ = true;
   ++stats_.p2p_broadcasts;
-  auto schedule = ibcast(Call{local_, binomial_tuning(), tag}, buffer, bytes, root);
-  if (!schedule) return schedule.status();
-  unsigned turns = 0;
-  for (;;) {
-    auto done = schedule->test();
-    if (!done) return done.status();
-    if (*done) return {};
-    turn(turns);
-  }
+  return run_binomial(local_, buffer, bytes, root, tag, [this](unsigned& turns) { turn(turns); });
 }
 
 bool ShmBcast::takes_fallback_as_root(std::uint64_t broadcast) {
@@ -509,17 +516,12 @@ Status hierarchical_bcast(Transport& transport, std::span<const int> host_of, Sh
   if (leaders.size() > 1 && my_leader == me) {
     SubsetTransport among(transport, leaders);
     const int leader_root = static_cast<int>(std::find(leaders.begin(), leaders.end(), root) - leaders.begin());
-    auto schedule = ibcast(Call{among, binomial_tuning(), tag}, buffer, bytes, leader_root);
-    if (!schedule) return schedule.status();
-    unsigned turns = 0;
-    for (;;) {
-      auto done = schedule->test();
-      if (!done) return done.status();
-      if (*done) break;
+    const Status among_leaders = run_binomial(among, buffer, bytes, leader_root, tag, [&](unsigned& turns) {
       if (idle) idle();
       if (host != nullptr) host->service();
       if (++turns > 200) std::this_thread::yield();
-    }
+    });
+    if (!among_leaders) return among_leaders;
   }
   // The host's ranks in rank order: this host's leader is local rank `local_root`.
   std::vector<int> members;
@@ -533,16 +535,10 @@ Status hierarchical_bcast(Transport& transport, std::span<const int> host_of, Sh
   if (members.size() < 2) return {};
   // A host without a region (it could not be made) broadcasts point-to-point among its ranks.
   SubsetTransport local(transport, members);
-  auto schedule = ibcast(Call{local, binomial_tuning(), tag}, buffer, bytes, local_root);
-  if (!schedule) return schedule.status();
-  unsigned turns = 0;
-  for (;;) {
-    auto done = schedule->test();
-    if (!done) return done.status();
-    if (*done) return {};
+  return run_binomial(local, buffer, bytes, local_root, tag, [&](unsigned& turns) {
     if (idle) idle();
     if (++turns > 200) std::this_thread::yield();
-  }
+  });
 }
 
 }  // namespace ftmpi::coll
