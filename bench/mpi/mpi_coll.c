@@ -59,20 +59,10 @@ static struct {
 } opt = {5, 1.0, 0.2, 1, -1, OP_BARRIER | OP_BCAST | OP_ALLREDUCE};
 
 static int rank, nranks;
+
+#define BENCH_NAME "mpi_coll"
+#include "bench_common.h"
 static long errors;
-
-static void die(const char *what) {
-  fprintf(stderr, "mpi_coll: rank %d: %s\n", rank, what);
-  MPI_Abort(MPI_COMM_WORLD, 3);
-  exit(3);
-}
-
-static void *xalloc(size_t n) {
-  void *p = NULL;
-  if (posix_memalign(&p, 4096, n ? n : 64) != 0) die("out of memory");
-  memset(p, 0, n ? n : 64);
-  return p;
-}
 
 /* Bcast: the byte at offset k of the broadcast with this seed. Depends on the seed, so stale data is
  * caught. */
@@ -122,22 +112,6 @@ static void allreduce_verify(const double *out, size_t count, unsigned seed) {
       return;
     }
   }
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int clampi(double v, int lo, int hi) {
-  if (v < lo) return lo;
-  if (v > hi) return hi;
-  return (int)v;
 }
 
 /* n calls of `op` on `bytes`; returns this rank's mean seconds per call. *wall gets the seconds the whole
@@ -232,30 +206,6 @@ static void parse(int argc, char **argv) {
     MPI_Finalize();
     exit(2);
   }
-}
-
-/* First line of MPI_Get_library_version, shortened and without trailing blanks. */
-static void library_name(char *out, size_t n) {
-  char v[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(v, &len);
-  v[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
-  size_t k = strcspn(v, "\n");
-  v[k] = '\0';
-  char *comma = strstr(v, ", ");  /* Open MPI's first line goes on with package, ident, date */
-  if (k > 48 && comma) k = (size_t)(comma - v);
-  for (size_t i = 0; i < k; ++i)
-    if (v[i] == '\t') v[i] = ' ';
-  while (k > 0 && (v[k - 1] == ' ' || v[k - 1] == '\t')) --k;
-  if (k >= n) k = n - 1;
-  memcpy(out, v, k);
-  out[k] = '\0';
-}
-
-static void fmt_size(char *out, size_t n, int bytes) {
-  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) snprintf(out, n, "%d MB", bytes >> 20);
-  else if (bytes >= 1024 && bytes % 1024 == 0) snprintf(out, n, "%d KB", bytes >> 10);
-  else snprintf(out, n, "%d B", bytes);
 }
 
 enum { MAX_ROWS = 1 + 2 * COUNT(sizes) };
