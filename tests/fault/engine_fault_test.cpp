@@ -358,6 +358,11 @@ BOOST_AUTO_TEST_CASE(over_udp_payloads_received_into_place_survive_corruption_an
       sizes.push_back(6'000'000);
       exchange_and_verify(w, 0, 1, sizes);
       exchange_and_verify(w, 1, 0, random_sizes(rng, 6, 2'000'000));
+      // The last message can complete while corrupt copies (duplicates, late resends) are still in the
+      // sockets: no new faults, nothing left to resend, then every injected corruption must turn up.
+      w.heal();
+      w.drain();
+      w.run_until([&] { return w.detected_corruptions() >= w.injected_corruptions(); }, 10s);
       const std::uint64_t placed = udp[0]->counters().long_socket.frames_placed +
                                    udp[1]->counters().long_socket.frames_placed;
       BOOST_TEST_MESSAGE("placed " << placed << " frames; corruptions injected " << w.injected_corruptions()
