@@ -130,7 +130,6 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit
                                                            : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
-      route.header_checksum = !info.reliable || config_.reliability == Reliability::force;
       route.state_since = now;
       route.last_progress = now;
       route.rto = config_.retransmit_min;
@@ -212,7 +211,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     }
   }
   OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none, bulk,
-                      route.header_checksum);
+                      header_checked_[route.path_index] != 0);
   ++counters_.frames_sent;
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();

@@ -162,9 +162,6 @@ struct Route {
   std::size_t max_payload = 0;
   std::size_t eager_limit = 0;
   bool single_copy = false;
-  // Frames on it carry a header checksum: every path but a reliable one (shared memory), unless
-  // reliability is forced. The receiver checks it by the same rule (EngineCore::header_checked_).
-  bool header_checksum = true;
 
   RailState state = RailState::up;
   Clock::time_point state_since{};
@@ -385,7 +382,9 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::vector<IncomingMessage*> free_messages_;  // records ready for reuse
   EngineCounters counters_;
   frag::DecodeLimits limits_{};
-  std::vector<std::uint8_t> header_checked_;  // by path index: whether its frames' header checksums are checked
+  // By path index: whether its frames carry a header checksum, sent and checked (every path but a
+  // reliable one, shared memory, unless reliability is forced).
+  std::vector<std::uint8_t> header_checked_;
   std::size_t max_eager_ = 0;            // largest eager message any route sends
   IncomingMessage* in_hand_ = nullptr;   // the message whose frame is being handled: not completed
                                          // (and freed) by events raised during its own handling

@@ -397,7 +397,7 @@ void EngineCore::send_probe(Peer& peer, std::uint32_t route_index, frag::FrameTy
   Route& route = peer.routes[route_index];
   frag::FrameHeader h = header_for(peer, type);
   h.sender_request = id;
-  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, route.header_checksum);
+  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, header_checked_[route.path_index] != 0);
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
   if (type == frag::FrameType::probe) ++route.counters.probes_sent;
