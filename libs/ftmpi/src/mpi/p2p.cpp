@@ -20,6 +20,17 @@ engine::SendMode engine_mode(Mode mode) noexcept {
   }
 }
 
+// What an engine operation that completed as `c` reports through MPI_Status.
+Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
+  Outcome outcome{.cancelled = c.cancelled, .error = error_class_of(c)};
+  if (mode == Mode::receive) {
+    outcome.source = c.source;
+    outcome.tag = c.tag;
+    outcome.bytes = c.bytes;
+  }
+  return outcome;
+}
+
 }  // namespace
 
 int engine_source(int source) noexcept { return source == MPI_ANY_SOURCE ? engine::kAnySource : source; }
@@ -79,11 +90,8 @@ bool refresh(Request& request) {
   engine().release(request.op);
   request.op = nullptr;
   request.done = true;
-  request.outcome = {.cancelled = c.cancelled, .error = error_class_of(c)};
+  request.outcome = outcome_of(request.mode, c);
   if (request.mode == Mode::receive) {
-    request.outcome.source = c.source;
-    request.outcome.tag = c.tag;
-    request.outcome.bytes = c.bytes;
     const Transfer& t = request.transfer;
     if (t.layout && !c.cancelled) t.layout->unpack(request.staging.get(), std::min(c.bytes, t.bytes), t.buf);
   }
@@ -144,12 +152,7 @@ void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
     engine::Completion c;
     if (!e.is_complete(op, &c)) progress_until([&] { return e.is_complete(op, &c); });
     e.release(op);
-    Outcome outcome{.cancelled = c.cancelled, .error = error_class_of(c)};
-    if (mode == Mode::receive) {
-      outcome.source = c.source;
-      outcome.tag = c.tag;
-      outcome.bytes = c.bytes;
-    }
+    const Outcome outcome = outcome_of(mode, c);
     write_status(status, outcome);
     if (outcome.error != MPI_SUCCESS) fail_with(call, *transfer.comm, outcome);
     return;
