@@ -22,12 +22,15 @@ constexpr ParamRow size_row(std::string_view name, std::string_view default_valu
 
 // Indexed by Collective.
 constexpr ParamRow kAlgorithmRows[kCollectiveCount] = {
-    algorithm_row("coll.barrier.algorithm", "barrier algorithm", "auto|dissemination"),
+    algorithm_row("coll.barrier.algorithm", "barrier algorithm (shm: ranks of one host only)",
+                  "auto|dissemination|shm"),
     algorithm_row("coll.bcast.algorithm", "bcast algorithm",
                   "auto|binomial|pipeline|scatter_allgather|shm"),
     algorithm_row("coll.reduce.algorithm", "reduce algorithm", "auto|binomial|pipeline"),
-    algorithm_row("coll.allreduce.algorithm", "allreduce algorithm (ring only for commutative ops)",
-                  "auto|recursive_doubling|rabenseifner|ring"),
+    algorithm_row("coll.allreduce.algorithm",
+                  "allreduce algorithm (ring only for commutative ops; shm: ranks of one host, up to "
+                  "coll.allreduce.shm_max)",
+                  "auto|recursive_doubling|rabenseifner|ring|shm"),
     algorithm_row("coll.gather.algorithm", "gather algorithm", "auto|binomial|linear"),
     algorithm_row("coll.gatherv.algorithm", "gatherv algorithm", "auto|linear"),
     algorithm_row("coll.scatter.algorithm", "scatter algorithm", "auto|binomial|linear"),
@@ -111,6 +114,16 @@ constexpr ParamRow kShmBcastTimeout{
     "failed (broadcasts then go point-to-point)",
     ParamLevel::advanced, ParamScope::job};
 
+constexpr ParamRow kAllreduceShmMax = size_row(
+    "coll.allreduce.shm_max", "4k",
+    "largest blocking allreduce on the ranks of one host auto runs through the shared-memory region "
+    "(larger: point-to-point); also the size of the region's operand slots");
+constexpr ParamRow kShmSyncFlatMax{
+    "coll.shm_sync.flat_max", ParamType::integer, "8",
+    "most ranks of one host for which every rank of a shared-memory barrier or allreduce watches every "
+    "rank's arrival (above: local rank 0 gathers and releases)",
+    ParamLevel::advanced, ParamScope::job};
+
 constexpr ParamRow kCollParams[] = {
     kAlgorithmRows[0],  kAlgorithmRows[1],  kAlgorithmRows[2],  kAlgorithmRows[3],
     kAlgorithmRows[4],  kAlgorithmRows[5],  kAlgorithmRows[6],  kAlgorithmRows[7],
@@ -120,15 +133,15 @@ constexpr ParamRow kCollParams[] = {
     kAllreduceShortMax, kGatherBinomialMax, kAllgatherShortMax, kAlltoallLinearMax,
     kAlltoallvLinearMaxRanks, kReduceScatterShortMax, kScanPipelineMin, kBcastShmMax,
     kShmBcastChannels, kShmBcastChannelBytes, kShmBcastKeepMax, kShmBcastTimeout,
-    kBcastTreeMaxRanks,
+    kBcastTreeMaxRanks, kAllreduceShmMax, kShmSyncFlatMax,
 };
-static_assert(std::size(kCollParams) == kCollectiveCount + 17);
+static_assert(std::size(kCollParams) == kCollectiveCount + 19);
 
 using A = Algorithm;
-constexpr A kBarrier[] = {A::dissemination};
+constexpr A kBarrier[] = {A::dissemination, A::shm};
 constexpr A kBcast[] = {A::binomial, A::pipeline, A::scatter_allgather, A::shm};
 constexpr A kReduce[] = {A::binomial, A::pipeline};
-constexpr A kAllreduce[] = {A::recursive_doubling, A::rabenseifner, A::ring};
+constexpr A kAllreduce[] = {A::recursive_doubling, A::rabenseifner, A::ring, A::shm};
 constexpr A kGatherScatter[] = {A::binomial, A::linear};
 constexpr A kLinear[] = {A::linear};
 constexpr A kAllgather[] = {A::recursive_doubling, A::bruck, A::ring};
@@ -265,6 +278,16 @@ base::Result<Tuning> tuning_from(const base::ParamSet& params) {
   }
   t.shm_bcast_keep_max = size_of(params, kShmBcastKeepMax);
   t.shm_bcast_timeout = params.get_duration(kShmBcastTimeout);
+  t.allreduce_shm_max = size_of(params, kAllreduceShmMax);
+  if (t.allreduce_shm_max > (std::size_t{1} << 20)) {
+    return Status(Errc::invalid_argument, "coll.allreduce.shm_max must be at most 1m");
+  }
+  const std::int64_t flat_max = params.get_integer(kShmSyncFlatMax);
+  if (flat_max < 1 || flat_max > 65536) {
+    return Status(Errc::invalid_argument,
+                  "coll.shm_sync.flat_max must be between 1 and 65536, not " + std::to_string(flat_max));
+  }
+  t.shm_sync_flat_max = static_cast<std::uint32_t>(flat_max);
   return t;
 }
 
@@ -274,7 +297,7 @@ bool applicable(Collective collective, Algorithm algorithm, const Shape& shape) 
   if (algorithm == Algorithm::automatic) return true;
   auto list = algorithms_of(collective);
   if (std::find(list.begin(), list.end(), algorithm) == list.end()) return false;
-  if (algorithm == Algorithm::shm) return false;  // not as a schedule: see use_shm_bcast
+  if (algorithm == Algorithm::shm) return false;  // not as a schedule: see use_shm_bcast and below
   const bool pof2 = shape.ranks > 0 && (shape.ranks & (shape.ranks - 1)) == 0;
   switch (collective) {
     case Collective::allreduce: return algorithm != Algorithm::ring || shape.commutative;
@@ -349,6 +372,17 @@ bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept 
     case Algorithm::automatic: return bytes <= tuning.bcast_shm_max;
     default: return false;
   }
+}
+
+bool use_shm_barrier(const Tuning& tuning, int ranks) noexcept {
+  const Algorithm forced = tuning.forced(Collective::barrier);
+  return ranks >= 2 && (forced == Algorithm::automatic || forced == Algorithm::shm);
+}
+
+bool use_shm_allreduce(const Tuning& tuning, int ranks, std::size_t bytes) noexcept {
+  const Algorithm forced = tuning.forced(Collective::allreduce);
+  return ranks >= 2 && bytes <= tuning.allreduce_shm_max &&
+         (forced == Algorithm::automatic || forced == Algorithm::shm);
 }
 
 }  // namespace ftmpi::coll

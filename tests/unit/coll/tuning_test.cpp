@@ -151,3 +151,27 @@ BOOST_AUTO_TEST_CASE(choose_never_answers_auto_and_stays_within_the_list) {
     }
   }
 }
+
+BOOST_AUTO_TEST_CASE(shared_memory_barrier_and_allreduce_follow_the_algorithm_rows) {
+  Tuning t = default_tuning();
+  BOOST_TEST(use_shm_barrier(t, 2));
+  BOOST_TEST(!use_shm_barrier(t, 1));
+  BOOST_TEST(use_shm_allreduce(t, 4, t.allreduce_shm_max));
+  BOOST_TEST(!use_shm_allreduce(t, 4, t.allreduce_shm_max + 1));
+  BOOST_TEST(!use_shm_allreduce(t, 1, 8));
+  // A schedule never runs shm: a forced shm outside the region's reach falls back to auto.
+  BOOST_TEST_REQUIRE(t.force(Collective::allreduce, "shm").is_ok());
+  BOOST_TEST(use_shm_allreduce(t, 2, 8));
+  BOOST_TEST(choose(t, Collective::allreduce, {2, 1 << 20, 1 << 17, true}) != Algorithm::shm);
+  BOOST_TEST_REQUIRE(t.force(Collective::allreduce, "recursive_doubling").is_ok());
+  BOOST_TEST(!use_shm_allreduce(t, 2, 8));
+  BOOST_TEST_REQUIRE(t.force(Collective::barrier, "dissemination").is_ok());
+  BOOST_TEST(!use_shm_barrier(t, 4));
+  BOOST_TEST_REQUIRE(t.force(Collective::barrier, "shm").is_ok());
+  BOOST_TEST(use_shm_barrier(t, 4));
+  BOOST_TEST(choose(t, Collective::barrier, {4, 0}) == Algorithm::dissemination);
+
+  ParamSet params = coll_param_set();
+  BOOST_TEST_REQUIRE(params.set("coll.shm_sync.flat_max", "0").is_ok());
+  BOOST_TEST(tuning_from(params).code() == Errc::invalid_argument);
+}

@@ -16,7 +16,7 @@
 #include "mpi/call.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/runtime.hpp"
-#include "mpi/shm_bcast.hpp"
+#include "mpi/shm_coll.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -176,12 +176,18 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const int* d
 
 // ---- the collectives -------------------------------------------------------------------------------
 
-bool start_barrier(Call&, CollOp& op) {
+// `blocking`: MPI_Barrier, which may take the shared-memory barrier (shm_coll.hpp).
+bool start_barrier(Call&, CollOp& op, bool blocking = false) {
+  if (blocking && takes_shm_barrier(op.comm())) {
+    const coll::Call c = op.call();
+    op.run_locally(shm_barrier(op.comm(), c.tag));
+    return true;
+  }
   op.start(coll::ibarrier(op.call()));
   return true;
 }
 
-// `blocking`: MPI_Bcast, which may take the shared-memory broadcast (shm_bcast.hpp); MPI_Ibcast always
+// `blocking`: MPI_Bcast, which may take the shared-memory broadcast (shm_coll.hpp); MPI_Ibcast always
 // runs a schedule (MPI never matches a blocking collective with a nonblocking one, so the two need not
 // agree on the algorithm).
 bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root,
@@ -203,9 +209,10 @@ bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype d
 
 enum class Reduce : std::uint8_t { reduce, allreduce, scan, exscan };
 
+// `blocking`: MPI_Allreduce, which may take the shared-memory allreduce (shm_coll.hpp).
 bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, int count, MPI_Datatype datatype,
-                  MPI_Op op_handle, int root) {
-  const Comm& comm = op.comm();
+                  MPI_Op op_handle, int root, bool blocking = false) {
+  Comm& comm = op.comm();
   if (!check_count(call, count)) return false;
   const Datatype* type = check_committed(call, datatype);
   if (type == nullptr) return false;
@@ -232,6 +239,11 @@ bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* r
   const void* operand = inplace ? coll::kInPlace : op.elements_in(send, n, *plan);
   const std::size_t elements = n * plan->elements_per_item;
   const coll::Reduction& r = *plan->reduction;
+  if (blocking && kind == Reduce::allreduce && takes_shm_allreduce(comm, elements * r.element_size())) {
+    const coll::Call c = op.call();
+    op.run_locally(shm_allreduce(comm, operand, result, elements, r, c.tag));
+    return true;
+  }
   switch (kind) {
     case Reduce::reduce: op.start(coll::ireduce(op.call(), operand, result, elements, r, root)); break;
     case Reduce::allreduce: op.start(coll::iallreduce(op.call(), operand, result, elements, r)); break;
@@ -527,7 +539,7 @@ using namespace ftmpi::mpi;
 extern "C" {
 
 int PMPI_Barrier(MPI_Comm comm) {
-  return blocking("MPI_Barrier", comm, [&](Call& call, CollOp& op) { return start_barrier(call, op); });
+  return blocking("MPI_Barrier", comm, [&](Call& call, CollOp& op) { return start_barrier(call, op, true); });
 }
 #pragma weak MPI_Barrier = PMPI_Barrier
 
@@ -566,7 +578,7 @@ int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dat
 
 int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return blocking("MPI_Allreduce", comm, [&](Call& call, CollOp& o) {
-    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0, true);
   });
 }
 #pragma weak MPI_Allreduce = PMPI_Allreduce

@@ -18,7 +18,7 @@
 #include "mpi/collective.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
-#include "mpi/shm_bcast.hpp"
+#include "mpi/shm_coll.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -158,7 +158,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
       return;
     }
     if (!delete_attributes(call, *c)) return;
-    release_shm_bcast(*c);
+    release_shm_colls(*c);
     // The slot stays (requests in flight may name it); the handle no longer finds it.
     c->handle = MPI_COMM_NULL;
     c->cart.reset();

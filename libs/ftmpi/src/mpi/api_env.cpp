@@ -25,7 +25,7 @@
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
-#include "mpi/shm_bcast.hpp"
+#include "mpi/shm_coll.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -118,7 +118,7 @@ int PMPI_Finalize(void) {
   const int result = api_call("MPI_Finalize", [](Call& call) {
     runtime().bsend.drain(engine());
     // Before the engine stops: a rank may still need a resend of a broadcast this rank wrote.
-    release_all_shm_bcasts();
+    release_all_shm_colls();
     if (ftmpi::base::Status s = engine().finalize(); !s) call.fail(s);
   });
   Runtime& rt = runtime();

@@ -20,6 +20,8 @@
 
 namespace ftmpi::mpi {
 
+struct ShmCollComm;  // shm_coll.cpp
+
 // The largest tag (the MPI_TAG_UB attribute): the wire carries tags as non-negative int32.
 inline constexpr int kTagUb = INT_MAX;
 
@@ -54,6 +56,7 @@ struct Comm {
   EngineTransport transport{&coll_view};
   std::vector<Attribute> attributes;
   std::optional<CartTopology> cart;
+  ShmCollComm* shm_coll = nullptr;  // its shared-memory collective state, once set up (shm_coll.hpp)
 
   int size() const noexcept { return view.size; }
   int rank() const noexcept { return view.rank; }

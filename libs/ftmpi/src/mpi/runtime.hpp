@@ -26,9 +26,9 @@ namespace ftmpi::mpi {
 enum class Phase : std::uint8_t { before_init, running, finalized };
 
 class CollOp;
-struct ShmBcastComm;  // shm_bcast.cpp
-struct ShmBcastCommDeleter {
-  void operator()(ShmBcastComm* state) const noexcept;
+struct ShmCollComm;  // shm_coll.cpp
+struct ShmCollCommDeleter {
+  void operator()(ShmCollComm* state) const noexcept;
 };
 
 struct Runtime {
@@ -59,8 +59,9 @@ struct Runtime {
   // Staging buffers of requests freed (MPI_Request_free) while their message was in flight.
   std::vector<std::unique_ptr<std::byte[]>> orphaned_staging;
 
-  // Communicators' shared-memory broadcast state (shm_bcast.hpp), made at their first such broadcast.
-  std::vector<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> shm_bcasts;
+  // Communicators' shared-memory collective state (shm_coll.hpp), made at their first such collective
+  // (Comm::shm_coll points at its entry).
+  std::vector<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> shm_colls;
   // Some of them may owe a resend: the progress path calls service_shm_bcasts.
   bool shm_bcast_busy = false;
 
@@ -94,7 +95,7 @@ inline Datatype* find_datatype(int handle) noexcept { return runtime().datatypes
 
 // Moves the pending nonblocking collectives along (no engine progress of its own).
 void poll_collectives();
-// Answers resend requests of shared-memory broadcasts this rank wrote (shm_bcast.hpp).
+// Answers resend requests of shared-memory broadcasts this rank wrote (shm_coll.hpp).
 void service_shm_bcasts();
 // One round of engine progress, then the pending collectives: what the test calls do.
 inline void progress_once() {

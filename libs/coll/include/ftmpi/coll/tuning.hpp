@@ -45,8 +45,9 @@ enum class Algorithm : std::uint8_t {
   linear,              // gather(v), scatter(v), alltoall(v)
   pairwise,            // alltoall(v), reduce_scatter(_block)
   recursive_halving,   // reduce_scatter(_block)
-  shm,                 // bcast through a shared-memory region per host (shm_bcast.hpp); only where the
-                       // caller has one (the MPI layer's blocking MPI_Bcast): see use_shm_bcast
+  shm,                 // bcast, barrier, allreduce through a shared-memory region per host
+                       // (shm_bcast.hpp, shm_sync.hpp); only where the caller has one (the MPI layer's
+                       // blocking calls): see use_shm_bcast, use_shm_barrier, use_shm_allreduce
 };
 
 std::string_view to_string(Collective collective) noexcept;
@@ -80,6 +81,8 @@ struct Tuning {
   std::size_t shm_bcast_channel_bytes = 0;   // coll.shm_bcast.channel_bytes
   std::size_t shm_bcast_keep_max = 0;        // coll.shm_bcast.keep_max
   std::chrono::nanoseconds shm_bcast_timeout{};  // coll.shm_bcast.timeout
+  std::size_t allreduce_shm_max = 0;         // coll.allreduce.shm_max
+  std::uint32_t shm_sync_flat_max = 0;       // coll.shm_sync.flat_max
 
   Algorithm forced(Collective c) const noexcept { return algorithm[static_cast<std::size_t>(c)]; }
   // Errc::invalid_argument for a name that is not one of the collective's algorithms.
@@ -117,5 +120,12 @@ Algorithm choose(const Tuning& tuning, Collective collective, const Shape& shape
 // ranks takes it. Forced shm: always (with 2 ranks or more); auto: up to coll.bcast.shm_max; any other
 // forced algorithm: never. The same on every rank.
 bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept;
+
+// For a caller that has a shared-memory sync region (shm_sync.hpp) over every rank of a communicator:
+// whether a barrier takes it (auto or forced shm, 2 ranks or more), and whether an allreduce of `bytes`
+// does (the same, up to coll.allreduce.shm_max, which is also the region's slot size). The same on
+// every rank.
+bool use_shm_barrier(const Tuning& tuning, int ranks) noexcept;
+bool use_shm_allreduce(const Tuning& tuning, int ranks, std::size_t bytes) noexcept;
 
 }  // namespace ftmpi::coll

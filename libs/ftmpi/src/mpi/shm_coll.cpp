@@ -1,4 +1,4 @@
-#include "mpi/shm_bcast.hpp"
+#include "mpi/shm_coll.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -17,32 +17,38 @@
 #include <fmt/format.h>
 
 #include "engine/params.hpp"
+#include "ftmpi/path/params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/coll/collectives.hpp"
 #include "ftmpi/coll/shm_bcast.hpp"
+#include "ftmpi/coll/shm_sync.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
 
-// One communicator's broadcast state at this process.
-struct ShmBcastComm {
-  const Comm* comm = nullptr;
+// One communicator's shared-memory collective state at this process. The segment holds the broadcast
+// region, then the sync region.
+struct ShmCollComm {
+  Comm* comm = nullptr;
   std::vector<int> host_of;  // per communicator rank: the lowest rank on its host
   std::vector<int> members;  // this host's ranks, in rank order
   std::unique_ptr<coll::SubsetTransport> local;
   void* map = nullptr;
   std::size_t map_bytes = 0;
   std::unique_ptr<coll::ShmBcast> shm;  // null: alone on this host, or the region could not be made
+  // Null unless every member is on this host, the region was made, and checksums are not forced.
+  std::unique_ptr<coll::ShmSync> sync;
 
-  ~ShmBcastComm() {
+  ~ShmCollComm() {
+    sync.reset();
     shm.reset();
     if (map != nullptr) ::munmap(map, map_bytes);
   }
 };
 
-void ShmBcastCommDeleter::operator()(ShmBcastComm* state) const noexcept { delete state; }
+void ShmCollCommDeleter::operator()(ShmCollComm* state) const noexcept { delete state; }
 
 namespace {
 
@@ -59,6 +65,23 @@ std::uint64_t fnv1a(std::string_view text) {
 }
 
 void idle() { progress_once(); }
+
+// The sync region's operands carry no checksum: when checksums are forced on shared memory (to test
+// them), the barrier and allreduce go point-to-point like everything else.
+bool checksums_forced() { return runtime().params.text(engine::kReliability) == "force"; }
+
+// A job told to leave shared memory out (path.kinds=udp: the network even between ranks of one host)
+// gets its collectives point-to-point as well.
+bool shm_path_allowed() {
+  const std::string_view kinds = runtime().params.text(path::kKinds);
+  std::size_t at = 0;
+  while (at <= kinds.size()) {
+    const std::size_t end = std::min(kinds.find(',', at), kinds.size());
+    if (kinds.substr(at, end - at) == "shm") return true;
+    at = end + 1;
+  }
+  return false;
+}
 
 Status run(base::Result<coll::Schedule> schedule) {
   if (!schedule) return schedule.status();
@@ -79,9 +102,11 @@ Status wait(Comm& comm, base::Result<coll::RequestId> request) {
   return comm.transport.wait(*request);
 }
 
-// The leader's half of making the region: creates, sizes, maps and formats it. Fills `state`.
-Status create_region(ShmBcastComm& state, const std::string& name, const coll::ShmBcastGeometry& geometry) {
-  const std::size_t bytes = coll::ShmBcastRegion::bytes_for(geometry);
+// The leader's half of making the segment: creates, sizes, maps and formats both regions. Fills `state`.
+Status create_region(ShmCollComm& state, const std::string& name, const coll::ShmBcastGeometry& geometry,
+                     const coll::ShmSyncGeometry& sync_geometry) {
+  const std::size_t bcast_bytes = coll::ShmBcastRegion::bytes_for(geometry);
+  const std::size_t bytes = bcast_bytes + coll::ShmSyncRegion::bytes_for(sync_geometry);
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return Status(Errc::io_error, fmt::format("shm_open {}: {}", name, std::strerror(errno)));
   if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -94,10 +119,11 @@ Status create_region(ShmBcastComm& state, const std::string& name, const coll::S
   if (map == MAP_FAILED) return Status(Errc::io_error, fmt::format("mmap {}: {}", name, std::strerror(errno)));
   state.map = map;
   state.map_bytes = bytes;
-  return coll::ShmBcastRegion::format(map, bytes, geometry);
+  if (Status s = coll::ShmBcastRegion::format(map, bcast_bytes, geometry); !s) return s;
+  return coll::ShmSyncRegion::format(static_cast<std::byte*>(map) + bcast_bytes, bytes - bcast_bytes, sync_geometry);
 }
 
-Status open_region(ShmBcastComm& state, const std::string& name) {
+Status open_region(ShmCollComm& state, const std::string& name) {
   const int fd = ::shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) return Status(Errc::io_error, fmt::format("shm_open {}: {}", name, std::strerror(errno)));
   struct stat st {};
@@ -126,9 +152,9 @@ coll::ShmBcastOptions options_from(const coll::Tuning& t) {
 
 // Collective over comm: finds the hosts and makes this host's region. A failure to make the region is
 // not an error (the host goes point-to-point); a failed message is.
-base::Result<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> set_up(Comm& comm) {
+base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm) {
   Runtime& rt = runtime();
-  std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter> state(new ShmBcastComm);
+  std::unique_ptr<ShmCollComm, ShmCollCommDeleter> state(new ShmCollComm);
   state->comm = &comm;
   const auto n = static_cast<std::size_t>(comm.size());
   const std::uint64_t mine = fnv1a(engine::host_identity(runtime().params));
@@ -146,17 +172,18 @@ base::Result<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> set_up(Comm& co
     }
   }
   const int tag = comm.take_coll_tag();  // the set-up messages
-  if (state->members.size() < 2) return state;
+  if (state->members.size() < 2 || !shm_path_allowed()) return state;
   state->local = std::make_unique<coll::SubsetTransport>(comm.transport, state->members);
   const int leader = state->members.front();
   const coll::ShmBcastGeometry geometry{static_cast<std::uint32_t>(state->members.size()), rt.tuning.shm_bcast_channels,
                                         rt.tuning.shm_bcast_channel_bytes};
+  const coll::ShmSyncGeometry sync_geometry{geometry.ranks, rt.tuning.allreduce_shm_max};
   const char* job = std::getenv(std::string(rte::kEnvJobId).c_str());
   const std::string name = fmt::format("/{}bc-{:x}-{}", rte::shm_prefix(job != nullptr ? std::strtoull(job, nullptr, 16) : 0),
                                        comm.coll_view.context, comm.world_rank_of(leader));
   std::uint8_t ok = 0;
   if (comm.rank() == leader) {
-    Status made = job != nullptr ? create_region(*state, name, geometry)
+    Status made = job != nullptr ? create_region(*state, name, geometry, sync_geometry)
                                  : Status(Errc::unsupported, "no job id (not started by ftrun)");
     if (!made) base::logger().warn("shared-memory broadcast on {}: {} (broadcasting point-to-point)", label(comm), made.message());
     ok = made ? 1 : 0;
@@ -184,13 +211,27 @@ base::Result<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> set_up(Comm& co
     if (Status s = wait(comm, comm.transport.irecv(&ok, 1, leader, tag)); !s) return s;
   }
   if (ok != 0) {
-    auto shm = coll::ShmBcast::attach(state->map, state->map_bytes, *state->local, options_from(rt.tuning));
-    if (!shm) return shm.status();  // every member formatted or checked the same region: cannot differ
+    // Every member formatted or checked the same regions: attaching cannot succeed at one and fail at
+    // another.
+    const std::size_t bcast_bytes = coll::ShmBcastRegion::bytes_for(geometry);
+    auto shm = coll::ShmBcast::attach(state->map, bcast_bytes, *state->local, options_from(rt.tuning));
+    if (!shm) return shm.status();
     state->shm = std::move(*shm);
     std::size_t host_count = 0;
     for (std::size_t r = 0; r < n; ++r) host_count += state->host_of[r] == static_cast<int>(r) ? 1 : 0;
-    base::logger().debug("shared-memory broadcast on {}: {} ranks on this host, {} hosts, region of {} bytes",
-                         label(comm), state->members.size(), host_count, state->map_bytes);
+    if (host_count == 1 && !checksums_forced()) {
+      coll::ShmSyncOptions o;
+      o.flat_max = rt.tuning.shm_sync_flat_max;
+      o.spin_turns = static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20));
+      o.idle = idle;
+      auto sync = coll::ShmSync::attach(static_cast<std::byte*>(state->map) + bcast_bytes, state->map_bytes - bcast_bytes,
+                                        comm.rank(), std::move(o));
+      if (!sync) return sync.status();
+      state->sync = std::move(*sync);
+    }
+    base::logger().debug("shared-memory collectives on {}: {} ranks on this host, {} hosts, segment of {} bytes{}",
+                         label(comm), state->members.size(), host_count, state->map_bytes,
+                         state->sync ? " (barrier and allreduce too)" : "");
   } else if (state->map != nullptr) {
     ::munmap(state->map, state->map_bytes);
     state->map = nullptr;
@@ -198,11 +239,15 @@ base::Result<std::unique_ptr<ShmBcastComm, ShmBcastCommDeleter>> set_up(Comm& co
   return state;
 }
 
-ShmBcastComm* find_state(const Comm& comm) {
-  for (auto& s : runtime().shm_bcasts) {
-    if (s->comm == &comm) return s.get();
-  }
-  return nullptr;
+// The communicator's state, set up on first use (collectively: every rank comes here at the same call).
+base::Result<ShmCollComm*> state_of(Comm& comm) {
+  if (comm.shm_coll != nullptr) return comm.shm_coll;
+  auto made = set_up(comm);
+  if (!made) return made.status();
+  Runtime& rt = runtime();
+  rt.shm_colls.push_back(std::move(*made));
+  comm.shm_coll = rt.shm_colls.back().get();
+  return comm.shm_coll;
 }
 
 }  // namespace
@@ -213,23 +258,43 @@ bool takes_shm_bcast(const Comm& comm, std::size_t bytes) noexcept {
 
 Status shm_bcast(Comm& comm, void* data, std::size_t bytes, int root, int tag) {
   Runtime& rt = runtime();
-  ShmBcastComm* state = find_state(comm);
-  if (state == nullptr) {
-    auto made = set_up(comm);
-    if (!made) return made.status();
-    rt.shm_bcasts.push_back(std::move(*made));
-    state = rt.shm_bcasts.back().get();
-  }
+  auto found = state_of(comm);
+  if (!found) return found.status();
+  ShmCollComm* state = *found;
   const Status s = coll::hierarchical_bcast(comm.transport, state->host_of, state->shm.get(), data, bytes, root, tag,
                                             idle);
   if (state->shm && state->shm->busy()) rt.shm_bcast_busy = true;
   return s;
 }
 
+bool takes_shm_barrier(const Comm& comm) noexcept { return coll::use_shm_barrier(runtime().tuning, comm.size()); }
+
+Status shm_barrier(Comm& comm, int tag) {
+  auto state = state_of(comm);
+  if (!state) return state.status();
+  if ((*state)->sync == nullptr) return run(coll::ibarrier(coll::Call{comm.transport, runtime().tuning, tag}));
+  (*state)->sync->barrier();
+  return {};
+}
+
+bool takes_shm_allreduce(const Comm& comm, std::size_t bytes) noexcept {
+  return coll::use_shm_allreduce(runtime().tuning, comm.size(), bytes);
+}
+
+Status shm_allreduce(Comm& comm, const void* send, void* recv, std::size_t count, const coll::Reduction& reduction,
+                     int tag) {
+  auto state = state_of(comm);
+  if (!state) return state.status();
+  if ((*state)->sync == nullptr) {
+    return run(coll::iallreduce(coll::Call{comm.transport, runtime().tuning, tag}, send, recv, count, reduction));
+  }
+  return (*state)->sync->allreduce(send == coll::kInPlace ? recv : send, recv, count, reduction);
+}
+
 void service_shm_bcasts() {
   Runtime& rt = runtime();
   bool busy = false;
-  for (auto& s : rt.shm_bcasts) {
+  for (auto& s : rt.shm_colls) {
     if (!s->shm) continue;
     s->shm->service();
     busy = busy || s->shm->busy();
@@ -237,20 +302,22 @@ void service_shm_bcasts() {
   rt.shm_bcast_busy = busy;
 }
 
-void release_shm_bcast(const Comm& comm) {
-  auto& all = runtime().shm_bcasts;
+void release_shm_colls(const Comm& comm) {
+  auto& all = runtime().shm_colls;
   for (auto it = all.begin(); it != all.end(); ++it) {
     if ((*it)->comm != &comm) continue;
     if ((*it)->shm) (void)(*it)->shm->drain();
+    (*it)->comm->shm_coll = nullptr;
     all.erase(it);
     return;
   }
 }
 
-void release_all_shm_bcasts() {
-  auto& all = runtime().shm_bcasts;
+void release_all_shm_colls() {
+  auto& all = runtime().shm_colls;
   for (auto& s : all) {
     if (s->shm) (void)s->shm->drain();
+    s->comm->shm_coll = nullptr;
   }
   all.clear();
   runtime().shm_bcast_busy = false;
