@@ -46,11 +46,40 @@ void CollOpDeleter::operator()(CollOp* op) const noexcept {
       return;  // leak it rather than free memory the engine may still write
     }
   }
+  // Keep one op for the next call (every blocking collective makes one; a small broadcast or barrier
+  // costs less than the allocation would).
+  Runtime& rt = runtime();
+  if (rt.spare_coll_op == nullptr) {
+    op->clear();
+    rt.spare_coll_op = op;
+    return;
+  }
   delete op;
+}
+
+CollOpPtr make_coll_op(Comm& comm) {
+  Runtime& rt = runtime();
+  CollOp* op = rt.spare_coll_op;
+  if (op == nullptr) return CollOpPtr(new CollOp(comm));
+  rt.spare_coll_op = nullptr;
+  op->comm_ = &comm;
+  return CollOpPtr(op);
 }
 
 CollOp::~CollOp() {
   if (pending_) std::erase(runtime().pending_collectives, this);
+}
+
+void CollOp::clear() noexcept {
+  if (pending_) std::erase(runtime().pending_collectives, this);
+  schedule_.reset();
+  scratch_.clear();
+  finishers_.clear();
+  user_ = UserOpContext{};
+  done_ = false;
+  pending_ = false;
+  error_ = MPI_SUCCESS;
+  reason_.clear();
 }
 
 const coll::Tuning& CollOp::runtime_tuning() noexcept { return runtime().tuning; }

@@ -46,6 +46,9 @@ struct UserOpContext {
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
 };
 
+class CollOp;
+using CollOpPtr = std::unique_ptr<CollOp, CollOpDeleter>;
+
 class CollOp {
  public:
   explicit CollOp(Comm& comm) noexcept : comm_(&comm) {}
@@ -94,8 +97,13 @@ class CollOp {
   void run_locally(const base::Status& outcome);
 
  private:
+  friend struct CollOpDeleter;
+  friend CollOpPtr make_coll_op(Comm& comm);
   static const coll::Tuning& runtime_tuning() noexcept;
   void fail(const base::Status& status);
+  // Back to the state of a new op (the deleter keeps a spare; not for a failed or pending op's memory
+  // that messages may still reach).
+  void clear() noexcept;
 
   Comm* comm_;
   std::optional<coll::Schedule> schedule_;
@@ -108,8 +116,8 @@ class CollOp {
   std::string reason_;
 };
 
-using CollOpPtr = std::unique_ptr<CollOp, CollOpDeleter>;
-inline CollOpPtr make_coll_op(Comm& comm) { return CollOpPtr(new CollOp(comm)); }
+// A new op, or the runtime's spare one (CollOpDeleter keeps one op that completed).
+CollOpPtr make_coll_op(Comm& comm);
 
 // The function libs/coll calls for a user op: `context` is the op's UserOpContext.
 void call_user_op(void* in, void* inout, int* len, void* context);

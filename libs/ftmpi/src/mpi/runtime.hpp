@@ -54,6 +54,8 @@ struct Runtime {
   // Nonblocking collectives not complete yet (owned by their requests): every waiting loop of the
   // MPI layer moves them along, so that one rank's wait never starves another rank's collective.
   std::vector<CollOp*> pending_collectives;
+  // A completed op kept for the next collective call (collective.cpp), or null.
+  CollOp* spare_coll_op = nullptr;
   // Collectives that failed with messages still in flight: their buffers must outlive those messages.
   std::vector<std::unique_ptr<CollOp>> failed_collectives;
   // Staging buffers of requests freed (MPI_Request_free) while their message was in flight.

@@ -38,6 +38,7 @@ struct ShmCollComm {
   void* map = nullptr;
   std::size_t map_bytes = 0;
   std::unique_ptr<coll::ShmBcast> shm;  // null: alone on this host, or the region could not be made
+  bool one_host = false;                // every member is on this host: local rank == communicator rank
   // Null unless every member is on this host, the region was made, and checksums are not forced.
   std::unique_ptr<coll::ShmSync> sync;
 
@@ -219,7 +220,8 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
     state->shm = std::move(*shm);
     std::size_t host_count = 0;
     for (std::size_t r = 0; r < n; ++r) host_count += state->host_of[r] == static_cast<int>(r) ? 1 : 0;
-    if (host_count == 1 && !checksums_forced()) {
+    state->one_host = host_count == 1;
+    if (state->one_host && !checksums_forced()) {
       coll::ShmSyncOptions o;
       o.flat_max = rt.tuning.shm_sync_flat_max;
       o.spin_turns = static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20));
@@ -261,8 +263,11 @@ Status shm_bcast(Comm& comm, void* data, std::size_t bytes, int root, int tag) {
   auto found = state_of(comm);
   if (!found) return found.status();
   ShmCollComm* state = *found;
-  const Status s = coll::hierarchical_bcast(comm.transport, state->host_of, state->shm.get(), data, bytes, root, tag,
-                                            idle);
+  // One host: no leaders to combine, and no tables to build for each call.
+  const Status s = state->one_host && state->shm
+                       ? state->shm->bcast(data, bytes, root, tag)
+                       : coll::hierarchical_bcast(comm.transport, state->host_of, state->shm.get(), data, bytes, root,
+                                                  tag, idle);
   if (state->shm && state->shm->busy()) rt.shm_bcast_busy = true;
   return s;
 }
