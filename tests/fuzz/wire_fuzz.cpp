@@ -137,6 +137,37 @@ void try_frame(std::span<const std::byte> frame) {
   }
 }
 
+// The short frame's decoder on the same input, and on the input made to say "short frame" (version 1,
+// type 9): the two forms agree, and what is accepted re-encodes to the same header and obeys its rules.
+void try_short(std::span<const std::byte> frame) {
+  const auto decoded = decode_short(frame, kLimits);
+  ShortHeader quick;
+  const bool quick_ok = try_decode_short(frame, kLimits, quick);
+  if (quick_ok != decoded.is_ok() || (quick_ok && !(quick == *decoded))) {
+    std::fprintf(stderr, "wire_fuzz: try_decode_short (%s) disagrees with decode_short (%s)\n",
+                 quick_ok ? "accepts" : "refuses", decoded ? "accepts" : decoded.status().to_string().c_str());
+    std::abort();
+  }
+  if (!decoded) {
+    if (decoded.status().severity() != ftmpi::base::Severity::frame) {
+      std::fprintf(stderr, "wire_fuzz: short refusal of the wrong kind: %s\n", decoded.status().to_string().c_str());
+      std::abort();
+    }
+    return;
+  }
+  const ShortHeader& h = *decoded;
+  std::array<std::byte, kShortHeaderSize> again{};
+  encode_short(h, again);
+  const bool ok = std::memcmp(again.data(), frame.data(), kShortHeaderSize) == 0 &&
+                  frame.size() == kShortHeaderSize + h.payload_length && h.payload_length <= kLimits.max_payload &&
+                  h.source < kLimits.world_size && h.tag >= 0 && h.message_seq != 0;
+  if (!ok) {
+    std::fprintf(stderr, "wire_fuzz: accepted a short frame that breaks its rules (source %u tag %d len %u)\n",
+                 h.source, h.tag, h.payload_length);
+    std::abort();
+  }
+}
+
 template <typename T>
 void put_le(std::byte* out, T value) {
   for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(static_cast<std::uint64_t>(value) >> (8 * i));
@@ -227,6 +258,17 @@ void try_edits(const std::uint8_t* script, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> input(reinterpret_cast<const std::byte*>(data), size);
   try_frame(input);
+  try_short(input);
+  if (size >= 2) {
+    std::vector<std::byte> as_short(input.begin(), input.end());
+    as_short[0] = std::byte{kWireVersion};
+    as_short[1] = std::byte{kShortFrameType};
+    if (size >= 8) {  // and the length it names: what is present
+      const auto present = static_cast<std::uint32_t>(size >= kShortHeaderSize ? size - kShortHeaderSize : 0);
+      std::memcpy(as_short.data() + 4, &present, sizeof present);
+    }
+    try_short(as_short);
+  }
   if (size >= kHeaderSize) {
     std::vector<std::byte> resealed(input.begin(), input.end());
     reseal(resealed);

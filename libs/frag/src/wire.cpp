@@ -399,8 +399,84 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
   return validate<V>(h, frame_length - kHeaderSize, limits);
 }
 
+namespace short_offset {
+constexpr std::size_t version = 0, type = 1, flags = 2, pad = 3, payload_length = 4, source = 8, context = 12,
+                      tag = 16, reserved = 20, message_seq = 24;
+}  // namespace short_offset
+
+template <typename V>
+typename V::R decode_short_into(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& h) {
+  const auto refuse = [](auto&& what) { return V::fail(Errc::malformed, [&] { return "short frame: " + what(); }); };
+  if (frame.size() < kShortHeaderSize) [[unlikely]] {
+    return V::fail(Errc::truncated, [&] {
+      return "short frame of " + num(frame.size()) + " bytes, shorter than its " + num(kShortHeaderSize) +
+             "-byte header";
+    });
+  }
+  const std::byte* p = frame.data();
+  if (const auto version = load<std::uint8_t>(p, short_offset::version); version != kWireVersion) [[unlikely]] {
+    return V::fail(Errc::unsupported_version, [&] {
+      return "version " + num(version) + " (this build speaks " + num(kWireVersion) + ")";
+    });
+  }
+  if (const auto type = load<std::uint8_t>(p, short_offset::type); type != kShortFrameType) [[unlikely]] {
+    return refuse([&] { return "type " + num(type) + " is not " + num(kShortFrameType); });
+  }
+  if (load<std::uint16_t>(p, short_offset::flags) != 0 || load<std::uint32_t>(p, short_offset::reserved) != 0)
+      [[unlikely]] {
+    return refuse([] { return std::string("flags and reserved bytes must be 0"); });
+  }
+  h.payload_length = load<std::uint32_t>(p, short_offset::payload_length);
+  if (h.payload_length != frame.size() - kShortHeaderSize) [[unlikely]] {
+    return V::fail(Errc::truncated, [&] {
+      return "short frame: payload_length " + num(h.payload_length) + " but " + num(frame.size() - kShortHeaderSize) +
+             " payload bytes present";
+    });
+  }
+  if (h.payload_length > limits.max_payload) [[unlikely]] {
+    return refuse([&] { return "payload_length " + num(h.payload_length) + " beyond " + num(limits.max_payload); });
+  }
+  h.source = load<std::uint32_t>(p, short_offset::source);
+  if (h.source >= limits.world_size) [[unlikely]] {
+    return refuse([&] {
+      return "source rank " + num(h.source) + " out of range (world size " + num(limits.world_size) + ")";
+    });
+  }
+  h.context = load<std::uint32_t>(p, short_offset::context);
+  h.tag = load<std::int32_t>(p, short_offset::tag);
+  if (h.tag < 0) [[unlikely]] {
+    return refuse([&] { return "tag " + std::to_string(h.tag) + " is negative"; });
+  }
+  h.message_seq = load<std::uint64_t>(p, short_offset::message_seq);
+  if (h.message_seq == 0) [[unlikely]] return refuse([] { return std::string("message_seq 0"); });
+  return V::kOk;
+}
+
 #undef FTMPI_WIRE_CHECK
 }  // namespace
+
+void encode_short(const ShortHeader& h, std::span<std::byte, kShortHeaderSize> out) noexcept {
+  std::byte* p = out.data();
+  store(p, short_offset::version, kWireVersion);
+  store(p, short_offset::type, kShortFrameType);
+  store(p, short_offset::flags, std::uint16_t{0});
+  store(p, short_offset::payload_length, h.payload_length);
+  store(p, short_offset::source, h.source);
+  store(p, short_offset::context, h.context);
+  store(p, short_offset::tag, h.tag);
+  store(p, short_offset::reserved, std::uint32_t{0});
+  store(p, short_offset::message_seq, h.message_seq);
+}
+
+base::Result<ShortHeader> decode_short(std::span<const std::byte> frame, const DecodeLimits& limits) {
+  ShortHeader h;
+  if (Status s = decode_short_into<Loud>(frame, limits, h); !s) return s;
+  return h;
+}
+
+bool try_decode_short(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& out) noexcept {
+  return decode_short_into<Quiet>(frame, limits, out);
+}
 
 std::string_view to_string(FrameType type) noexcept {
   switch (type) {

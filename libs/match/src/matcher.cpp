@@ -80,6 +80,11 @@ struct Matcher::State {
   // Hands a message, in its peer's msg_seq order, to the earliest-posted receive it fits, or queues it.
   void release(const Envelope& message, std::vector<Event>& events) {
     const auto buckets = buckets_of(message);
+    if (solo_set && solo.pattern.matches(message)) {
+      solo_set = false;
+      events.push_back({Event::Kind::matched, message, solo.handle});
+      return;
+    }
     const std::uint32_t earliest = earliest_posted(buckets);
     if (earliest == kNoEntry) {
       unexpected.push_back(message, buckets);
@@ -89,7 +94,16 @@ struct Matcher::State {
     events.push_back({Event::Kind::matched, message, take_posted(earliest)});
   }
 
-  // The earliest-posted receive that a message with these buckets fits, or kNoEntry.
+  // Moves the solo receive into the queues (before a second receive is posted), keeping its stamp.
+  void spill_solo() {
+    if (!solo_set) return;
+    const std::uint32_t id = posted.push_back(solo, {bucket_of(solo.pattern)});
+    posted_ids.insert(solo.handle, id);
+    ++posted_per_kind[kind_of(solo.pattern)];
+    solo_set = false;
+  }
+
+  // The earliest-posted queued receive that a message with these buckets fits, or kNoEntry.
   std::uint32_t earliest_posted(const std::array<BucketKey, kPatternKinds>& buckets) const noexcept {
     std::uint32_t earliest = kNoEntry;
     std::uint64_t earliest_stamp = std::numeric_limits<std::uint64_t>::max();
@@ -126,6 +140,11 @@ struct Matcher::State {
   std::array<std::size_t, kPatternKinds> posted_per_kind{};  // a kind with none is not looked up
   detail::FlatMap<ReceiveHandle, std::uint32_t, HandleHash> posted_ids;
   std::uint64_t next_stamp = 0;
+  // The one posted receive while it is the only one, kept out of the queues and the handle map: the
+  // common case (a blocking receive posted, then its message) then costs a compare instead of bucket
+  // and handle map updates. Invariant: while solo_set, `posted` is empty.
+  bool solo_set = false;
+  PostedReceive solo;
 
   detail::BucketQueue<Envelope, kPatternKinds> unexpected;
 };
@@ -150,7 +169,7 @@ base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& patte
                                               " tag " + std::to_string(pattern.tag) +
                                               ": neither a value >= 0 nor the wildcard");
   }
-  if (s.posted_ids.find(receive) != nullptr) {
+  if ((s.solo_set && s.solo.handle == receive) || s.posted_ids.find(receive) != nullptr) {
     return Status(Errc::invalid_argument, "receive handle " + std::to_string(receive) + " is already posted");
   }
   if (std::uint32_t id = s.unexpected.size() == 0 ? kNoEntry : s.unexpected.front(bucket_of(pattern)); id != kNoEntry) {
@@ -158,6 +177,12 @@ base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& patte
     s.unexpected.erase(id);
     return std::optional<Envelope>(message);
   }
+  if (!s.solo_set && s.posted.size() == 0) {
+    s.solo = {pattern, receive, s.next_stamp++};
+    s.solo_set = true;
+    return std::optional<Envelope>();
+  }
+  s.spill_solo();
   std::uint32_t id = s.posted.push_back({pattern, receive, s.next_stamp++}, {bucket_of(pattern)});
   s.posted_ids.insert(receive, id);
   ++s.posted_per_kind[kind_of(pattern)];
@@ -166,6 +191,10 @@ base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& patte
 
 bool Matcher::cancel_receive(ReceiveHandle receive) {
   State& s = *state_;
+  if (s.solo_set && s.solo.handle == receive) {
+    s.solo_set = false;
+    return true;
+  }
   const std::uint32_t* id = s.posted_ids.find(receive);
   if (id == nullptr) return false;
   std::uint32_t posted_id = *id;
@@ -221,6 +250,12 @@ std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& messag
   if (message.peer >= s.next_seq.size() || message.source < 0 || message.tag < 0) return std::nullopt;
   std::uint64_t& next = s.next_seq[message.peer];
   if (message.msg_seq != next || s.held_per_peer[message.peer] != 0) return std::nullopt;
+  if (s.solo_set) {
+    if (!s.solo.pattern.matches(message)) return std::nullopt;
+    ++next;
+    s.solo_set = false;
+    return s.solo.handle;
+  }
   const std::uint32_t earliest = s.earliest_posted(buckets_of(message));
   if (earliest == kNoEntry) return std::nullopt;
   ++next;
@@ -247,7 +282,7 @@ std::optional<Envelope> Matcher::take_unexpected(const Pattern& pattern) {
 
 Counters Matcher::counters() const noexcept {
   const State& s = *state_;
-  return {s.posted.size(), s.unexpected.size(), s.held.size()};
+  return {s.posted.size() + (s.solo_set ? 1U : 0U), s.unexpected.size(), s.held.size()};
 }
 
 }  // namespace ftmpi::match

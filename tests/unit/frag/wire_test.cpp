@@ -501,3 +501,93 @@ BOOST_AUTO_TEST_CASE(describe_names_type_ranks_and_flags_on_one_line) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- the short frame -------------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::byte> make_short(const ShortHeader& h) {
+  std::vector<std::byte> frame(kShortHeaderSize + h.payload_length);
+  encode_short(h, std::span<std::byte, kShortHeaderSize>(frame.data(), kShortHeaderSize));
+  for (std::size_t i = kShortHeaderSize; i < frame.size(); ++i) frame[i] = static_cast<std::byte>(i * 5);
+  return frame;
+}
+
+// decode_short's verdict, and that try_decode_short agrees with it.
+ftmpi::base::Result<ShortHeader> decode_both(std::span<const std::byte> frame, const DecodeLimits& limits) {
+  auto loud = decode_short(frame, limits);
+  ShortHeader quiet;
+  BOOST_TEST(try_decode_short(frame, limits, quiet) == loud.is_ok());
+  if (loud.is_ok()) BOOST_TEST((quiet == *loud));
+  return loud;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(short_frame_fields_sit_little_endian_at_their_documented_offsets) {
+  const ShortHeader h{.source = 0x0a0b0c0d, .context = 0x11223344, .tag = 0x55667788, .payload_length = 3,
+                      .message_seq = 0x0102030405060708ULL};
+  const auto frame = make_short(h);
+  BOOST_TEST(frame.size() == kShortHeaderSize + 3);
+  BOOST_TEST(static_cast<int>(frame[0]) == kWireVersion);
+  BOOST_TEST(static_cast<int>(frame[1]) == kShortFrameType);
+  BOOST_TEST(static_cast<int>(frame[2]) == 0);
+  BOOST_TEST(static_cast<int>(frame[4]) == 3);
+  BOOST_TEST(static_cast<int>(frame[8]) == 0x0d);
+  BOOST_TEST(static_cast<int>(frame[12]) == 0x44);
+  BOOST_TEST(static_cast<int>(frame[16]) == 0x88);
+  BOOST_TEST(static_cast<int>(frame[24]) == 0x08);
+  BOOST_TEST(static_cast<int>(frame[31]) == 0x01);
+  BOOST_TEST(is_short_frame(frame));
+}
+
+BOOST_AUTO_TEST_CASE(short_frames_round_trip_with_random_fields) {
+  std::mt19937_64 rng(ftmpi::test::seed_for("short frame round trip"));
+  for (int i = 0; i < 2000; ++i) {
+    ShortHeader h;
+    h.source = static_cast<std::uint32_t>(rng() % kLimits.world_size);  // itself included
+    h.context = static_cast<std::uint32_t>(rng());
+    h.tag = static_cast<std::int32_t>(rng() % (std::uint64_t{1} << 31));
+    h.payload_length = static_cast<std::uint32_t>(rng() % (kLimits.max_payload + 1));
+    h.message_seq = rng() | 1;
+    const auto decoded = decode_both(make_short(h), kLimits);
+    BOOST_REQUIRE(decoded.is_ok());
+    BOOST_TEST((*decoded == h));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_broken_short_frame_is_refused_with_its_reason) {
+  const ShortHeader good{.source = 1, .context = 7, .tag = 9, .payload_length = 4, .message_seq = 5};
+  struct Case {
+    const char* what;
+    std::function<void(std::vector<std::byte>&)> edit;
+    Errc code;
+  };
+  const Case cases[] = {
+      {"version", [](auto& f) { f[0] = std::byte{2}; }, Errc::unsupported_version},
+      {"type", [](auto& f) { f[1] = std::byte{1}; }, Errc::malformed},
+      {"flags", [](auto& f) { f[2] = std::byte{1}; }, Errc::malformed},
+      {"pad", [](auto& f) { f[3] = std::byte{1}; }, Errc::malformed},
+      {"reserved", [](auto& f) { f[22] = std::byte{1}; }, Errc::malformed},
+      {"length longer than present", [](auto& f) { put_le(f, 4, std::uint32_t{5}); }, Errc::truncated},
+      {"length shorter than present", [](auto& f) { put_le(f, 4, std::uint32_t{3}); }, Errc::truncated},
+      {"source out of range", [](auto& f) { put_le(f, 8, std::uint32_t{16}); }, Errc::malformed},
+      {"negative tag", [](auto& f) { put_le(f, 16, std::int32_t{-1}); }, Errc::malformed},
+      {"message_seq 0", [](auto& f) { put_le(f, 24, std::uint64_t{0}); }, Errc::malformed},
+      {"truncated header", [](auto& f) { f.resize(kShortHeaderSize - 1); }, Errc::truncated},
+  };
+  for (const Case& c : cases) {
+    auto frame = make_short(good);
+    c.edit(frame);
+    const auto decoded = decode_both(frame, kLimits);
+    BOOST_TEST_INFO(c.what);
+    BOOST_TEST((decoded.code() == c.code), decoded.status().to_string());
+  }
+  DecodeLimits small = kLimits;
+  small.max_payload = 3;
+  BOOST_TEST((decode_both(make_short(good), small).code() == Errc::malformed));
+  // The full decoder never takes a short frame for a full one.
+  auto full = make_short(good);
+  full.resize(kHeaderSize + 4);
+  BOOST_TEST(!decode(full, kLimits).is_ok());
+}

@@ -159,6 +159,9 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   for (const auto& p : paths_) {
     header_checked_.push_back(!p->info().reliable || config_.reliability == Reliability::force ? 1 : 0);
   }
+  for (Peer& peer : peers_) {
+    peer.short_frames = !peer.tracking && peer.routes.size() == 1 && header_checked_[peer.routes.front().path_index] == 0;
+  }
   expect_bulk(false);  // no receive waits for bulk data yet
   limits_.job_key = id_.job_key;
   limits_.world_size = id_.size;
@@ -303,8 +306,22 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
   // Never in the table: an eager message's frames name no request.
   Request r;
   Peer& peer = prepare_send(r, comm, buf, bytes, dest, tag, mode);
-  send_fragments(peer, r, 0, bytes);
+  send_whole_eager(peer, r);
   return true;
+}
+
+void EngineCore::send_whole_eager(Peer& peer, Request& r) {
+  Route& route = peer.routes.front();
+  if (!peer.short_frames || r.bytes > route.max_payload || route.state != RailState::up) {
+    send_fragments(peer, r, 0, r.bytes);
+    return;
+  }
+  const frag::ShortHeader h{id_.rank, r.context, r.tag, static_cast<std::uint32_t>(r.bytes), r.msg_seq};
+  ShortFrame frame(h, r.send_buf);
+  ++counters_.frames_sent;
+  ++route.counters.frames_sent;
+  route.counters.bytes_sent += frame.frame_size();
+  if (const base::Status sent = route.path->send(peer.rank, frame); !sent) route_failed(peer, 0, sent);
 }
 
 Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
@@ -312,7 +329,7 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
   Request* r = requests_.allocate(RequestKind::send);
   Peer& peer = prepare_send(*r, comm, buf, bytes, dest, tag, mode);
   if (goes_eager(peer, bytes, mode)) {
-    send_fragments(peer, *r, 0, bytes);
+    send_whole_eager(peer, *r);
     complete(r);
     return r;
   }
@@ -415,6 +432,10 @@ bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* o
 
 void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   ++counters_.frames_received;
+  if (frag::is_short_frame(frame)) {
+    handle_short_frame(frame);
+    return;
+  }
   frag::FrameHeader h;
   if (!frag::try_decode(frame, limits_, h)) [[unlikely]] {
     // Refused: decode() again, slowly, to learn why.
@@ -428,6 +449,49 @@ void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
     return;
   }
   handle_frame(h, frame.subspan(frag::kHeaderSize));
+}
+
+void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
+  frag::ShortHeader s;
+  // Only a trusted path carries short frames, and only from a peer that sends them on it.
+  if (limits_.verify_header_checksum || !frag::try_decode_short(frame, limits_, s) || !peers_[s.source].short_frames ||
+      s.payload_length > max_eager_) [[unlikely]] {
+    ++counters_.dropped_malformed;
+    if (limits_.verify_header_checksum) {
+      base::logger().debug("dropped a short frame from a path that does not carry them");
+    } else {
+      auto decoded = frag::decode_short(frame, limits_);
+      base::logger().debug("dropped a short frame: {}",
+                           decoded ? "its peer does not send short frames, or it is too long" : decoded.status().to_string());
+    }
+    return;
+  }
+  Peer& peer = peers_[s.source];
+  if (Route* arrived_on = arrival_route(peer)) {
+    ++arrived_on->counters.frames_received;
+    arrived_on->counters.bytes_received += frame.size();
+  }
+  const std::span<const std::byte> payload = frame.subspan(frag::kShortHeaderSize);
+  const match::Envelope envelope{s.source, static_cast<std::int32_t>(s.source), s.context, s.tag, s.message_seq, 0};
+  if (const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope)) {
+    Request* r = reinterpret_cast<Request*>(*taken);
+    if (const std::size_t fits = std::min(payload.size(), r->capacity); fits != 0) {
+      std::memcpy(r->recv_buf, payload.data(), fits);
+    }
+    complete_receive(r, s.source, s.tag, s.payload_length);
+    return;
+  }
+  // Unexpected or out of order: the general path, as the DATA frame this short one stands for.
+  frag::FrameHeader h = header_for(peer, frag::FrameType::data);
+  h.source = s.source;
+  h.destination = id_.rank;
+  h.flags = frag::kFlagFirstFragment | frag::kFlagLastFragment;
+  h.context = s.context;
+  h.tag = s.tag;
+  h.message_seq = s.message_seq;
+  h.message_length = s.payload_length;
+  h.payload_length = s.payload_length;
+  handle_message_fragment(peer, h, payload);
 }
 
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {

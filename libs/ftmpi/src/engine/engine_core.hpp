@@ -224,6 +224,9 @@ struct Peer {
   std::size_t eager_limit = 0;  // the smallest of its routes': any route can carry any eager message
   std::size_t rts_payload = 0;  // first fragment of a rendezvous: fits every route, so never re-cut
   bool single_copy = false;
+  // Its one route is a trusted path (shared memory, reliability not forced): whole eager messages that
+  // fit one frame go as short frames (frag::ShortHeader), and short frames from it are accepted.
+  bool short_frames = false;
   std::uint32_t next_route = 0;  // round-robin start among equally loaded routes
   bool rebind_needed = false;    // frames sit on a down route
 
@@ -310,8 +313,10 @@ class EngineCore final : public Engine, public path::FrameSink {
 
  private:
   class OutgoingFrame;
+  class ShortFrame;
 
   void handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload);
+  void handle_short_frame(std::span<const std::byte> frame);
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids);
@@ -348,6 +353,8 @@ class EngineCore final : public Engine, public path::FrameSink {
 
   // Sending.
   frag::FrameHeader header_for(Peer& peer, frag::FrameType type) noexcept;
+  // All of an eager message: one short frame where the peer takes them, else DATA fragments.
+  void send_whole_eager(Peer& peer, Request& r);
   void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, std::span<const std::byte> payload,
                   bool bulk = false);
   void send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload) {
@@ -427,6 +434,24 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   frag::ChecksumKind kind_;
   bool bulk_;
   bool header_checksum_;
+};
+
+// A whole eager message as a short frame (trusted paths only): the 32-byte header and the payload.
+class EngineCore::ShortFrame final : public path::FrameWriter {
+ public:
+  ShortFrame(const frag::ShortHeader& header, const std::byte* payload) : header_(header), payload_(payload) {}
+
+  std::size_t frame_size() const noexcept override { return frag::kShortHeaderSize + header_.payload_length; }
+  void write(std::span<std::byte> room) noexcept override {
+    frag::encode_short(header_, room.first<frag::kShortHeaderSize>());
+    if (header_.payload_length != 0) {
+      std::memcpy(room.data() + frag::kShortHeaderSize, payload_, header_.payload_length);
+    }
+  }
+
+ private:
+  frag::ShortHeader header_;
+  const std::byte* payload_;
 };
 
 }  // namespace ftmpi::engine

@@ -274,6 +274,53 @@ bool try_decode(std::span<const std::byte> frame, const DecodeLimits& limits, Fr
 bool try_decode(std::span<const std::byte> header, std::size_t frame_length, const DecodeLimits& limits,
                 FrameHeader& out) noexcept;
 
+// The short frame: a whole eager message between ranks of one job over a trusted path (shared memory,
+// reliability not forced: DecodeLimits::verify_header_checksum false), in a 32-byte header instead of
+// 112. Nothing on such a path is lost, reordered, duplicated or corrupted, and only the job's own
+// processes map its memory, so the frame carries no byte sequence numbers, ACK fields, job key or
+// checksums; it keeps what matching and MPI ordering need. A receiver accepts it only from a trusted
+// path and refuses it anywhere else (a short frame on a network path is malformed by definition).
+//
+//   byte  0         1         2         3         4         5         6         7
+//       +---------+---------+---------+---------+---------+---------+---------+---------+
+//     0 | version | type 9  | flags 0 | 0       |            payload_length             |
+//       +---------------------------------------+---------------------------------------+
+//     8 |               source                  |               context                 |
+//       +---------------------------------------+---------------------------------------+
+//    16 |               tag (int32)             |             reserved (0)              |
+//       +---------------------------------------+---------------------------------------+
+//    24 |                             message_seq                                       |
+//       +-------------------------------------------------------------------------------+
+//    32   payload (payload_length bytes)
+//
+// The version byte is the full header's, and the type byte sits where the full header's does, so a
+// receiver tells the two apart by byte 1. The full decoder refuses type 9 as unknown.
+inline constexpr std::uint8_t kShortFrameType = 9;
+inline constexpr std::size_t kShortHeaderSize = 32;
+
+struct ShortHeader {
+  std::uint32_t source = 0;
+  std::uint32_t context = 0;
+  std::int32_t tag = 0;
+  std::uint32_t payload_length = 0;
+  std::uint64_t message_seq = 0;
+  friend bool operator==(const ShortHeader&, const ShortHeader&) = default;
+};
+
+// Whether a frame says it is a short one (its type byte); decide how to decode it by this.
+inline bool is_short_frame(std::span<const std::byte> frame) noexcept {
+  return frame.size() >= 2 && static_cast<std::uint8_t>(frame[1]) == kShortFrameType;
+}
+
+void encode_short(const ShortHeader& header, std::span<std::byte, kShortHeaderSize> out) noexcept;
+
+// Validates a whole short frame against the limits (job key and verify_header_checksum aside): exact
+// length, version, type, zero flags and reserved bytes, source in range (a rank may send to itself), tag >= 0,
+// message_seq != 0, payload_length <= max_payload. decode_short says why it refuses; try_decode_short
+// makes the same checks (written once) without building a message.
+base::Result<ShortHeader> decode_short(std::span<const std::byte> frame, const DecodeLimits& limits);
+bool try_decode_short(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& out) noexcept;
+
 // One line for logs, every field: "data 6->2 ctx 3 tag 11 msg 2 seq 3001+500 off 2000/2500 len 500 crc32c
 // 0xdeadbeef flags last,ack-valid ack 77/70 req 0x11:0x22".
 std::string describe(const FrameHeader& header);

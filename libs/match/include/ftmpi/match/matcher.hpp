@@ -27,6 +27,9 @@
 //     (context,ANY,t), (context,s,ANY), (context,ANY,ANY); a receive reads the front of the one FIFO its
 //     pattern names, and taking a message unlinks it from all four in O(1).
 //   - Receive handle -> queue entry, so cancel is O(1).
+//   - While only one receive is posted it stays out of the buckets and the handle map (the "solo"
+//     receive: a blocking receive waiting for its message, the most common case), and a message is
+//     compared with it directly; posting a second receive moves it into its bucket first.
 //   - Held messages are keyed (peer, msg_seq); a release looks up the successor only while the peer
 //     has anything held, so in-order traffic pays nothing for it.
 //   Every map is open addressing over one power-of-two array: with std::unordered_map, its allocation
