@@ -401,7 +401,7 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
 
 namespace short_offset {
 constexpr std::size_t version = 0, type = 1, flags = 2, pad = 3, payload_length = 4, source = 8, context = 12,
-                      tag = 16, reserved = 20, message_seq = 24;
+                      tag = 16, reserved = 20, message_seq = 24, tail = 32;  // tail: 16 bytes of 0
 }  // namespace short_offset
 
 template <typename V>
@@ -422,8 +422,8 @@ typename V::R decode_short_into(std::span<const std::byte> frame, const DecodeLi
   if (const auto type = load<std::uint8_t>(p, short_offset::type); type != kShortFrameType) [[unlikely]] {
     return refuse([&] { return "type " + num(type) + " is not " + num(kShortFrameType); });
   }
-  if (load<std::uint16_t>(p, short_offset::flags) != 0 || load<std::uint32_t>(p, short_offset::reserved) != 0)
-      [[unlikely]] {
+  if (load<std::uint16_t>(p, short_offset::flags) != 0 || load<std::uint32_t>(p, short_offset::reserved) != 0 ||
+      (load<std::uint64_t>(p, short_offset::tail) | load<std::uint64_t>(p, short_offset::tail + 8)) != 0) [[unlikely]] {
     return refuse([] { return std::string("flags and reserved bytes must be 0"); });
   }
   h.payload_length = load<std::uint32_t>(p, short_offset::payload_length);
@@ -466,6 +466,8 @@ void encode_short(const ShortHeader& h, std::span<std::byte, kShortHeaderSize> o
   store(p, short_offset::tag, h.tag);
   store(p, short_offset::reserved, std::uint32_t{0});
   store(p, short_offset::message_seq, h.message_seq);
+  store(p, short_offset::tail, std::uint64_t{0});
+  store(p, short_offset::tail + 8, std::uint64_t{0});
 }
 
 base::Result<ShortHeader> decode_short(std::span<const std::byte> frame, const DecodeLimits& limits) {

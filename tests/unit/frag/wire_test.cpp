@@ -538,6 +538,8 @@ BOOST_AUTO_TEST_CASE(short_frame_fields_sit_little_endian_at_their_documented_of
   BOOST_TEST(static_cast<int>(frame[16]) == 0x88);
   BOOST_TEST(static_cast<int>(frame[24]) == 0x08);
   BOOST_TEST(static_cast<int>(frame[31]) == 0x01);
+  for (std::size_t i = 32; i < kShortHeaderSize; ++i) BOOST_TEST(static_cast<int>(frame[i]) == 0);
+  BOOST_TEST(kShortHeaderSize == 48u);
   BOOST_TEST(is_short_frame(frame));
 }
 
@@ -569,6 +571,8 @@ BOOST_AUTO_TEST_CASE(a_broken_short_frame_is_refused_with_its_reason) {
       {"flags", [](auto& f) { f[2] = std::byte{1}; }, Errc::malformed},
       {"pad", [](auto& f) { f[3] = std::byte{1}; }, Errc::malformed},
       {"reserved", [](auto& f) { f[22] = std::byte{1}; }, Errc::malformed},
+      {"reserved tail", [](auto& f) { f[40] = std::byte{1}; }, Errc::malformed},
+      {"reserved tail end", [](auto& f) { f[47] = std::byte{1}; }, Errc::malformed},
       {"length longer than present", [](auto& f) { put_le(f, 4, std::uint32_t{5}); }, Errc::truncated},
       {"length shorter than present", [](auto& f) { put_le(f, 4, std::uint32_t{3}); }, Errc::truncated},
       {"source out of range", [](auto& f) { put_le(f, 8, std::uint32_t{16}); }, Errc::malformed},

@@ -436,7 +436,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   bool header_checksum_;
 };
 
-// A whole eager message as a short frame (trusted paths only): the 32-byte header and the payload.
+// A whole eager message as a short frame (trusted paths only): the 48-byte header and the payload.
 class EngineCore::ShortFrame final : public path::FrameWriter {
  public:
   ShortFrame(const frag::ShortHeader& header, const std::byte* payload) : header_(header), payload_(payload) {}

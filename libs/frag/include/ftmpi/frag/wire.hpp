@@ -291,12 +291,16 @@ bool try_decode(std::span<const std::byte> header, std::size_t frame_length, con
 //       +---------------------------------------+---------------------------------------+
 //    24 |                             message_seq                                       |
 //       +-------------------------------------------------------------------------------+
-//    32   payload (payload_length bytes)
+//    32 |                             reserved (0)                                      |
+//       +-------------------------------------------------------------------------------+
+//    40 |                             reserved (0)                                      |
+//       +-------------------------------------------------------------------------------+
+//    48   payload (payload_length bytes)
 //
 // The version byte is the full header's, and the type byte sits where the full header's does, so a
 // receiver tells the two apart by byte 1. The full decoder refuses type 9 as unknown.
 inline constexpr std::uint8_t kShortFrameType = 9;
-inline constexpr std::size_t kShortHeaderSize = 32;
+inline constexpr std::size_t kShortHeaderSize = 48;
 
 struct ShortHeader {
   std::uint32_t source = 0;
