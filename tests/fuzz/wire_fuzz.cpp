@@ -104,10 +104,16 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
       require(h.type == FrameType::fin || h.receiver_request != 0, "cts names the receive", h);
       break;
     case FrameType::ack:
+      // An ACK may name a selective range received above LIRS: a real, non-wrapping one, or none.
+      require(h.message_seq == 0, "no message sequence", h);
+      require(h.seq_count == 0 ? h.seq_first == 0
+                               : h.seq_first >= 1 && h.seq_first - 1 <= std::numeric_limits<std::uint64_t>::max() - h.seq_count,
+              "selective range", h);
+      require((h.flags & kFlagAckValid) != 0, "ack carries an ack", h);
+      break;
     case FrameType::probe:
     case FrameType::probe_reply:
       require(h.seq_first == 0 && h.seq_count == 0 && h.message_seq == 0, "no sequence", h);
-      require(h.type != FrameType::ack || (h.flags & kFlagAckValid) != 0, "ack carries an ack", h);
       break;
   }
 }
