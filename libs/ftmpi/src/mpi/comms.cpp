@@ -44,6 +44,7 @@ Comm& add_comm(std::vector<int> members, std::uint32_t context) {
   const int size = static_cast<int>(members.size());
   const MPI_Comm handle = make_handle(HandleKind::comm, static_cast<std::uint32_t>(rt.comms.size()));
   Comm& comm = rt.comms.emplace_back();
+  rt.comm_index.push_back(&comm);
   set_up_comm(comm, handle, "", context, rank, size, std::move(members));
   return comm;
 }

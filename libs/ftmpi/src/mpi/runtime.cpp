@@ -10,8 +10,8 @@
 namespace ftmpi::mpi {
 
 Runtime::Runtime() {
-  comms.emplace_back();  // MPI_COMM_WORLD
-  comms.emplace_back();  // MPI_COMM_SELF
+  comm_index.push_back(&comms.emplace_back());  // MPI_COMM_WORLD
+  comm_index.push_back(&comms.emplace_back());  // MPI_COMM_SELF
   add_predefined_datatypes(datatypes);
   add_predefined_ops(ops);
   groups.put(*handle_index(MPI_GROUP_EMPTY, HandleKind::group), Group{});

@@ -41,6 +41,7 @@ struct Runtime {
   // Indexed by the handle's index: MPI_COMM_WORLD, MPI_COMM_SELF, then the communicators programs
   // make. Slots are never reused: requests in flight may still name a freed communicator.
   std::deque<Comm> comms;
+  std::vector<Comm*> comm_index;  // &comms[i]: one load per lookup instead of the deque's arithmetic
   std::uint32_t next_context = 0;  // the lowest context id this process may propose for a new communicator
   DatatypeTable datatypes;
   OpTable ops;
@@ -88,9 +89,9 @@ inline engine::Engine& engine() noexcept { return *runtime().engine; }
 inline Comm* find_comm(MPI_Comm handle) noexcept {
   Runtime& rt = runtime();
   const auto index = handle_index(handle, HandleKind::comm);
-  if (!index || *index >= rt.comms.size()) return nullptr;
-  Comm& comm = rt.comms[*index];
-  return comm.handle == handle ? &comm : nullptr;
+  if (!index || *index >= rt.comm_index.size()) [[unlikely]] return nullptr;
+  Comm* comm = rt.comm_index[*index];
+  return comm->handle == handle ? comm : nullptr;
 }
 // The datatype a handle names, or null.
 inline Datatype* find_datatype(int handle) noexcept { return runtime().datatypes.find(handle); }
