@@ -225,6 +225,7 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
       coll::ShmSyncOptions o;
       o.flat_max = rt.tuning.shm_sync_flat_max;
       o.spin_turns = static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20));
+      o.gathered_barrier = o.spin_turns == 0;  // oversubscribed: see ShmSyncOptions
       o.idle = idle;
       auto sync = coll::ShmSync::attach(static_cast<std::byte*>(state->map) + bcast_bytes, state->map_bytes - bcast_bytes,
                                         comm.rank(), std::move(o));

@@ -43,6 +43,10 @@ struct ShmSyncOptions {
   // each waiter in one cache-line transfer); above it, local rank 0 gathers the arrivals, reduces, and
   // releases the others through one word (two transfers, but no rank reads N lines).
   std::uint32_t flat_max = 8;
+  // Barriers always gathered, whatever the count: rank 0 leaves first and the others follow it. On a
+  // host with more ranks than cores this puts rank 0 (the usual root) among the ranks that run right
+  // after a barrier, instead of wherever the scheduler left it (see shm_sync.cpp).
+  bool gathered_barrier = false;
   // Turns a wait spins before it gives the core away at every turn (0 on an oversubscribed host).
   unsigned spin_turns = 1024;
   // Called every 16th turn while spinning and at every turn after: progress whatever else must move.
@@ -79,7 +83,7 @@ class ShmSync {
   // Raises this rank's arrival word to op_ and waits until every rank's is there (flat), or until
   // rank 0 released op_ (gathered; `at_release` runs at rank 0 before it releases).
   template <typename AtRelease>
-  void arrive_and_wait(AtRelease&& at_release);
+  void arrive_and_wait(bool flat, AtRelease&& at_release);
   void wait_for(const std::uint64_t& word, std::uint64_t value);
 
   std::byte* memory_;
