@@ -542,4 +542,86 @@ BOOST_AUTO_TEST_CASE(the_last_rail_dying_ends_the_job_naming_the_peer_and_every_
   BOOST_TEST(message.find("down") != std::string::npos);
 }
 
+// A receiver busy computing must not be flooded (issue 4). Two cases, one rail, nothing lost:
+// it polls (other MPI calls) but posts no receive for a while: its ACKs say it holds the frames (LIRS),
+// so the sender resends nothing, however long it waits; it does not poll at all: nothing is ACKed, and
+// the copies come at the backed-off rate (each attempt doubles the timeout up to engine.retransmit.max),
+// not once per engine.retransmit.min.
+BOOST_AUTO_TEST_CASE(a_receiver_that_polls_but_posts_no_receive_gets_no_copies) {
+  const std::uint64_t seed = test::seed_for("busy receiver polling");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    World w(2, fault_config(), {{4096, ""}}, seed);
+    std::vector<std::vector<std::byte>> sent;
+    std::vector<Request*> sends;
+    for (int i = 0; i < 20; ++i) {
+      sent.push_back(pattern(2000, 50 + static_cast<std::uint64_t>(i)));
+      sends.push_back(w.ranks[0]->isend(w.world(0), sent.back().data(), sent.back().size(), 1, 3, SendMode::standard));
+    }
+    // Both ranks progress for 800 ms, forty times engine.retransmit.max here; rank 1 has no receive
+    // posted, so nothing is delivered and LIDS stays behind while LIRS covers every frame.
+    const auto until = Clock::now() + 800ms;
+    while (Clock::now() < until) {
+      for (auto& r : w.ranks) r->progress();
+    }
+    BOOST_TEST(!w.ranks[0]->peer(1).retained.empty());  // kept: not delivered yet
+    BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
+    std::vector<std::vector<std::byte>> got(sent.size(), std::vector<std::byte>(2000));
+    std::vector<Request*> recvs;
+    for (auto& g : got) recvs.push_back(w.ranks[1]->irecv(w.world(1), g.data(), g.size(), 0, 3));
+    w.run_until([&] {
+      for (Request* r : recvs) {
+        if (!w.ranks[1]->is_complete(r, nullptr)) return false;
+      }
+      return true;
+    });
+    for (std::size_t i = 0; i < got.size(); ++i) BOOST_TEST((got[i] == sent[i]), "message " << i << " differs");
+    w.drain();
+    BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
+    for (Request* r : sends) w.ranks[0]->release(r);
+    for (Request* r : recvs) w.ranks[1]->release(r);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_receiver_that_does_not_poll_gets_copies_only_at_the_backed_off_rate) {
+  const std::uint64_t seed = test::seed_for("busy receiver not polling");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    const EngineConfig config = fault_config();  // timeouts from 500 us, doubling up to 20 ms
+    World w(2, config, {{4096, ""}}, seed);
+    constexpr int kFrames = 5;
+    std::vector<std::vector<std::byte>> sent;
+    std::vector<Request*> sends;
+    for (int i = 0; i < kFrames; ++i) {
+      sent.push_back(pattern(1000, 70 + static_cast<std::uint64_t>(i)));
+      sends.push_back(w.ranks[0]->isend(w.world(0), sent.back().data(), sent.back().size(), 1, 4, SendMode::standard));
+    }
+    // Only the sender runs, for 300 ms.
+    constexpr auto kBusy = 300ms;
+    const auto until = Clock::now() + kBusy;
+    while (Clock::now() < until) w.ranks[0]->progress();
+    // Per frame: the doubling timeouts until the cap (500 us x 2^6 > 20 ms: at most 6 of them), then one
+    // per cap, plus one for the rounding at each end. Resending at the floor would be 600 per frame.
+    const std::uint64_t doublings = 6;
+    const auto per_cap = static_cast<std::uint64_t>(kBusy / config.retransmit_max);
+    const std::uint64_t bound = kFrames * (doublings + per_cap + 2);
+    const std::uint64_t resent = w.ranks[0]->counters().retransmits;
+    BOOST_TEST(resent > 0u);  // it did time out: the receiver said nothing
+    BOOST_TEST(resent <= bound, resent << " copies in " << kBusy.count() << " ms, at most " << bound << " expected");
+    // The receiver comes back: everything arrives once, intact (duplicates dropped).
+    std::vector<std::vector<std::byte>> got(sent.size(), std::vector<std::byte>(1000));
+    std::vector<Request*> recvs;
+    for (auto& g : got) recvs.push_back(w.ranks[1]->irecv(w.world(1), g.data(), g.size(), 0, 4));
+    w.run_until([&] {
+      for (Request* r : recvs) {
+        if (!w.ranks[1]->is_complete(r, nullptr)) return false;
+      }
+      return true;
+    });
+    for (std::size_t i = 0; i < got.size(); ++i) BOOST_TEST((got[i] == sent[i]), "message " << i << " differs");
+    w.drain();
+    BOOST_TEST(w.ranks[1]->peer(0).delivered.largest_in_order() == w.ranks[0]->peer(1).next_byte_seq - 1);
+    for (Request* r : sends) w.ranks[0]->release(r);
+    for (Request* r : recvs) w.ranks[1]->release(r);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
