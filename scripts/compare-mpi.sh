@@ -123,7 +123,8 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 if awk -v l="$load_start" 'BEGIN { exit !(l + 0 >= 1.0) }'; then
   echo "compare-mpi.sh: warning: load average $load_start at the start; the figures will be noisy" >&2
 fi
-# Two kinds of noise are caught, and a disturbed run is repeated (at most twice, 5 s later):
+# Two kinds of noise are caught, and a disturbed run is repeated (5 s later, at most twice; a run on a
+# slow host up to five times, 10 s apart, since that state can last a minute):
 # - other jobs: while a run goes on, a sampler counts the samples in which more tasks were runnable than
 #   the ranks and itself; more than a tenth is disturbed;
 # - the host: on a VM the time a cache line takes between the two cores jumps (35 ns to 100+ ns here) when
@@ -146,10 +147,11 @@ monitor_pid=""
 trap '[ -z "$monitor_pid" ] || kill "$monitor_pid" 2>/dev/null || true' EXIT
 # Per kind of run (p2p, coll): samples, busy samples and repeated runs, over the runs kept.
 declare -A kept_samples=([p2p]=0 [coll]=0) kept_busy=([p2p]=0 [coll]=0) repeated=([p2p]=0 [coll]=0)
+declare -A slow_kept=([p2p]=0 [coll]=0)  # runs kept although the host was still slow
 measure() {  # measure KIND OUT RANKS LABEL COMMAND...: runs COMMAND into OUT, again if disturbed
-  local kind=$1 out=$2 ranks=$3 label=$4 attempt before after samples busy slow_host
+  local kind=$1 out=$2 ranks=$3 label=$4 attempt before after samples busy slow_host last=3
   shift 4
-  for attempt in 1 2 3; do
+  for ((attempt = 1; attempt <= last; ++attempt)); do
     before=$(probe)
     monitor "$out.monitor" $((ranks + 1)) &
     monitor_pid=$!
@@ -171,12 +173,14 @@ measure() {  # measure KIND OUT RANKS LABEL COMMAND...: runs COMMAND into OUT, a
       cat "$out" "$out.err" >&2
       exit 1
     fi
-    if { [ $((busy * 10)) -le "$samples" ] && [ "$slow_host" = 0 ]; } || [ "$attempt" = 3 ]; then break; fi
+    if [ "$slow_host" = 1 ]; then last=6; fi
+    if { [ $((busy * 10)) -le "$samples" ] && [ "$slow_host" = 0 ]; } || [ "$attempt" -ge "$last" ]; then break; fi
     echo "compare-mpi.sh: round $r: $label disturbed (other tasks in $busy of $samples samples; cache line" \
          "$before ns before, $after ns after, best $best_probe ns); repeating it" >&2
     repeated[$kind]=$((repeated[$kind] + 1))
-    sleep 5
+    if [ "$slow_host" = 1 ]; then sleep 10; else sleep 5; fi
   done
+  if [ "$slow_host" = 1 ]; then slow_kept[$kind]=$((slow_kept[$kind] + 1)); fi
   kept_samples[$kind]=$((kept_samples[$kind] + samples))
   kept_busy[$kind]=$((kept_busy[$kind] + busy))
 }
@@ -297,7 +301,7 @@ p2p_table() {
   echo "Shared memory, 2 ranks bound to 2 cores; $date_run on $(hostname) ($cpu, $(nproc) CPUs);"
   echo "load average (1, 5, 15 min) $load_start at the start; during the runs kept, other tasks were runnable"
   echo "in $interference of $total_samples samples, and a cache line took $probes one way between the two cores;"
-  echo "$repeats disturbed runs repeated; median of $rounds interleaved rounds"
+  echo "$repeats disturbed runs repeated (${slow_kept[p2p]} kept with the host still slow); median of $rounds interleaved rounds"
   echo "(\`scripts/compare-mpi.sh --rounds $rounds${bench_args[*]:+ -- ${bench_args[*]}}\`)."
   echo
   echo "| what | ${titles[0]} | ${titles[1]} | ${titles[2]} | ftmpi / best peer | target |"
@@ -325,7 +329,8 @@ coll_table() {
   echo "each MPI yielding where it can); $date_run on $(hostname) ($cpu, $cores CPUs); load average"
   echo "(1, 5, 15 min) $load_start at the start, $load_end at the end; during the runs kept, other tasks were"
   echo "runnable in $interference_coll of ${kept_samples[coll]} samples, and a cache line took $probes_coll one way"
-  echo "between the two cores; ${repeated[coll]} disturbed runs repeated; median of $rounds interleaved rounds of the"
+  echo "between the two cores; ${repeated[coll]} disturbed runs repeated (${slow_kept[coll]} kept with the host still slow);"
+  echo "median of $rounds interleaved rounds of the"
   echo "average over ranks of each rank's mean time per call (OSU's method; bcast from root 0, allreduce MPI_SUM"
   echo "on doubles) (\`scripts/compare-mpi.sh --rounds $rounds${coll_args:+ --coll-args \"$coll_args\"}\`)."
   echo
