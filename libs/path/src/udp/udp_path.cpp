@@ -292,6 +292,18 @@ UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t
   info_.reliable = false;
   info_.single_copy_read = false;
   info_.bandwidth_hint = bandwidth_of(rail.interface);
+  // The receive headers are set up once: recvmmsg writes only msg_len, msg_flags and msg_namelen, and
+  // receive() resets the name lengths of the entries a call used. An idle poll then costs the system
+  // call alone, not a rewrite of the whole batch's headers before it.
+  for (unsigned i = 0; i < receive_batch_; ++i) {
+    receive_iov_[i] = ::iovec{ring_.get() + i * max_frame_, max_frame_};
+    ::msghdr& header = receive_messages_[i].msg_hdr;
+    header = ::msghdr{};
+    header.msg_name = &receive_from_[i];
+    header.msg_namelen = sizeof(::sockaddr_in);
+    header.msg_iov = &receive_iov_[i];
+    header.msg_iovlen = 1;
+  }
 }
 
 UdpPath::~UdpPath() {
@@ -460,15 +472,6 @@ void UdpPath::flush(Lane lane) noexcept {
 std::size_t UdpPath::receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed,
                              bool& drained) noexcept {
   const auto want = static_cast<unsigned>(std::min<std::size_t>(limit, receive_batch_));
-  for (unsigned i = 0; i < want; ++i) {
-    receive_iov_[i] = ::iovec{ring_.get() + i * max_frame_, max_frame_};
-    ::msghdr& header = receive_messages_[i].msg_hdr;
-    header = ::msghdr{};
-    header.msg_name = &receive_from_[i];
-    header.msg_namelen = sizeof(::sockaddr_in);
-    header.msg_iov = &receive_iov_[i];
-    header.msg_iovlen = 1;
-  }
   int got = -1;
   do {
     got = ::recvmmsg(sockets_[lane].fd, receive_messages_.data(), want, MSG_DONTWAIT, nullptr);
@@ -482,8 +485,9 @@ std::size_t UdpPath::receive(Lane lane, FrameSink& sink, std::size_t limit, std:
     return 0;
   }
   for (int i = 0; i < got; ++i) {
-    const ::mmsghdr& message = receive_messages_[static_cast<std::size_t>(i)];
+    ::mmsghdr& message = receive_messages_[static_cast<std::size_t>(i)];
     const ::sockaddr_in& from = receive_from_[static_cast<std::size_t>(i)];
+    message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);  // for the next call (see the constructor)
     if (!known_sources_.contains(source_key(ntohl(from.sin_addr.s_addr), ntohs(from.sin_port)))) {
       ++counters_.from_unknown_senders;
     }
