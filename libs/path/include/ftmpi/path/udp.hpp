@@ -229,6 +229,8 @@ class UdpPath final : public Path {
   // Reads one batch of at most `limit` datagrams; returns how many it read (handed up or dropped) and
   // adds those handed up to `handed`. Sets `drained` when the socket had nothing more.
   std::size_t receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed, bool& drained) noexcept;
+  template <typename HandUp, typename Failed>
+  std::size_t receive_batch(Lane lane, std::size_t limit, bool& drained, HandUp& hand_up, Failed& failed) noexcept;
   // The same, one datagram at a time, each peeked and offered to sink.place() first (the long socket
   // when placing).
   std::size_t receive_placing(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed,
@@ -247,6 +249,7 @@ class UdpPath final : public Path {
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
   bool place_ = false;                    // long-socket payloads go where the sink places them
   bool long_deferred_ = false;            // the last poll skipped the long socket (see poll())
+  bool batching_[2] = {false, false};     // per lane: a datagram was there last time, read in batches
   bool bulk_expected_ = true;             // expect_bulk(); true until told otherwise
   std::uint32_t polls_ = 0;
   std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
