@@ -84,8 +84,30 @@ run_loopback() {  # run_loopback VARIANT OUT
                    --mca btl_tcp_if_include lo) ;;
   esac
   case $1 in ompi*) cmd+=("$work/pp-ompi") ;; *) cmd+=("$work/pp-ftmpi") ;; esac
-  timeout 300 "${cmd[@]}" "${pp_args[@]}" >"$2" 2>"$2.err"
+  # The VM's slow state (a cache line between the cores ~170 ns instead of ~35, for seconds to a minute)
+  # moves every figure; as in compare-mpi.sh, a run with a probe above 1.5 times the best seen is
+  # repeated, up to five times, 10 s apart, and the tables say how many slow runs were kept.
+  local attempt before after status slow
+  for attempt in 1 2 3 4 5 6; do
+    before=$(probe)
+    status=0
+    timeout 300 "${cmd[@]}" "${pp_args[@]}" >"$2" 2>"$2.err" || status=$?
+    after=$(probe)
+    printf '%s\n%s\n' "$before" "$after" >"$2.probe"
+    best_probe=$(printf '%s\n' "$before" "$after" "$best_probe" | sort -n | head -1)
+    slow=$(awk -v x="$before" -v y="$after" -v b="$best_probe" 'BEGIN { print (x > 1.5 * b || y > 1.5 * b) ? 1 : 0 }')
+    if [ "$status" != 0 ] || [ "$slow" = 0 ]; then break; fi
+    if [ "$attempt" = 6 ]; then slow_kept=$((slow_kept + 1)); break; fi
+    echo "bench-network.sh: $1: slow host (cache line $before ns before, $after ns after, best $best_probe ns); repeating" >&2
+    slow_repeats=$((slow_repeats + 1))
+    sleep 10
+  done
+  return "$status"
 }
+probe() { "$work/cacheline" | awk '{ print $2 }'; }
+best_probe=$(probe)
+slow_repeats=0
+slow_kept=0
 for ((r = 1; r <= rounds; ++r)); do
   for v in "${variants[@]}"; do
     if ! run_loopback "$v" "$work/raw/lo-$r-$v.txt"; then
@@ -100,7 +122,9 @@ files() { echo "$work/raw/lo-*-$1.txt"; }
 lat0=$(figure "$(files ftmpi)" lat 0)
 echo
 echo "Loopback UDP, 2 ranks bound to 2 cores; $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname) ($(nproc) CPUs);"
-echo "median of $rounds interleaved rounds (\`scripts/bench-network.sh\`)."
+probes=$(cat "$work"/raw/lo-*.txt.probe 2>/dev/null | sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "median %s ns (%s to %s)", v[int((NR + 1) / 2)], v[1], v[NR] }')
+echo "median of $rounds interleaved rounds (\`scripts/bench-network.sh\`); a cache line took $probes one way"
+echo "between the two cores; $slow_repeats runs repeated on a slow host, $slow_kept kept with it still slow."
 echo
 echo "| what | ftmpi (CRC32C) | sum32 | no checksum | reliability off | Open MPI TCP | ftmpi / Open MPI |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
