@@ -451,6 +451,19 @@ void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   handle_frame(h, frame.subspan(frag::kHeaderSize));
 }
 
+bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
+                                        std::uint64_t message_seq, std::span<const std::byte> payload) {
+  const match::Envelope envelope{source, static_cast<std::int32_t>(source), context, tag, message_seq, 0};
+  const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope);
+  if (!taken) return false;
+  Request* r = reinterpret_cast<Request*>(*taken);
+  if (const std::size_t fits = std::min(payload.size(), r->capacity); fits != 0) {
+    std::memcpy(r->recv_buf, payload.data(), fits);
+  }
+  complete_receive(r, source, tag, payload.size());
+  return true;
+}
+
 void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
   frag::ShortHeader s;
   // Only a trusted path carries short frames, and only from a peer that sends them on it.
@@ -472,15 +485,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
     arrived_on->counters.bytes_received += frame.size();
   }
   const std::span<const std::byte> payload = frame.subspan(frag::kShortHeaderSize);
-  const match::Envelope envelope{s.source, static_cast<std::int32_t>(s.source), s.context, s.tag, s.message_seq, 0};
-  if (const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope)) {
-    Request* r = reinterpret_cast<Request*>(*taken);
-    if (const std::size_t fits = std::min(payload.size(), r->capacity); fits != 0) {
-      std::memcpy(r->recv_buf, payload.data(), fits);
-    }
-    complete_receive(r, s.source, s.tag, s.payload_length);
-    return;
-  }
+  if (deliver_whole_in_order(s.source, s.context, s.tag, s.message_seq, payload)) return;
   // Unexpected or out of order: the general path, as the DATA frame this short one stands for.
   frag::FrameHeader h = header_for(peer, frag::FrameType::data);
   h.source = s.source;
@@ -605,15 +610,7 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
       h.message_length <= max_eager_ &&
       (h.checksum_kind == frag::ChecksumKind::none ||
        frag::checksum(h.checksum_kind, payload.data(), payload.size()) == h.payload_checksum)) {
-    const match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq, 0};
-    if (const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope)) {
-      Request* r = reinterpret_cast<Request*>(*taken);
-      if (const std::size_t fits = std::min(payload.size(), r->capacity); fits != 0) {
-        std::memcpy(r->recv_buf, payload.data(), fits);
-      }
-      complete_receive(r, h.source, h.tag, h.message_length);
-      return;
-    }
+    if (deliver_whole_in_order(h.source, h.context, h.tag, h.message_seq, payload)) return;
   }
   const bool indexed = peer.tracking || !whole;
   auto it = indexed ? peer.incoming.find(h.message_seq) : peer.incoming.end();

@@ -317,6 +317,10 @@ class EngineCore final : public Engine, public path::FrameSink {
 
   void handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_short_frame(std::span<const std::byte> frame);
+  // A whole message (its payload is all of it) straight into the posted receive that takes it next in
+  // order; false when none does (then it takes the general path).
+  bool deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
+                              std::uint64_t message_seq, std::span<const std::byte> payload);
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids);
