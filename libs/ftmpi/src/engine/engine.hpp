@@ -119,6 +119,10 @@ class Engine {
 // broadcast group ranks by it too.
 std::string host_identity(const base::ParamSet& params);
 
+// Whether path.kinds lets ranks of one host use shared memory (false for `udp` alone, and for a value the
+// engine refuses at start).
+bool shared_memory_allowed(const base::ParamSet& params);
+
 template <typename Done>
 void Engine::progress_until(Done&& done) {
   std::uint64_t idle_rounds = 0;

@@ -180,6 +180,11 @@ std::uint32_t usable_cpus() {
 
 // Processes that can share memory: same kernel boot, same network namespace, same mount namespace (a
 // private /dev/shm is a separate mount). The hostname alone cannot tell, since namespaces share it.
+bool shared_memory_allowed(const base::ParamSet& params) {
+  auto kinds = parse_path_kinds(params.get_string(path::kKinds));
+  return kinds && kinds->shm;
+}
+
 std::string host_identity(const base::ParamSet& params) {
   std::string id = params.get_string(kHostId);
   if (!id.empty()) return id;

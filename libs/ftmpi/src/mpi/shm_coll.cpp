@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 
 #include "engine/params.hpp"
-#include "ftmpi/path/params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/coll/collectives.hpp"
 #include "ftmpi/coll/shm_bcast.hpp"
@@ -71,18 +70,9 @@ void idle() { progress_once(); }
 // them), the barrier and allreduce go point-to-point like everything else.
 bool checksums_forced() { return runtime().params.text(engine::kReliability) == "force"; }
 
-// A job told to leave shared memory out (path.kinds=udp: the network even between ranks of one host)
-// gets its collectives point-to-point as well.
-bool shm_path_allowed() {
-  const std::string_view kinds = runtime().params.text(path::kKinds);
-  std::size_t at = 0;
-  while (at <= kinds.size()) {
-    const std::size_t end = std::min(kinds.find(',', at), kinds.size());
-    if (kinds.substr(at, end - at) == "shm") return true;
-    at = end + 1;
-  }
-  return false;
-}
+// How many turns a wait spins before yielding at every turn: the engine's rule (0 on an oversubscribed
+// host), capped.
+unsigned spin_turns() { return static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20)); }
 
 Status run(base::Result<coll::Schedule> schedule) {
   if (!schedule) return schedule.status();
@@ -147,7 +137,7 @@ coll::ShmBcastOptions options_from(const coll::Tuning& t) {
   o.keep_max = t.shm_bcast_keep_max;
   o.timeout = t.shm_bcast_timeout;
   o.idle = idle;
-  o.spin_turns = static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20));
+  o.spin_turns = spin_turns();
   return o;
 }
 
@@ -173,7 +163,9 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
     }
   }
   const int tag = comm.take_coll_tag();  // the set-up messages
-  if (state->members.size() < 2 || !shm_path_allowed()) return state;
+  // A job told to leave shared memory out (path.kinds=udp: the network even between ranks of one host)
+  // runs its collectives point-to-point as well.
+  if (state->members.size() < 2 || !engine::shared_memory_allowed(rt.params)) return state;
   state->local = std::make_unique<coll::SubsetTransport>(comm.transport, state->members);
   const int leader = state->members.front();
   const coll::ShmBcastGeometry geometry{static_cast<std::uint32_t>(state->members.size()), rt.tuning.shm_bcast_channels,
@@ -224,7 +216,7 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
     if (state->one_host && !checksums_forced()) {
       coll::ShmSyncOptions o;
       o.flat_max = rt.tuning.shm_sync_flat_max;
-      o.spin_turns = static_cast<unsigned>(std::min<std::uint64_t>(engine().spin_rounds(), 1u << 20));
+      o.spin_turns = spin_turns();
       o.gathered_barrier = o.spin_turns == 0;  // oversubscribed: see ShmSyncOptions
       o.idle = idle;
       auto sync = coll::ShmSync::attach(static_cast<std::byte*>(state->map) + bcast_bytes, state->map_bytes - bcast_bytes,
