@@ -79,12 +79,11 @@ struct Matcher::State {
 
   // Hands a message, in its peer's msg_seq order, to the earliest-posted receive it fits, or queues it.
   void release(const Envelope& message, std::vector<Event>& events) {
-    const auto buckets = buckets_of(message);
-    if (solo_set && solo.pattern.matches(message)) {
-      solo_set = false;
-      events.push_back({Event::Kind::matched, message, solo.handle});
+    if (const std::optional<ReceiveHandle> taken = take_solo(message)) {
+      events.push_back({Event::Kind::matched, message, *taken});
       return;
     }
+    const auto buckets = buckets_of(message);
     const std::uint32_t earliest = earliest_posted(buckets);
     if (earliest == kNoEntry) {
       unexpected.push_back(message, buckets);
@@ -92,6 +91,14 @@ struct Matcher::State {
       return;
     }
     events.push_back({Event::Kind::matched, message, take_posted(earliest)});
+  }
+
+  // The solo receive, taken, when there is one and the message fits it (it is then the earliest-posted
+  // receive the message fits, being the only one).
+  std::optional<ReceiveHandle> take_solo(const Envelope& message) noexcept {
+    if (!solo_set || !solo.pattern.matches(message)) return std::nullopt;
+    solo_set = false;
+    return solo.handle;
   }
 
   // Moves the solo receive into the queues (before a second receive is posted), keeping its stamp.
@@ -251,10 +258,9 @@ std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& messag
   std::uint64_t& next = s.next_seq[message.peer];
   if (message.msg_seq != next || s.held_per_peer[message.peer] != 0) return std::nullopt;
   if (s.solo_set) {
-    if (!s.solo.pattern.matches(message)) return std::nullopt;
-    ++next;
-    s.solo_set = false;
-    return s.solo.handle;
+    const std::optional<ReceiveHandle> taken = s.take_solo(message);
+    if (taken) ++next;
+    return taken;
   }
   const std::uint32_t earliest = s.earliest_posted(buckets_of(message));
   if (earliest == kNoEntry) return std::nullopt;
