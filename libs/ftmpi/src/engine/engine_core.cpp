@@ -311,11 +311,12 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
 }
 
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
-  Route& route = peer.routes.front();
-  if (!peer.short_frames || r.bytes > route.max_payload || route.state != RailState::up) {
+  // short_frames: the peer has exactly one route.
+  if (!peer.short_frames || r.bytes > peer.routes.front().max_payload || peer.routes.front().state != RailState::up) {
     send_fragments(peer, r, 0, r.bytes);
     return;
   }
+  Route& route = peer.routes.front();
   const frag::ShortHeader h{id_.rank, r.context, r.tag, static_cast<std::uint32_t>(r.bytes), r.msg_seq};
   ShortFrame frame(h, r.send_buf);
   ++counters_.frames_sent;
