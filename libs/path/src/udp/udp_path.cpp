@@ -35,10 +35,11 @@
 // ICMP port-unreachable answers do not fail sends: the sockets are unconnected and IP_RECVERR is off,
 // so sending to a peer that died or never listened is silent loss, which the engine's timers handle.
 //
-// Receiving: recvfrom for the first datagram (the cheapest call for an idle poll), then, when one was
-// there, recvmmsg for the rest of a batch, into a ring of max_frame buffers (about 512 KiB in all), the
-// short socket and the long socket in turns, each datagram handed to the sink in place. A datagram
-// longer than max_frame (a misconfigured peer) arrives with MSG_TRUNC and is dropped and counted.
+// Receiving: a quiet socket one datagram at a time by recvfrom (the cheapest call for an idle poll); once
+// one came, recvmmsg batches until a batch comes back short; into a ring of max_frame buffers (about
+// 512 KiB in all), the short socket and the long socket in turns, each datagram handed to the sink in
+// place. A datagram longer than max_frame (a misconfigured peer) arrives with MSG_TRUNC and is dropped
+// and counted.
 // Each read of an empty socket is a syscall, and an idle poll's cost is a small message's detection
 // delay, so: a poll that handed up short-socket frames leaves the long socket to the next poll (never
 // twice in a row, so that a stream of ACKs cannot starve it); and while the engine expects no bulk data

@@ -226,8 +226,9 @@ class UdpPath final : public Path {
   void flush(Lane lane) noexcept;
   void enqueue(Lane lane, Rank peer, std::size_t size, const std::byte* bytes, FrameWriter* writer) noexcept;
   base::Status send_error(Lane lane, Rank peer, int err) const;
-  // Reads one batch of at most `limit` datagrams; returns how many it read (handed up or dropped) and
-  // adds those handed up to `handed`. Sets `drained` when the socket had nothing more.
+  // Reads one datagram (a quiet socket) or one batch of at most `limit` (a busy one: receive_batch);
+  // returns how many it read (handed up or dropped) and adds those handed up to `handed`. Sets `drained`
+  // when this poll should not read the socket again.
   std::size_t receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed, bool& drained) noexcept;
   template <typename HandUp, typename Failed>
   std::size_t receive_batch(Lane lane, std::size_t limit, bool& drained, HandUp& hand_up, Failed& failed) noexcept;
