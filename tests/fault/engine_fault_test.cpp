@@ -296,6 +296,25 @@ void exchange_both_ways(World& w, std::uint64_t seed, int count, std::size_t max
   exchange_and_verify(w, 1, 0, random_sizes(rng, count, max));
 }
 
+// Rank 1 posts a receive from rank 0 with `tag` for each message of `sent` (already sent), waits for
+// them all and checks every byte.
+void receive_and_verify(World& w, const std::vector<std::vector<std::byte>>& sent, int tag) {
+  std::vector<std::vector<std::byte>> got;
+  std::vector<Request*> recvs;
+  for (const auto& m : sent) {
+    got.emplace_back(m.size());
+    recvs.push_back(w.ranks[1]->irecv(w.world(1), got.back().data(), got.back().size(), 0, tag));
+  }
+  w.run_until([&] {
+    for (Request* r : recvs) {
+      if (!w.ranks[1]->is_complete(r, nullptr)) return false;
+    }
+    return true;
+  });
+  for (std::size_t i = 0; i < got.size(); ++i) BOOST_TEST((got[i] == sent[i]), "message " << i << " differs");
+  for (Request* r : recvs) w.ranks[1]->release(r);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(engine_faults)
@@ -571,20 +590,10 @@ BOOST_AUTO_TEST_CASE(a_receiver_that_polls_but_posts_no_receive_gets_no_copies) 
     }
     BOOST_TEST(!w.ranks[0]->peer(1).retained.empty());  // kept: not delivered yet
     BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
-    std::vector<std::vector<std::byte>> got(sent.size(), std::vector<std::byte>(2000));
-    std::vector<Request*> recvs;
-    for (auto& g : got) recvs.push_back(w.ranks[1]->irecv(w.world(1), g.data(), g.size(), 0, 3));
-    w.run_until([&] {
-      for (Request* r : recvs) {
-        if (!w.ranks[1]->is_complete(r, nullptr)) return false;
-      }
-      return true;
-    });
-    for (std::size_t i = 0; i < got.size(); ++i) BOOST_TEST((got[i] == sent[i]), "message " << i << " differs");
+    receive_and_verify(w, sent, 3);
     w.drain();
     BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
     for (Request* r : sends) w.ranks[0]->release(r);
-    for (Request* r : recvs) w.ranks[1]->release(r);
   }
 }
 
@@ -613,20 +622,10 @@ BOOST_AUTO_TEST_CASE(a_receiver_that_does_not_poll_gets_copies_only_at_the_backe
     BOOST_TEST(resent > 0u);  // it did time out: the receiver said nothing
     BOOST_TEST(resent <= bound, resent << " copies in " << kBusy.count() << " ms, at most " << bound << " expected");
     // The receiver comes back: everything arrives once, intact (duplicates dropped).
-    std::vector<std::vector<std::byte>> got(sent.size(), std::vector<std::byte>(1000));
-    std::vector<Request*> recvs;
-    for (auto& g : got) recvs.push_back(w.ranks[1]->irecv(w.world(1), g.data(), g.size(), 0, 4));
-    w.run_until([&] {
-      for (Request* r : recvs) {
-        if (!w.ranks[1]->is_complete(r, nullptr)) return false;
-      }
-      return true;
-    });
-    for (std::size_t i = 0; i < got.size(); ++i) BOOST_TEST((got[i] == sent[i]), "message " << i << " differs");
+    receive_and_verify(w, sent, 4);
     w.drain();
     BOOST_TEST(w.ranks[1]->peer(0).delivered.largest_in_order() == w.ranks[0]->peer(1).next_byte_seq - 1);
     for (Request* r : sends) w.ranks[0]->release(r);
-    for (Request* r : recvs) w.ranks[1]->release(r);
   }
 }
 

@@ -18,6 +18,7 @@
 
 #include "ftmpi/coll/shm_bcast.hpp"
 #include "ftmpi/test/seed.hpp"
+#include "zeroed_block.hpp"
 #include "mem_transport.hpp"
 
 using namespace ftmpi::coll;
@@ -27,17 +28,6 @@ namespace {
 
 constexpr int kRankCounts[] = {1, 2, 3, 4, 8};
 
-// A zeroed, 64-byte aligned block, as a fresh shm segment is.
-struct Block {
-  explicit Block(std::size_t n) : bytes((n + 63) / 64 * 64), memory(std::aligned_alloc(64, bytes)) {
-    std::memset(memory, 0, bytes);
-  }
-  ~Block() { std::free(memory); }
-  Block(const Block&) = delete;
-  Block& operator=(const Block&) = delete;
-  std::size_t bytes;
-  void* memory;
-};
 
 // The bytes broadcast number i carries: every rank computes them alike.
 void fill(std::vector<std::byte>& data, std::uint64_t seed, int i) {
@@ -63,7 +53,7 @@ std::vector<std::string> run_case(int n, const Case& c, Totals& totals) {
   MemWorld world(n, 256);
   ShmBcastGeometry g = c.geometry;
   g.ranks = static_cast<std::uint32_t>(n);
-  Block block(ShmBcastRegion::bytes_for(g));
+  ZeroedBlock block(ShmBcastRegion::bytes_for(g));
   BOOST_REQUIRE(ShmBcastRegion::format(block.memory, block.bytes, g));
   return run_ranks(world, [&](int rank, Transport& transport, std::vector<std::string>& failures) {
     ShmBcastOptions options = c.options;
@@ -134,7 +124,7 @@ BOOST_AUTO_TEST_CASE(region_size_and_format_check_the_geometry) {
   const std::size_t bytes = ShmBcastRegion::bytes_for(g);
   BOOST_TEST(bytes % 64 == 0);
   BOOST_TEST(bytes >= 64 * 5 + 16 * (64 + 1000));
-  Block block(bytes);
+  ZeroedBlock block(bytes);
   BOOST_TEST(!ShmBcastRegion::geometry_of(block.memory, block.bytes));  // not formatted yet
   BOOST_TEST(!ShmBcastRegion::format(block.memory, bytes - 64, g));
   BOOST_TEST(!ShmBcastRegion::format(block.memory, bytes, ShmBcastGeometry{4, 1, 1000}));
@@ -233,13 +223,13 @@ BOOST_AUTO_TEST_CASE(broadcasts_across_two_hosts_combine_leaders_and_regions) {
   const int n = static_cast<int>(host_of.size());
   MemWorld world(n, 256);
   const ShmBcastGeometry geometry{0, 4, 128};
-  std::vector<std::unique_ptr<Block>> blocks;
+  std::vector<std::unique_ptr<ZeroedBlock>> blocks;
   std::vector<std::vector<int>> members(3);
   for (int r = 0; r < n; ++r) members[static_cast<std::size_t>(host_of[static_cast<std::size_t>(r)])].push_back(r);
   for (const auto& m : members) {
     ShmBcastGeometry g = geometry;
     g.ranks = static_cast<std::uint32_t>(m.size());
-    blocks.push_back(std::make_unique<Block>(ShmBcastRegion::bytes_for(g)));
+    blocks.push_back(std::make_unique<ZeroedBlock>(ShmBcastRegion::bytes_for(g)));
     BOOST_REQUIRE(ShmBcastRegion::format(blocks.back()->memory, blocks.back()->bytes, g));
   }
   BOOST_TEST_CONTEXT("seed=" << seed) {

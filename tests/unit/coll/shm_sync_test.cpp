@@ -17,6 +17,7 @@
 
 #include "ftmpi/coll/shm_sync.hpp"
 #include "ftmpi/test/seed.hpp"
+#include "zeroed_block.hpp"
 #include "printing.hpp"
 
 using namespace ftmpi::coll;
@@ -25,16 +26,7 @@ namespace {
 
 constexpr int kRankCounts[] = {1, 2, 3, 4, 8};
 
-struct Block {
-  explicit Block(std::size_t n) : bytes((n + 63) / 64 * 64), memory(std::aligned_alloc(64, bytes)) {
-    std::memset(memory, 0, bytes);
-  }
-  ~Block() { std::free(memory); }
-  Block(const Block&) = delete;
-  Block& operator=(const Block&) = delete;
-  std::size_t bytes;
-  void* memory;
-};
+using ftmpi::coll::test::ZeroedBlock;
 
 // x -> m x + c (mod 2^64): composition is associative and not commutative.
 struct Affine {
@@ -56,7 +48,7 @@ template <typename Body>
 std::vector<std::string> run_ranks(int n, std::size_t slot_bytes, std::uint32_t mode, Body body) {
   const std::uint32_t flat_max = mode == 0 ? 8 : mode;
   const ShmSyncGeometry g{static_cast<std::uint32_t>(n), slot_bytes};
-  Block block(ShmSyncRegion::bytes_for(g));
+  ZeroedBlock block(ShmSyncRegion::bytes_for(g));
   BOOST_REQUIRE(ShmSyncRegion::format(block.memory, block.bytes, g));
   std::mutex lock;
   std::vector<std::string> all;
@@ -180,7 +172,7 @@ BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
 
 BOOST_AUTO_TEST_CASE(an_operand_larger_than_a_slot_is_refused) {
   const ShmSyncGeometry g{1, 64};
-  Block block(ShmSyncRegion::bytes_for(g));
+  ZeroedBlock block(ShmSyncRegion::bytes_for(g));
   BOOST_REQUIRE(ShmSyncRegion::format(block.memory, block.bytes, g));
   auto sync = ShmSync::attach(block.memory, block.bytes, 0).value();
   auto sum = Reduction::predefined(Op::sum, Kind::int64).value();
@@ -191,7 +183,7 @@ BOOST_AUTO_TEST_CASE(an_operand_larger_than_a_slot_is_refused) {
 
 BOOST_AUTO_TEST_CASE(bad_blocks_and_ranks_are_refused) {
   const ShmSyncGeometry g{4, 256};
-  Block block(ShmSyncRegion::bytes_for(g));
+  ZeroedBlock block(ShmSyncRegion::bytes_for(g));
   BOOST_TEST(ShmSync::attach(block.memory, block.bytes, 0).status().code() == ftmpi::base::Errc::malformed);
   BOOST_TEST(ShmSyncRegion::format(block.memory, 64, g).code() == ftmpi::base::Errc::invalid_argument);
   BOOST_TEST(ShmSyncRegion::format(block.memory, block.bytes, ShmSyncGeometry{0, 256}).code() ==
