@@ -54,5 +54,9 @@ wait "$job" || status=$?
 grep -v '^progress ' "$log"
 [ "$status" -eq 0 ] || { echo "FAIL: the job exited with status $status" >&2; exit 1; }
 if [ "$drill" = nft-loss ]; then "$simhosts" counters ftB | grep -i drop || true; fi
+# The kernel's view (datagrams read, socket-buffer drops), to tell network loss from an engine's miss.
+for h in ftA ftB; do
+  echo "netns_drill: $h kernel $(ip netns exec "$h" awk '/^Udp:/ { if (n++) { for (i = 2; i <= NF; ++i) printf " %s=%s", k[i], $i } else split($0, k) }' /proc/net/snmp)"
+done
 # shellcheck disable=SC2086
 "$here/check_counters.sh" "$log" $checks
