@@ -95,17 +95,22 @@ constexpr ParamRow kScanPipelineMin = size_row(
     "smallest scan and exscan vector auto runs as a segmented chain (below: recursive doubling)");
 
 constexpr ParamRow kBcastShmMax = size_row(
-    "coll.bcast.shm_max", "16k",
-    "largest blocking bcast auto runs through the shared-memory broadcast (larger: point-to-point)");
+    "coll.bcast.shm_max", "64k",
+    "largest blocking bcast auto runs through the shared-memory broadcast on 3 or more ranks (larger: "
+    "point-to-point)");
+constexpr ParamRow kBcastShmPairMax = size_row(
+    "coll.bcast.shm_pair_max", "2k",
+    "largest blocking bcast auto runs through the shared-memory broadcast on 2 ranks (larger: the one "
+    "point-to-point message, which costs fewer copies than the region's write, keep and checksummed read)");
 constexpr ParamRow kShmBcastChannels{
     "coll.shm_bcast.channels", ParamType::integer, "16",
     "channels of a shared-memory broadcast region (broadcasts written before the root needs acknowledgements)",
     ParamLevel::advanced, ParamScope::job};
 constexpr ParamRow kShmBcastChannelBytes = size_row(
-    "coll.shm_bcast.channel_bytes", "16k",
+    "coll.shm_bcast.channel_bytes", "32k",
     "payload of one shared-memory broadcast channel (larger messages are pipelined through consecutive ones)");
 constexpr ParamRow kShmBcastKeepMax = size_row(
-    "coll.shm_bcast.keep_max", "4k",
+    "coll.shm_bcast.keep_max", "64k",
     "largest shared-memory broadcast the root keeps a private copy of, to return at once (larger: the root "
     "waits until every rank has it)");
 constexpr ParamRow kShmBcastTimeout{
@@ -133,9 +138,9 @@ constexpr ParamRow kCollParams[] = {
     kAllreduceShortMax, kGatherBinomialMax, kAllgatherShortMax, kAlltoallLinearMax,
     kAlltoallvLinearMaxRanks, kReduceScatterShortMax, kScanPipelineMin, kBcastShmMax,
     kShmBcastChannels, kShmBcastChannelBytes, kShmBcastKeepMax, kShmBcastTimeout,
-    kBcastTreeMaxRanks, kAllreduceShmMax, kShmSyncFlatMax,
+    kBcastTreeMaxRanks, kAllreduceShmMax, kShmSyncFlatMax, kBcastShmPairMax,
 };
-static_assert(std::size(kCollParams) == kCollectiveCount + 19);
+static_assert(std::size(kCollParams) == kCollectiveCount + 20);
 
 using A = Algorithm;
 constexpr A kBarrier[] = {A::dissemination, A::shm};
@@ -266,6 +271,7 @@ base::Result<Tuning> tuning_from(const base::ParamSet& params) {
   t.reduce_scatter_short_max = size_of(params, kReduceScatterShortMax);
   t.scan_pipeline_min = size_of(params, kScanPipelineMin);
   t.bcast_shm_max = size_of(params, kBcastShmMax);
+  t.bcast_shm_pair_max = size_of(params, kBcastShmPairMax);
   const std::int64_t channels = params.get_integer(kShmBcastChannels);
   if (channels < 2 || channels > 65536) {
     return Status(Errc::invalid_argument, "coll.shm_bcast.channels must be between 2 and 65536, not " +
@@ -369,7 +375,7 @@ bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept 
   if (ranks < 2) return false;
   switch (tuning.forced(Collective::bcast)) {
     case Algorithm::shm: return true;
-    case Algorithm::automatic: return bytes <= tuning.bcast_shm_max;
+    case Algorithm::automatic: return bytes <= (ranks == 2 ? tuning.bcast_shm_pair_max : tuning.bcast_shm_max);
     default: return false;
   }
 }

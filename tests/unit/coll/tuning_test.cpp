@@ -152,6 +152,21 @@ BOOST_AUTO_TEST_CASE(choose_never_answers_auto_and_stays_within_the_list) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(shared_memory_bcast_takes_the_pair_limit_on_two_ranks) {
+  Tuning t = default_tuning();
+  BOOST_TEST_REQUIRE(t.bcast_shm_pair_max < t.bcast_shm_max);
+  BOOST_TEST(use_shm_bcast(t, 2, t.bcast_shm_pair_max));
+  BOOST_TEST(!use_shm_bcast(t, 2, t.bcast_shm_pair_max + 1));
+  BOOST_TEST(use_shm_bcast(t, 3, t.bcast_shm_max));
+  BOOST_TEST(use_shm_bcast(t, 8, t.bcast_shm_pair_max + 1));
+  BOOST_TEST(!use_shm_bcast(t, 4, t.bcast_shm_max + 1));
+  BOOST_TEST(!use_shm_bcast(t, 1, 8));
+  BOOST_TEST_REQUIRE(t.force(Collective::bcast, "shm").is_ok());
+  BOOST_TEST(use_shm_bcast(t, 2, t.bcast_shm_max + 1));
+  BOOST_TEST_REQUIRE(t.force(Collective::bcast, "binomial").is_ok());
+  BOOST_TEST(!use_shm_bcast(t, 4, 8));
+}
+
 BOOST_AUTO_TEST_CASE(shared_memory_barrier_and_allreduce_follow_the_algorithm_rows) {
   Tuning t = default_tuning();
   BOOST_TEST(use_shm_barrier(t, 2));

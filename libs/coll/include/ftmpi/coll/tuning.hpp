@@ -77,6 +77,7 @@ struct Tuning {
   std::size_t reduce_scatter_short_max = 0;  // coll.reduce_scatter.short_max (and _block)
   std::size_t scan_pipeline_min = 0;         // coll.scan.pipeline_min (scan and exscan)
   std::size_t bcast_shm_max = 0;             // coll.bcast.shm_max
+  std::size_t bcast_shm_pair_max = 0;        // coll.bcast.shm_pair_max
   std::uint32_t shm_bcast_channels = 0;      // coll.shm_bcast.channels
   std::size_t shm_bcast_channel_bytes = 0;   // coll.shm_bcast.channel_bytes
   std::size_t shm_bcast_keep_max = 0;        // coll.shm_bcast.keep_max
@@ -117,8 +118,9 @@ bool applicable(Collective collective, Algorithm algorithm, const Shape& shape) 
 Algorithm choose(const Tuning& tuning, Collective collective, const Shape& shape) noexcept;
 
 // For a caller that can run the shared-memory broadcast: whether a broadcast of `bytes` on `ranks`
-// ranks takes it. Forced shm: always (with 2 ranks or more); auto: up to coll.bcast.shm_max; any other
-// forced algorithm: never. The same on every rank.
+// ranks takes it. Forced shm: always (with 2 ranks or more); auto: up to coll.bcast.shm_max, or
+// coll.bcast.shm_pair_max on 2 ranks (where the tree is one message); any other forced algorithm:
+// never. The same on every rank.
 bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept;
 
 // For a caller that has a shared-memory sync region (shm_sync.hpp) over every rank of a communicator:
