@@ -292,6 +292,61 @@ static void test_messages(void) {
   }
   free(big);
   free(dense);
+
+  /* The engine scatters into a receive's pieces, whatever way the bytes come:
+   * - dense into strided, large: single copy (process_vm_readv into many blocks) on shared memory,
+   *   checksummed fragments elsewhere;
+   * - strided into strided with another stride: streamed, gathered at the sender;
+   * - small and unexpected: buffered whole, scattered when the receive is posted.
+   * The holes of a strided receive must stay untouched. */
+  MPI_Datatype every_other;
+  CHECK_MPI(MPI_Type_vector(n, 1, 2, MPI_INT, &every_other));
+  CHECK_MPI(MPI_Type_commit(&every_other));
+  int *wide = malloc(3 * (size_t)n * sizeof(int)), *flat_n = malloc((size_t)n * sizeof(int));
+  if (rank == 0) {
+    for (int i = 0; i < n; ++i) flat_n[i] = 7 * i + 1;
+    CHECK_MPI(MPI_Send(flat_n, n, MPI_INT, peer, 8, MPI_COMM_WORLD));
+    for (int i = 0; i < 3 * n; ++i) wide[i] = -i;
+    CHECK_MPI(MPI_Send(wide, 1, every_third, peer, 9, MPI_COMM_WORLD));
+  } else {
+    for (int i = 0; i < 3 * n; ++i) wide[i] = -1;
+    CHECK_MPI(MPI_Recv(wide, 1, every_third, peer, 8, MPI_COMM_WORLD, &status));
+    CHECK_MPI(MPI_Get_count(&status, every_third, &count));
+    CHECK(count == 1, "dense into strided: count %d", count);
+    for (int i = 0; i < 3 * n; ++i) {
+      const int want = i % 3 == 0 ? 7 * (i / 3) + 1 : -1;
+      CHECK(wide[i] == want, "dense into strided [%d] = %d, expected %d", i, wide[i], want);
+    }
+    for (int i = 0; i < 2 * n; ++i) wide[i] = -1;
+    CHECK_MPI(MPI_Recv(wide, 1, every_other, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 2 * n; ++i) {
+      const int want = i % 2 == 0 ? -3 * (i / 2) : -1;
+      CHECK(wide[i] == want, "strided into strided [%d] = %d, expected %d", i, wide[i], want);
+    }
+  }
+  enum { small = 100 };
+  if (rank == 0) {
+    for (int i = 0; i < 3 * small; ++i) wide[i] = 1000 + i;
+    CHECK_MPI(MPI_Send(wide, small, MPI_INT, peer, 10, MPI_COMM_WORLD));  /* eager: arrives unexpected */
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  } else {
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Datatype small_stride;
+    CHECK_MPI(MPI_Type_vector(small, 1, 3, MPI_INT, &small_stride));
+    CHECK_MPI(MPI_Type_commit(&small_stride));
+    for (int i = 0; i < 3 * small; ++i) wide[i] = -1;
+    MPI_Request request;
+    CHECK_MPI(MPI_Irecv(wide, 1, small_stride, peer, 10, MPI_COMM_WORLD, &request));
+    CHECK_MPI(MPI_Type_free(&small_stride)); /* MPI: the pending receive still completes */
+    CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 3 * small; ++i) {
+      const int want = i % 3 == 0 ? 1000 + i / 3 : -1;
+      CHECK(wide[i] == want, "unexpected into strided [%d] = %d, expected %d", i, wide[i], want);
+    }
+  }
+  free(wide);
+  free(flat_n);
+  CHECK_MPI(MPI_Type_free(&every_other));
   CHECK_MPI(MPI_Type_free(&every_third));
 }
 

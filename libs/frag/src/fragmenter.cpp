@@ -26,46 +26,6 @@ Status check_message(std::uint64_t message_length, std::uint64_t seq_first, std:
   return {};
 }
 
-// Visits the memory blocks that hold packed bytes [offset, offset + length) of the layout, in packed
-// order: copy(address in the message, offset into the fragment, byte count).
-template <typename Byte, typename Copy>
-Status walk_pieces(const PiecesLayout& layout, Byte* base, std::uint64_t offset, std::size_t length,
-                   Copy&& copy) {
-  if (offset > layout.packed_size() || length > layout.packed_size() - offset) {
-    return Status(Errc::out_of_range, "bytes [" + std::to_string(offset) + ", +" + std::to_string(length) +
-                                          ") beyond the message's " + std::to_string(layout.packed_size()));
-  }
-  if (length == 0) return {};
-  const std::span<const Piece> pieces = layout.pieces();
-  // One piece filling its extent: the repetitions abut, the message is one block (a contiguous buffer of
-  // a basic type arrives like this).
-  if (pieces.size() == 1 && static_cast<std::ptrdiff_t>(pieces[0].length) == layout.extent()) {
-    copy(base + (pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), 0, length);
-    return {};
-  }
-  // Locating the start scans the pieces of one repetition: cheap for the few pieces of a flattened
-  // datatype, repeated by count/extent rather than listed.
-  std::uint64_t repetition = offset / layout.piece_bytes();
-  std::uint64_t within = offset % layout.piece_bytes();
-  std::size_t index = 0;
-  while (within >= pieces[index].length) within -= pieces[index++].length;
-  std::size_t done = 0;
-  while (done < length) {
-    const Piece& piece = pieces[index];
-    const std::size_t n = std::min<std::size_t>(piece.length - within, length - done);
-    const std::ptrdiff_t address = static_cast<std::ptrdiff_t>(repetition) * layout.extent() +
-                                   piece.displacement + static_cast<std::ptrdiff_t>(within);
-    if (n > 0) copy(base + address, done, n);  // zero-length pieces have no address to speak of
-    done += n;
-    within = 0;
-    if (++index == pieces.size()) {
-      index = 0;
-      ++repetition;
-    }
-  }
-  return {};
-}
-
 // Pieces at least this long are copied and checksummed in one fused pass. Shorter ones are copied with
 // memcpy and their bytes checksummed afterwards from the contiguous fragment buffer, in batches small
 // enough to still be in cache: a fused call per 8-byte piece costs more than the bytes it moves.
@@ -187,7 +147,7 @@ PiecesLayout PiecesLayout::contiguous(std::size_t length) noexcept {
 base::Status gather_with_checksum(const PiecesLayout& layout, const void* base, std::uint64_t message_offset,
                                   std::span<std::byte> fragment, Checksummer& sum) {
   DeferredChecksum deferred(fragment.data(), sum);
-  Status s = walk_pieces(layout, static_cast<const std::byte*>(base), message_offset, fragment.size(),
+  Status s = visit_blocks(layout, static_cast<const std::byte*>(base), message_offset, fragment.size(),
                          [&](const std::byte* block, std::size_t at, std::size_t n) {
                            if (n >= kFusedCopyMin) {
                              deferred.catch_up(at);
@@ -205,7 +165,7 @@ base::Status gather_with_checksum(const PiecesLayout& layout, const void* base, 
 base::Status scatter_with_checksum(const PiecesLayout& layout, void* base, std::uint64_t message_offset,
                                    std::span<const std::byte> fragment, Checksummer& sum) {
   DeferredChecksum deferred(fragment.data(), sum);
-  Status s = walk_pieces(layout, static_cast<std::byte*>(base), message_offset, fragment.size(),
+  Status s = visit_blocks(layout, static_cast<std::byte*>(base), message_offset, fragment.size(),
                          [&](std::byte* block, std::size_t at, std::size_t n) {
                            if (n >= kFusedCopyMin) {
                              deferred.catch_up(at);

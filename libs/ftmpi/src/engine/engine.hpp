@@ -1,9 +1,11 @@
 // The messaging engine: what the MPI C API (src/mpi/) calls. Private to libftmpi.
 //
-// The engine moves contiguous byte buffers between processes of one job: it owns the paths, the per-peer
-// sequence state, the tag matcher, the requests and progress. It knows communicators only as a context
-// id plus the world rank of each member (CommView); it knows datatypes not at all (the MPI layer turns
-// count x datatype into bytes).
+// The engine moves messages between processes of one job: it owns the paths, the per-peer sequence
+// state, the tag matcher, the requests and progress. It knows communicators only as a context id plus
+// the world rank of each member (CommView); it knows datatypes only as a flattened layout
+// (frag::PiecesLayout: (displacement, length) pieces repeated count times), whose packed bytes travel:
+// the MPI layer flattens a datatype once at commit, and fragments are gathered from and scattered into
+// the pieces with the checksum computed in the same pass.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/frag/fragmenter.hpp"
 
 namespace ftmpi::engine {
 
@@ -77,6 +80,13 @@ class Engine {
   virtual Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                          SendMode mode) = 0;
   virtual Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) = 0;
+  // The same for a message laid out in pieces at `base` (a derived datatype): its length (or the
+  // receive's capacity) is layout.packed_size(). `layout`, and the pieces it views, must stay valid until
+  // the request completes.
+  virtual Request* isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout, int dest,
+                                int tag, SendMode mode) = 0;
+  virtual Request* irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout, int source,
+                                int tag) = 0;
   // A blocking send's shortcut: when the message goes eager (not synchronous, within the peer's eager
   // limit) it is handed to the paths now and true is returned, with no request to wait for or release;
   // otherwise nothing happens and false is returned (call isend).

@@ -185,8 +185,8 @@ frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexc
   return h;
 }
 
-void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHeader& h,
-                            std::span<const std::byte> payload, bool bulk) {
+void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHeader& h, const Payload& payload,
+                            bool bulk) {
   const bool sequenced = frag::occupies_sequence(h.type);
   if (sequenced) {
     h.seq_first = peer.next_byte_seq;
@@ -272,7 +272,7 @@ void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std:
     h.sender_request = r.cookie();
     h.receiver_request = r.receiver_cookie;
   }
-  send_frame(peer, route, h, {r.send_buf + offset, len}, bulk);
+  send_frame(peer, route, h, Payload::of(r, offset, len), bulk);
 }
 
 // DATA fragments for bytes [from, to) of a send: each goes on the least loaded working rail, cut at
@@ -311,8 +311,9 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
 }
 
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
-  // short_frames: the peer has exactly one route.
-  if (!peer.short_frames || r.bytes > peer.routes.front().max_payload || peer.routes.front().state != RailState::up) {
+  // short_frames: the peer has exactly one route. A message in pieces goes as DATA, gathered.
+  if (!peer.short_frames || r.layout != nullptr || r.bytes > peer.routes.front().max_payload ||
+      peer.routes.front().state != RailState::up) {
     send_fragments(peer, r, 0, r.bytes);
     return;
   }
@@ -327,8 +328,19 @@ void EngineCore::send_whole_eager(Peer& peer, Request& r) {
 
 Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                            SendMode mode) {
+  return start_send(comm, buf, bytes, nullptr, dest, tag, mode);
+}
+
+Request* EngineCore::isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout, int dest,
+                                  int tag, SendMode mode) {
+  return start_send(comm, base, layout.packed_size(), &layout, dest, tag, mode);
+}
+
+Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size_t bytes,
+                                const frag::PiecesLayout* layout, int dest, int tag, SendMode mode) {
   Request* r = requests_.allocate(RequestKind::send);
   Peer& peer = prepare_send(*r, comm, buf, bytes, dest, tag, mode);
+  r->layout = layout;
   if (goes_eager(peer, bytes, mode)) {
     send_whole_eager(peer, *r);
     complete(r);
@@ -343,7 +355,9 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
   h.message_seq = r->msg_seq;
   h.message_length = bytes;
   h.sender_request = r->cookie();
-  if (peer.single_copy && !peer.tracking && peer.pid != 0 &&
+  // Single copy hands the receiver one block to read: a message in pieces streams instead (one gather into
+  // the frames, one scatter out, where packing first would add a copy).
+  if (peer.single_copy && !peer.tracking && peer.pid != 0 && layout == nullptr &&
       bytes >= std::max(config_.single_copy_min, kSingleCopyDescriptorSize)) {
     std::array<std::byte, kSingleCopyDescriptorSize> descriptor{};
     store_le64(descriptor.data(), static_cast<std::uint64_t>(::getpid()));
@@ -352,7 +366,7 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
     h.payload_length = kSingleCopyDescriptorSize;
     r->next_offset = bytes;
     r->send_state = SendState::awaiting_fin;
-    send_frame(peer, h, descriptor);
+    send_frame(peer, h, std::span<const std::byte>(descriptor));
     return r;
   }
   const std::size_t first = std::min(bytes, peer.rts_payload);
@@ -360,7 +374,7 @@ Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t by
   h.payload_length = static_cast<std::uint32_t>(first);
   r->next_offset = first;
   r->send_state = SendState::awaiting_cts;
-  send_frame(peer, h, {r->send_buf, first});
+  send_frame(peer, h, Payload::of(*r, 0, first));
   return r;
 }
 
@@ -399,10 +413,21 @@ bool EngineCore::push_streams() {
 // Receiving
 
 Request* EngineCore::irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) {
+  return start_receive(comm, buf, capacity, nullptr, source, tag);
+}
+
+Request* EngineCore::irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout, int source,
+                                  int tag) {
+  return start_receive(comm, base, layout.packed_size(), &layout, source, tag);
+}
+
+Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t capacity,
+                                   const frag::PiecesLayout* layout, int source, int tag) {
   Request* r = requests_.allocate(RequestKind::receive);
   r->comm = comm;
   r->recv_buf = static_cast<std::byte*>(buf);
   r->capacity = capacity;
+  r->layout = layout;
   const match::Pattern pattern = pattern_for(comm, source, tag);
   auto taken = matcher_.post_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
   if (!taken) {
@@ -458,11 +483,36 @@ bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t cont
   const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope);
   if (!taken) return false;
   Request* r = reinterpret_cast<Request*>(*taken);
-  if (const std::size_t fits = std::min(payload.size(), r->capacity); fits != 0) {
-    std::memcpy(r->recv_buf, payload.data(), fits);
-  }
+  copy_into_receive(*r, payload);
   complete_receive(r, source, tag, payload.size());
   return true;
+}
+
+// Verified bytes of a whole message into a receive: as much as fits, into its buffer or its pieces.
+void EngineCore::copy_into_receive(Request& r, std::span<const std::byte> bytes) {
+  const std::size_t fits = std::min(bytes.size(), r.capacity);
+  if (fits == 0) return;
+  if (r.layout == nullptr) {
+    std::memcpy(r.recv_buf, bytes.data(), fits);
+    return;
+  }
+  frag::Checksummer none(frag::ChecksumKind::none);
+  (void)frag::scatter_with_checksum(*r.layout, r.recv_buf, 0, bytes.first(fits), none);
+}
+
+// Single copy: `len` bytes of the sender's buffer straight into the receive's buffer, or its pieces.
+base::Result<std::size_t> EngineCore::read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address,
+                                                        std::size_t len) {
+  if (r.layout == nullptr) {
+    const ::iovec block{r.recv_buf, len};
+    return env_.read_peer_memory(pid, address, {&block, 1});
+  }
+  std::vector<::iovec>& blocks = scratch_blocks_;
+  blocks.clear();
+  (void)frag::visit_blocks(*r.layout, r.recv_buf, 0, len, [&](std::byte* block, std::size_t, std::size_t n) {
+    blocks.push_back({block, n});
+  });
+  return env_.read_peer_memory(pid, address, blocks);
 }
 
 void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
@@ -723,6 +773,13 @@ bool EngineCore::place_payload(IncomingMessage& m, const frag::FrameHeader& h,
   if (m.receive != nullptr) {
     Request& r = *m.receive;
     const std::size_t fits = offset >= r.capacity ? 0 : std::min(len, r.capacity - offset);
+    if (r.layout != nullptr) {
+      // Scattered into the pieces, checksummed in the same pass; what does not fit is still checksummed.
+      frag::Checksummer sum(h.checksum_kind);
+      (void)frag::scatter_with_checksum(*r.layout, r.recv_buf, offset, payload.first(fits), sum);
+      sum.update(payload.data() + fits, len - fits);
+      return sum.value() == h.payload_checksum;
+    }
     if (fits == len) {
       // Received straight into place (place(), engine_place.cpp): only the check is left; a copy onto
       // itself would be undefined.
@@ -773,7 +830,7 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
   m->receive = r;
   Peer& peer = peers_[m->peer];
   if (!m->early.empty()) {
-    std::memcpy(r->recv_buf, m->early.data(), std::min(m->early.size(), r->capacity));
+    copy_into_receive(*r, m->early);
     m->early = {};
   }
   if (peer.tracking && !m->buffered.empty()) {
@@ -784,7 +841,7 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
   if (!m->rendezvous) return;
   if (m->single_copy) {
     const std::size_t len = std::min<std::size_t>(m->length, r->capacity);
-    auto read = env_.read_peer_memory ? env_.read_peer_memory(m->remote_pid, m->remote_address, r->recv_buf, len)
+    auto read = env_.read_peer_memory ? read_into_receive(*r, m->remote_pid, m->remote_address, len)
                                       : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
     if (!read || *read != len) {
       abort(1, "cannot read a message from rank " + std::to_string(m->peer) + "'s memory: " +

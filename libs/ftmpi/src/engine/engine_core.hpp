@@ -31,18 +31,22 @@
 // wire is looked up in the request table, never dereferenced.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "engine.hpp"
 #include "ftmpi/frag/checksum.hpp"
+#include "ftmpi/frag/fragmenter.hpp"
 #include "ftmpi/frag/wire.hpp"
 #include "ftmpi/match/matcher.hpp"
 #include "ftmpi/path/path.hpp"
@@ -91,10 +95,35 @@ struct Identity {
 struct Environment {
   std::function<void(int code, std::string_view message)> abort;  // ends the job; must not return
   std::function<base::Status()> finalize;                        // tells the launcher we are done
-  // Reads `len` bytes at `address` in process `pid` (single copy); empty when unavailable.
-  std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, void* dst,
-                                          std::size_t len)>
+  // Reads the bytes from `address` on in process `pid` into the blocks of `local`, in order (single
+  // copy); returns the bytes read. Empty when unavailable.
+  std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> local)>
       read_peer_memory;
+};
+
+// A frame's payload: `bytes`, or, when `layout` is set, the packed bytes [offset, offset + length) of a
+// message laid out in pieces at `base`.
+struct Payload {
+  std::span<const std::byte> bytes;
+  const frag::PiecesLayout* layout = nullptr;
+  const std::byte* base = nullptr;
+  std::uint64_t offset = 0;
+  std::size_t length = 0;
+
+  Payload() = default;
+  Payload(std::span<const std::byte> b) : bytes(b) {}  // NOLINT: a span is a payload
+  Payload(const std::byte* data, std::size_t n) : bytes(data, n) {}
+  // Bytes [offset, offset + len) of what a send request carries (its buffer, or its pieces).
+  static Payload of(const Request& r, std::uint64_t offset, std::size_t len) {
+    if (r.layout == nullptr) return Payload(r.send_buf + offset, len);
+    Payload p;
+    p.layout = r.layout;
+    p.base = r.send_buf;
+    p.offset = offset;
+    p.length = len;
+    return p;
+  }
+  std::size_t size() const noexcept { return layout != nullptr ? length : bytes.size(); }
 };
 
 // Counters of frames the engine refused or repaired, for tests and ftpath.
@@ -283,6 +312,10 @@ class EngineCore final : public Engine, public path::FrameSink {
   Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                  SendMode mode) override;
   Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) override;
+  Request* isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout, int dest, int tag,
+                        SendMode mode) override;
+  Request* irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout, int source,
+                        int tag) override;
   bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                   SendMode mode) override;
   bool is_complete(const Request* request, Completion* out) const noexcept override;
@@ -321,6 +354,10 @@ class EngineCore final : public Engine, public path::FrameSink {
   // order; false when none does (then it takes the general path).
   bool deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
                               std::uint64_t message_seq, std::span<const std::byte> payload);
+  void copy_into_receive(Request& r, std::span<const std::byte> bytes);
+  base::Result<std::size_t> read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address, std::size_t len);
+  Request* start_receive(const CommView& comm, void* buf, std::size_t capacity, const frag::PiecesLayout* layout,
+                         int source, int tag);
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids);
@@ -356,12 +393,14 @@ class EngineCore final : public Engine, public path::FrameSink {
   void release_message(IncomingMessage* message);
 
   // Sending.
+  Request* start_send(const CommView& comm, const void* buf, std::size_t bytes, const frag::PiecesLayout* layout,
+                      int dest, int tag, SendMode mode);
   frag::FrameHeader header_for(Peer& peer, frag::FrameType type) noexcept;
   // All of an eager message: one short frame where the peer takes them, else DATA fragments.
   void send_whole_eager(Peer& peer, Request& r);
-  void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, std::span<const std::byte> payload,
+  void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, const Payload& payload,
                   bool bulk = false);
-  void send_frame(Peer& peer, frag::FrameHeader& h, std::span<const std::byte> payload) {
+  void send_frame(Peer& peer, frag::FrameHeader& h, const Payload& payload) {
     send_frame(peer, pick_route(peer), h, payload);
   }
   void send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq, std::uint64_t sender_cookie,
@@ -403,16 +442,18 @@ class EngineCore final : public Engine, public path::FrameSink {
   bool rebind_pending_ = false;          // some peer has frames on a down route
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
   std::vector<std::size_t> scratch_indices_;
+  std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces
   std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones
   std::uint32_t rounds_since_timer_check_ = 0;
   std::uint32_t bulk_receives_ = 0;  // matched rendezvous receives that sent a CTS and are not complete
 };
 
-// Builds a new frame into the room a path found: header and payload, checksummed during the copy.
+// Builds a new frame into the room a path found: header and payload, checksummed during the copy (for a
+// message in pieces, gathered from them in the same pass).
 class EngineCore::OutgoingFrame final : public path::FrameWriter {
  public:
-  OutgoingFrame(frag::FrameHeader& header, std::span<const std::byte> payload, frag::ChecksumKind kind,
-                bool bulk, bool header_checksum)
+  OutgoingFrame(frag::FrameHeader& header, const Payload& payload, frag::ChecksumKind kind, bool bulk,
+                bool header_checksum)
       : header_(header), payload_(payload), kind_(kind), bulk_(bulk), header_checksum_(header_checksum) {}
 
   std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
@@ -421,12 +462,18 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   // One pass over the payload: copy into the room and checksum it, then the header that carries it.
   void write(std::span<std::byte> room) noexcept override {
     header_.checksum_kind = kind_;
-    if (kind_ == frag::ChecksumKind::none) {
-      if (!payload_.empty()) std::memcpy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
+    std::byte* out = room.data() + frag::kHeaderSize;
+    if (payload_.layout != nullptr) {
+      frag::Checksummer sum(kind_);
+      // The range lies inside the message: the engine cut it from the message's packed size.
+      (void)frag::gather_with_checksum(*payload_.layout, payload_.base, payload_.offset, {out, payload_.length}, sum);
+      header_.payload_checksum = kind_ == frag::ChecksumKind::none ? 0 : sum.value();
+    } else if (kind_ == frag::ChecksumKind::none) {
+      if (!payload_.bytes.empty()) std::memcpy(out, payload_.bytes.data(), payload_.bytes.size());
       header_.payload_checksum = 0;
     } else {
       frag::Checksummer sum(kind_);
-      sum.copy(room.data() + frag::kHeaderSize, payload_.data(), payload_.size());
+      sum.copy(out, payload_.bytes.data(), payload_.bytes.size());
       header_.payload_checksum = sum.value();
     }
     frag::encode(header_, room.first<frag::kHeaderSize>(), header_checksum_);
@@ -434,7 +481,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
 
  private:
   frag::FrameHeader& header_;
-  std::span<const std::byte> payload_;
+  Payload payload_;  // a copy: callers may pass a temporary
   frag::ChecksumKind kind_;
   bool bulk_;
   bool header_checksum_;

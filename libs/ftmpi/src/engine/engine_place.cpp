@@ -36,8 +36,8 @@ std::span<std::byte> EngineCore::place(std::span<const std::byte> header, std::s
       m->msg_seq != h.message_seq || m->length != h.message_length) {
     return {};
   }
-  // A truncated receive keeps only what fits: that frame is copied as usual.
-  if (h.fragment_offset > r->capacity || h.payload_length > r->capacity - h.fragment_offset) return {};
+  // A truncated receive keeps only what fits, and a receive in pieces scatters: such frames are copied.
+  if (r->layout != nullptr || h.fragment_offset > r->capacity || h.payload_length > r->capacity - h.fragment_offset) return {};
   const Peer& peer = peers_[h.source];
   if (peer.tracking) {
     const auto coverage = peer.received.coverage(h.seq_first, h.seq_first + h.seq_count - 1);

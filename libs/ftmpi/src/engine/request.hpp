@@ -53,6 +53,10 @@ class Request {
   std::size_t capacity = 0;
   IncomingMessage* message = nullptr;  // once matched
 
+  // Both sides: the message's layout when it is not one contiguous block at send_buf / recv_buf, which
+  // are then the base its pieces are relative to.
+  const frag::PiecesLayout* layout = nullptr;
+
   std::uint64_t cookie() const noexcept { return (static_cast<std::uint64_t>(generation) << 32) | slot; }
 };
 

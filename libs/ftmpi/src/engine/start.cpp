@@ -293,8 +293,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   Environment env;
   env.abort = [client](int code, std::string_view message) { client->abort(code, message); };
   env.finalize = [client] { return client->finalize(); };
-  env.read_peer_memory = [](std::int64_t pid, std::uintptr_t address, void* dst, std::size_t len) {
-    return path::read_peer_memory(static_cast<pid_t>(pid), address, dst, len);
+  env.read_peer_memory = [](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
+    return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
   };
   auto core = std::make_unique<EngineCore>(Identity{job.rank, job.size, job.identity.job_key}, *config,
                                            std::move(paths), std::move(env));

@@ -45,6 +45,18 @@ Request* ThreadedEngine::irecv(const CommView& comm, void* buf, std::size_t capa
   return inner_->irecv(comm, buf, capacity, source, tag);
 }
 
+Request* ThreadedEngine::isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout,
+                                      int dest, int tag, SendMode mode) {
+  std::lock_guard lock(mutex_);
+  return inner_->isend_pieces(comm, base, layout, dest, tag, mode);
+}
+
+Request* ThreadedEngine::irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout,
+                                      int source, int tag) {
+  std::lock_guard lock(mutex_);
+  return inner_->irecv_pieces(comm, base, layout, source, tag);
+}
+
 bool ThreadedEngine::is_complete(const Request* request, Completion* out) const noexcept {
   std::lock_guard lock(mutex_);
   return inner_->is_complete(request, out);

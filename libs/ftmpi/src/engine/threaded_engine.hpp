@@ -26,6 +26,10 @@ class ThreadedEngine final : public Engine {
   Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                  SendMode mode) override;
   Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) override;
+  Request* isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout, int dest, int tag,
+                        SendMode mode) override;
+  Request* irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout, int source,
+                        int tag) override;
   bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                   SendMode mode) override;
   bool is_complete(const Request* request, Completion* out) const noexcept override;

@@ -304,11 +304,11 @@ int PMPI_Request_free(MPI_Request* request) {
       call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be freed before it completes");
       return;
     }
-    // The engine finishes an operation still in flight on its own, from or into the staging buffer,
-    // which must then outlive the request.
+    // The engine finishes an operation still in flight on its own, from or into the pieces' view, which
+    // must then outlive the request.
     if (r->active && !r->done && r->mode != Mode::collective) {
       engine().release(r->op);
-      if (r->staging) runtime().orphaned_staging.push_back(std::move(r->staging));
+      if (r->pieces) runtime().orphaned_pieces.push_back(std::move(r->pieces));
     }
     runtime().requests.release(*r);
     *request = MPI_REQUEST_NULL;

@@ -242,7 +242,7 @@ std::optional<ReductionPlan> plan_reduction(Call& call, const OpEntry& op, const
   if (!base_type->dense()) {
     const std::vector<Piece>& parts = base_type->node->parts;
     plan.pair_value = parts[0].length;
-    plan.pair_index_at = static_cast<std::size_t>(parts[1].offset);
+    plan.pair_index_at = static_cast<std::size_t>(parts[1].displacement);
     plan.pair_extent = static_cast<std::size_t>(base_type->extent());
   }
   return plan;

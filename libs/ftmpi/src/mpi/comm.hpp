@@ -72,8 +72,8 @@ struct Comm {
 };
 
 // The arguments of one send or receive, checked. `bytes` is what travels: the packed form of count x
-// datatype. A type that is not dense (datatype.hpp) also gives its layout and count: the message is
-// packed into, or unpacked from, a staging buffer around the engine.
+// datatype. A type that is not dense (datatype.hpp) also gives its layout and count: the engine gathers
+// the message from, or scatters it into, the pieces.
 struct Transfer {
   Comm* comm = nullptr;
   void* buf = nullptr;  // for sends the engine only reads it

@@ -116,7 +116,7 @@ void push_piece(Layout& out, std::ptrdiff_t offset, std::size_t length) {
   if (length == 0) return;
   if (!out.pieces.empty()) {
     Piece& last = out.pieces.back();
-    if (last.offset + static_cast<std::ptrdiff_t>(last.length) == offset) {
+    if (last.displacement + static_cast<std::ptrdiff_t>(last.length) == offset) {
       last.length += length;
       return;
     }
@@ -136,7 +136,7 @@ void push_elements(Layout& out, std::size_t size, std::size_t count) {
 void append(const TypeNode& node, std::ptrdiff_t at, Layout& out) {
   if (!node.parts.empty()) {
     for (const Piece& part : node.parts) {
-      push_piece(out, at + part.offset, part.length);
+      push_piece(out, at + part.displacement, part.length);
       push_elements(out, part.length, 1);
     }
     return;
@@ -244,7 +244,7 @@ std::shared_ptr<const Layout> TypeNode::flatten() const {
   append(*this, 0, *layout);
   layout->size = size;
   layout->extent = extent();
-  layout->dense = size == 0 || (layout->pieces.size() == 1 && layout->pieces[0].offset == 0 &&
+  layout->dense = size == 0 || (layout->pieces.size() == 1 && layout->pieces[0].displacement == 0 &&
                                 layout->pieces[0].length == size && extent() == static_cast<std::ptrdiff_t>(size));
   return layout;
 }
@@ -255,13 +255,10 @@ void Layout::pack(const void* from, std::size_t count, std::byte* to) const noex
     if (count * size != 0) std::memcpy(to, from, count * size);
     return;
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::ptrdiff_t item = static_cast<std::ptrdiff_t>(i) * extent;
-    for (const Piece& p : pieces) {
-      std::memcpy(to, offset_by(from, item + p.offset), p.length);
-      to += p.length;
-    }
-  }
+  // The fragmenter's walk, without a checksum. The view fits: the items exist in the caller's memory.
+  auto view = frag::PiecesLayout::make(pieces, count, extent);
+  frag::Checksummer none(frag::ChecksumKind::none);
+  if (view) (void)frag::gather_with_checksum(*view, from, 0, {to, count * size}, none);
 }
 
 void Layout::unpack(const std::byte* from, std::size_t bytes, void* to) const noexcept {
@@ -269,16 +266,11 @@ void Layout::unpack(const std::byte* from, std::size_t bytes, void* to) const no
     if (bytes != 0) std::memcpy(to, from, bytes);
     return;
   }
-  for (std::size_t i = 0; bytes != 0; ++i) {
-    const std::ptrdiff_t item = static_cast<std::ptrdiff_t>(i) * extent;
-    for (const Piece& p : pieces) {
-      const std::size_t n = std::min(p.length, bytes);
-      std::memcpy(offset_by(to, item + p.offset), from, n);
-      from += n;
-      bytes -= n;
-      if (bytes == 0) return;
-    }
-  }
+  if (bytes == 0) return;
+  // Any prefix of the items, possibly ending inside one.
+  auto view = frag::PiecesLayout::make(pieces, (bytes + size - 1) / size, extent);
+  frag::Checksummer none(frag::ChecksumKind::none);
+  if (view) (void)frag::scatter_with_checksum(*view, to, 0, {from, bytes}, none);
 }
 
 std::optional<std::size_t> Layout::elements_in(std::size_t bytes) const noexcept {

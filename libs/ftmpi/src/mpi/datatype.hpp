@@ -9,12 +9,13 @@
 // in type-map order with contiguous runs merged (LA-MPI's scheme), and its basic elements as runs of
 // equal sizes. Packing walks the pieces of `count` items at `extent` strides.
 //
-// What travels: the engine moves contiguous bytes, so a message of a type whose items are not one
-// contiguous run of `size` bytes each (a vector, a struct with holes, MPI_DOUBLE_INT with its padding)
-// is packed into a staging buffer before the engine sees it and unpacked from one afterwards. The bytes
-// on the wire are always the packed form (the type signature's data, no holes), so any two types with
-// matching signatures exchange messages. A type that is "dense" (one piece of `size` bytes at offset 0
-// and extent == size) is its own packed form and travels straight from and to the user's buffer.
+// What travels: the packed form (the type signature's data, no holes), so any two types with matching
+// signatures exchange messages. A type that is "dense" (one piece of `size` bytes at offset 0 and
+// extent == size) is its own packed form and travels straight from and to the user's buffer. For any
+// other (a vector, a struct with holes, MPI_DOUBLE_INT with its padding) point-to-point messages give
+// the engine the pieces (frag::PiecesLayout over Layout::pieces, count items at extent strides): the
+// fragmenter gathers each fragment from them and scatters it into them, checksumming in the same pass,
+// so no staging copy is made. Collectives and buffered sends pack (Layout::pack, the same walk).
 #pragma once
 
 #include <cstddef>
@@ -25,15 +26,13 @@
 #include <vector>
 
 #include "ftmpi/coll/reduction.hpp"
+#include "ftmpi/frag/fragmenter.hpp"
 #include "mpi/api.hpp"
 #include "mpi/handles.hpp"
 
 namespace ftmpi::mpi {
 
-struct Piece {
-  std::ptrdiff_t offset;
-  std::size_t length;
-};
+using Piece = frag::Piece;  // (displacement, length)
 
 // `count` consecutive basic elements of `size` bytes each, in type-map order.
 struct ElementRun {

@@ -56,21 +56,22 @@ bool start(Call& call, Request& request) {
       return false;
     }
     request.done = true;
+  } else if (t.layout) {
+    // The engine gathers the fragments from the pieces and scatters them into them: no staging copy.
+    auto view = frag::PiecesLayout::make(t.layout->pieces, t.count, t.layout->extent);
+    if (!view) {
+      call.fail(MPI_ERR_TYPE, fmt::format("{} items of this datatype: {}", t.count, view.status().message()));
+      return false;
+    }
+    request.pieces = std::make_unique<PiecesInFlight>(PiecesInFlight{t.layout, *view});
+    const frag::PiecesLayout& pieces = request.pieces->view;
+    request.op = request.mode == Mode::receive
+                     ? engine().irecv_pieces(t.comm->view, t.buf, pieces, engine_source(t.peer), engine_tag(t.tag))
+                     : engine().isend_pieces(t.comm->view, t.buf, pieces, t.peer, t.tag, engine_mode(request.mode));
+  } else if (request.mode == Mode::receive) {
+    request.op = engine().irecv(t.comm->view, t.buf, t.bytes, engine_source(t.peer), engine_tag(t.tag));
   } else {
-    void* wire = t.buf;
-    if (t.layout) {
-      if (request.staging_size < t.bytes || !request.staging) {
-        request.staging = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(t.bytes, 1));
-        request.staging_size = t.bytes;
-      }
-      wire = request.staging.get();
-      if (request.mode != Mode::receive) t.layout->pack(t.buf, t.count, request.staging.get());
-    }
-    if (request.mode == Mode::receive) {
-      request.op = engine().irecv(t.comm->view, wire, t.bytes, engine_source(t.peer), engine_tag(t.tag));
-    } else {
-      request.op = engine().isend(t.comm->view, wire, t.bytes, t.peer, t.tag, engine_mode(request.mode));
-    }
+    request.op = engine().isend(t.comm->view, t.buf, t.bytes, t.peer, t.tag, engine_mode(request.mode));
   }
   request.active = true;
   return true;
@@ -91,10 +92,7 @@ bool refresh(Request& request) {
   request.op = nullptr;
   request.done = true;
   request.outcome = outcome_of(request.mode, c);
-  if (request.mode == Mode::receive) {
-    const Transfer& t = request.transfer;
-    if (t.layout && !c.cancelled) t.layout->unpack(request.staging.get(), std::min(c.bytes, t.bytes), t.buf);
-  }
+  request.pieces.reset();
   return true;
 }
 

@@ -22,8 +22,7 @@ Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persiste
 void RequestPool::release(Request& request) noexcept {
   request.magic = 0;
   request.collective.reset();
-  request.staging.reset();
-  request.staging_size = 0;
+  request.pieces.reset();
   request.transfer.layout.reset();
   request.next_free = free_;
   free_ = &request;

@@ -25,6 +25,13 @@ struct Outcome {
   std::string reason{};  // why it failed, when the class alone does not say (collectives)
 };
 
+// A message of a type that is not dense (datatype.hpp) in flight: the view over its pieces that the
+// engine gathers from or scatters into. On the heap, so that it can outlive a request freed in flight.
+struct PiecesInFlight {
+  std::shared_ptr<const Layout> layout;  // owns the pieces `view` reads
+  frag::PiecesLayout view;
+};
+
 class CollOp;
 struct CollOpDeleter {
   void operator()(CollOp* op) const noexcept;  // collective.cpp
@@ -45,9 +52,7 @@ struct ftmpi_request {
   bool done = false;  // `outcome` is recorded and `op` was given back to the engine
   ftmpi::mpi::Transfer transfer;
   ftmpi::engine::Request* op = nullptr;  // the engine's request while in flight
-  // The packed message of a type that is not dense (comm.hpp): what the engine sends or receives.
-  std::unique_ptr<std::byte[]> staging;
-  std::size_t staging_size = 0;
+  std::unique_ptr<ftmpi::mpi::PiecesInFlight> pieces;  // a type that is not dense, while in flight
   std::unique_ptr<ftmpi::mpi::CollOp, ftmpi::mpi::CollOpDeleter> collective;  // Mode::collective
   ftmpi::mpi::Outcome outcome;
   ftmpi_request* next_free = nullptr;  // pool link while not in use

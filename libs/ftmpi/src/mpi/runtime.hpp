@@ -59,8 +59,8 @@ struct Runtime {
   CollOp* spare_coll_op = nullptr;
   // Collectives that failed with messages still in flight: their buffers must outlive those messages.
   std::vector<std::unique_ptr<CollOp>> failed_collectives;
-  // Staging buffers of requests freed (MPI_Request_free) while their message was in flight.
-  std::vector<std::unique_ptr<std::byte[]>> orphaned_staging;
+  // The pieces of requests freed (MPI_Request_free) while their message was in flight.
+  std::vector<std::unique_ptr<PiecesInFlight>> orphaned_pieces;
 
   // Communicators' shared-memory collective state (shm_coll.hpp), made at their first such collective
   // (Comm::shm_coll points at its entry).

@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,9 +12,11 @@
 namespace ftmpi::path {
 namespace {
 
-// The kernel caps one call at MAX_RW_COUNT (2 GiB - 4 KiB); we pass one iovec per side (IOV_MAX is 1024)
-// and at most this many bytes per call, and loop.
+// The kernel caps one call at MAX_RW_COUNT (2 GiB - 4 KiB); we pass at most this many bytes per call, and
+// loop.
 constexpr std::size_t kMaxChunk = std::size_t{1} << 30;
+// Local blocks per call (the kernel's UIO_MAXIOV, which IOV_MAX is).
+constexpr std::size_t kMaxBlocks = 1024;
 
 // Distinctive, so that reading the wrong address is unlikely to pass for success.
 constexpr std::uint64_t kProbeValue = 0x7a1c'9e05'c3f1'b66d;
@@ -48,22 +51,51 @@ base::Status errno_status(int err, pid_t pid, std::uintptr_t remote_addr, std::s
 
 base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr, void* local,
                                            std::size_t len) noexcept {
-  auto* out = static_cast<std::byte*>(local);
+  const ::iovec block{local, len};
+  return read_peer_memory_scattered(pid, remote_addr, {&block, 1});
+}
+
+base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
+                                                     std::span<const ::iovec> local) noexcept {
+  std::size_t total = 0;
+  for (const ::iovec& block : local) total += block.iov_len;
+  std::array<::iovec, kMaxBlocks> batch;
+  std::size_t next = 0;        // first block not wholly read
+  std::size_t next_done = 0;   // bytes of it already read
   std::size_t done = 0;
-  while (done < len) {
-    const std::size_t chunk = std::min(len - done, kMaxChunk);
-    iovec local_iov{out + done, chunk};
-    iovec remote_iov{reinterpret_cast<void*>(remote_addr + done), chunk};
-    const ssize_t got = process_vm_readv(pid, &local_iov, 1, &remote_iov, 1, 0);
+  while (done < total) {
+    // Up to kMaxBlocks local blocks and kMaxChunk bytes per call, starting inside block `next`.
+    std::size_t count = 0;
+    std::size_t chunk = 0;
+    for (std::size_t i = next; i < local.size() && count < kMaxBlocks && chunk < kMaxChunk; ++i) {
+      const std::size_t skip = i == next ? next_done : 0;
+      const std::size_t n = std::min(local[i].iov_len - skip, kMaxChunk - chunk);
+      if (n == 0) continue;
+      batch[count++] = ::iovec{static_cast<std::byte*>(local[i].iov_base) + skip, n};
+      chunk += n;
+    }
+    ::iovec remote_iov{reinterpret_cast<void*>(remote_addr + done), chunk};
+    const ssize_t got = process_vm_readv(pid, batch.data(), count, &remote_iov, 1, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return errno_status(errno, pid, remote_addr, len, done);
+      return errno_status(errno, pid, remote_addr, total, done);
     }
     // A short read stops at the first page that could not be copied; the next call reports why.
-    if (got == 0) return errno_status(EFAULT, pid, remote_addr, len, done);
+    if (got == 0) return errno_status(EFAULT, pid, remote_addr, total, done);
     done += static_cast<std::size_t>(got);
+    // Move past what was read.
+    for (std::size_t left = static_cast<std::size_t>(got); left > 0;) {
+      const std::size_t rest = local[next].iov_len - next_done;
+      if (left < rest) {
+        next_done += left;
+        break;
+      }
+      left -= rest;
+      ++next;
+      next_done = 0;
+    }
   }
-  return len;
+  return total;
 }
 
 std::uintptr_t single_copy_probe_address() noexcept {

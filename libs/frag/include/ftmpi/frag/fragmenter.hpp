@@ -6,11 +6,13 @@
 // an unacknowledged range can be cut again to another rail's MTU, whatever the original cuts were.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <ranges>
 #include <span>
+#include <string>
 
 #include "ftmpi/base/status.hpp"
 #include "ftmpi/frag/checksum.hpp"
@@ -135,6 +137,48 @@ class PiecesLayout {
   std::ptrdiff_t extent_ = 0;
   std::uint64_t piece_bytes_ = 0;
 };
+
+// Visits the memory blocks that hold packed bytes [offset, offset + length) of the message at `base`, in
+// packed order: visit(address of the block, offset of its first byte from `offset`, byte count). Blocks
+// of zero bytes are skipped. Refuses (out_of_range) a range beyond the message's packed size.
+template <typename Byte, typename Visit>
+base::Status visit_blocks(const PiecesLayout& layout, Byte* base, std::uint64_t offset, std::size_t length,
+                          Visit&& visit) {
+  if (offset > layout.packed_size() || length > layout.packed_size() - offset) {
+    return base::Status(base::Errc::out_of_range, "bytes [" + std::to_string(offset) + ", +" +
+                                                      std::to_string(length) + ") beyond the message's " +
+                                                      std::to_string(layout.packed_size()));
+  }
+  if (length == 0) return {};
+  const std::span<const Piece> pieces = layout.pieces();
+  // One piece filling its extent: the repetitions abut, the message is one block (a contiguous buffer of
+  // a basic type arrives like this).
+  if (pieces.size() == 1 && static_cast<std::ptrdiff_t>(pieces[0].length) == layout.extent()) {
+    visit(base + (pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), std::size_t{0}, length);
+    return {};
+  }
+  // Locating the start scans the pieces of one repetition: cheap for the few pieces of a flattened
+  // datatype, repeated by count/extent rather than listed.
+  std::uint64_t repetition = offset / layout.piece_bytes();
+  std::uint64_t within = offset % layout.piece_bytes();
+  std::size_t index = 0;
+  while (within >= pieces[index].length) within -= pieces[index++].length;
+  std::size_t done = 0;
+  while (done < length) {
+    const Piece& piece = pieces[index];
+    const std::size_t n = std::min<std::size_t>(piece.length - within, length - done);
+    const std::ptrdiff_t address = static_cast<std::ptrdiff_t>(repetition) * layout.extent() +
+                                   piece.displacement + static_cast<std::ptrdiff_t>(within);
+    if (n > 0) visit(base + address, done, n);  // zero-length pieces have no address to speak of
+    done += n;
+    within = 0;
+    if (++index == pieces.size()) {
+      index = 0;
+      ++repetition;
+    }
+  }
+  return {};
+}
 
 // Copies the packed bytes [message_offset, message_offset + fragment.size()) of the message at `base`
 // into `fragment`, adding them to `sum` in the same pass. Refuses (out_of_range) a range beyond the

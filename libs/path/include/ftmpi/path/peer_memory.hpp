@@ -7,9 +7,11 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "ftmpi/base/status.hpp"
 
@@ -20,6 +22,11 @@ namespace ftmpi::path {
 // invalid_argument (EFAULT: a range is not mapped, in the peer or here), resource_exhausted (ENOMEM).
 base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr, void* local,
                                            std::size_t len) noexcept;
+
+// The same into several local blocks: the remote bytes from `remote_addr` on fill `local` in order (a
+// receive into a derived datatype's pieces), up to IOV_MAX blocks per system call. Returns the bytes read.
+base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
+                                                     std::span<const ::iovec> local) noexcept;
 
 // The address of this process's probe word, which peers pass to probe_single_copy.
 std::uintptr_t single_copy_probe_address() noexcept;
