@@ -79,6 +79,37 @@ BOOST_AUTO_TEST_CASE(probe_succeeds_against_a_live_peer_and_fails_at_a_wrong_add
   BOOST_TEST(ftmpi::path::test::no_children_left());
 }
 
+BOOST_AUTO_TEST_CASE(scattered_read_fills_many_blocks_in_order) {
+  // More blocks than one system call takes (1,024), of uneven sizes, some empty, with gaps between them
+  // that must stay untouched: a receive into a derived datatype's pieces.
+  constexpr std::size_t kBlocks = 3000;
+  std::vector<std::size_t> sizes(kBlocks);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < kBlocks; ++i) total += sizes[i] = (i * 7919) % 41;  // 0 to 40 bytes
+  std::vector<std::byte> source(total);
+  for (std::size_t i = 0; i < total; ++i) source[i] = expected_byte(i);
+  std::vector<std::byte> local(total + 3 * kBlocks, std::byte{0xEE});
+  std::vector<::iovec> blocks;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < kBlocks; ++i) {
+    blocks.push_back({local.data() + at, sizes[i]});
+    at += sizes[i] + 3;
+  }
+  auto read = read_peer_memory_scattered(::getpid(), reinterpret_cast<std::uintptr_t>(source.data()), blocks);
+  BOOST_REQUIRE_MESSAGE(read.is_ok(), read.status().to_string());
+  BOOST_TEST(*read == total);
+  std::size_t from = 0;
+  at = 0;
+  bool same = true;
+  for (std::size_t i = 0; i < kBlocks; ++i) {
+    for (std::size_t k = 0; k < sizes[i]; ++k) same = same && local[at + k] == source[from + k];
+    for (std::size_t k = 0; k < 3; ++k) same = same && local[at + sizes[i] + k] == std::byte{0xEE};
+    from += sizes[i];
+    at += sizes[i] + 3;
+  }
+  BOOST_TEST(same);
+}
+
 BOOST_AUTO_TEST_CASE(bad_addresses_and_missing_processes_fail_clearly) {
   std::vector<std::byte> local(4096);
   auto unmapped = read_peer_memory(::getpid(), 16, local.data(), local.size());
