@@ -107,13 +107,16 @@ base::Result<FragmentRange> recut(std::uint64_t message_length, std::uint64_t me
 }
 
 base::Result<PiecesLayout> PiecesLayout::make(std::span<const Piece> pieces, std::size_t count,
-                                              std::ptrdiff_t extent) {
+                                              std::ptrdiff_t extent, std::span<const std::uint64_t> starts) {
   constexpr std::uint64_t kMaxAddress = std::numeric_limits<std::ptrdiff_t>::max();
   const auto refuse = [](const char* why) { return Status(Errc::invalid_argument, why); };
   std::uint64_t piece_bytes = 0;
   std::ptrdiff_t lowest = 0;
   std::ptrdiff_t highest = 0;
-  for (const Piece& piece : pieces) {
+  if (!starts.empty() && starts.size() != pieces.size()) return refuse("one start per piece");
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& piece = pieces[i];
+    if (!starts.empty() && starts[i] != piece_bytes) return refuse("a start is not the sum of the lengths before it");
     std::ptrdiff_t piece_end = 0;
     if (piece.length > kMaxAddress ||
         __builtin_add_overflow(piece.displacement, static_cast<std::ptrdiff_t>(piece.length), &piece_end) ||
@@ -136,12 +139,12 @@ base::Result<PiecesLayout> PiecesLayout::make(std::span<const Piece> pieces, std
                     __builtin_add_overflow(std::max<std::ptrdiff_t>(last_start, 0), highest, &span_high))) {
     return refuse("repetitions reach beyond the address space");
   }
-  return PiecesLayout(pieces, count, extent, piece_bytes);
+  return PiecesLayout(pieces, starts, count, extent, piece_bytes);
 }
 
 PiecesLayout PiecesLayout::contiguous(std::size_t length) noexcept {
   static constexpr Piece kOneByte{0, 1};
-  return PiecesLayout(std::span<const Piece>(&kOneByte, 1), length, 1, 1);
+  return PiecesLayout(std::span<const Piece>(&kOneByte, 1), {}, length, 1, 1);
 }
 
 base::Status gather_with_checksum(const PiecesLayout& layout, const void* base, std::uint64_t message_offset,

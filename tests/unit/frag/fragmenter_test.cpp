@@ -70,9 +70,14 @@ struct LayoutCase {
 
 // Vector-like (blocks with gaps), struct-like (uneven pieces, a negative displacement, gaps), dense (a
 // basic type: repetitions abut), a negative extent, zero-length pieces among real ones, and pieces on
-// both sides of the size where copying switches from memcpy-then-checksum to the fused copy.
+// both sides of the size where copying switches from memcpy-then-checksum to the fused copy; and one
+// repetition of thousands of pieces (MPI flattens a strided vector sent as one item so), where fragments
+// start deep inside the list.
 std::vector<LayoutCase> layout_cases() {
+  LayoutCase many{"one item of 3000 pieces", {}, 2, 9001};
+  for (std::ptrdiff_t i = 0; i < 3000; ++i) many.pieces.push_back({3 * i, static_cast<std::size_t>(i % 3)});
   return {
+      many,
       {"vector 8 of 16", {{0, 8}}, 1000, 16},
       {"vector 3 blocks", {{0, 12}, {40, 12}, {80, 12}}, 25, 160},
       {"struct", {{-8, 4}, {0, 8}, {12, 2}, {20, 6}}, 97, 32},
@@ -205,52 +210,64 @@ BOOST_AUTO_TEST_CASE(gather_and_scatter_with_pieces_match_a_byte_by_byte_referen
     std::mt19937_64 rng(seed);
     for (const LayoutCase& c : layout_cases()) {
       BOOST_TEST_CONTEXT(c.name) {
-        const auto layout = PiecesLayout::make(c.pieces, c.count, c.extent);
-        BOOST_TEST_REQUIRE(layout.is_ok());
-        const auto addresses = packed_addresses(c.pieces, c.count, c.extent);
-        BOOST_TEST_REQUIRE(layout->packed_size() == addresses.size());
-        const Placement where = place(addresses);
-        std::vector<std::byte> source(where.buffer_size);
-        for (auto& b : source) b = static_cast<std::byte>(rng());
-        const std::byte* source_base = source.data() + where.base_offset;
-        std::vector<std::byte> packed;
-        for (std::ptrdiff_t a : addresses) packed.push_back(source_base[a]);
+        // Both ways of finding a fragment's first piece: scanning, and binary search over the starts.
+        std::vector<std::uint64_t> starts;
+        std::uint64_t at = 0;
+        for (const Piece& p : c.pieces) {
+          starts.push_back(at);
+          at += p.length;
+        }
+        const std::span<const std::uint64_t> no_starts;
+        for (const bool searched : {false, true}) {
+          BOOST_TEST_CONTEXT((searched ? "binary search" : "scan")) {
+            const auto layout = PiecesLayout::make(c.pieces, c.count, c.extent, searched ? starts : no_starts);
+            BOOST_TEST_REQUIRE(layout.is_ok());
+            const auto addresses = packed_addresses(c.pieces, c.count, c.extent);
+            BOOST_TEST_REQUIRE(layout->packed_size() == addresses.size());
+            const Placement where = place(addresses);
+            std::vector<std::byte> source(where.buffer_size);
+            for (auto& b : source) b = static_cast<std::byte>(rng());
+            const std::byte* source_base = source.data() + where.base_offset;
+            std::vector<std::byte> packed;
+            for (std::ptrdiff_t a : addresses) packed.push_back(source_base[a]);
 
-        for (ChecksumKind kind : kKinds) {
-          const auto max_payload = static_cast<std::uint32_t>(1 + rng() % (rng() % 2 == 0 ? 300 : 9000));
-          BOOST_TEST_CONTEXT(to_string(kind) << " max_payload " << max_payload) {
-            // Sender: the whole message, fragment by fragment.
-            const auto fragments = cut_message(packed.size(), 1, max_payload);
-            BOOST_TEST_REQUIRE(fragments.is_ok());
-            std::vector<std::byte> gathered;
-            Checksummer whole(kind);
-            for (const FragmentPlan f : *fragments) {
-              std::vector<std::byte> frame(f.length);
-              Checksummer sum(kind);
-              BOOST_TEST_REQUIRE(gather_with_checksum(*layout, source_base, f.offset, frame, sum).is_ok());
-              BOOST_TEST(sum.value() == checksum(kind, packed.data() + f.offset, f.length));
-              whole.update(frame.data(), frame.size());
-              gathered.insert(gathered.end(), frame.begin(), frame.end());
-            }
-            BOOST_TEST((gathered == packed));
-            BOOST_TEST(whole.value() == checksum(kind, packed.data(), packed.size()));
+            for (ChecksumKind kind : kKinds) {
+              const auto max_payload = static_cast<std::uint32_t>(1 + rng() % (rng() % 2 == 0 ? 300 : 9000));
+              BOOST_TEST_CONTEXT(to_string(kind) << " max_payload " << max_payload) {
+                // Sender: the whole message, fragment by fragment.
+                const auto fragments = cut_message(packed.size(), 1, max_payload);
+                BOOST_TEST_REQUIRE(fragments.is_ok());
+                std::vector<std::byte> gathered;
+                Checksummer whole(kind);
+                for (const FragmentPlan f : *fragments) {
+                  std::vector<std::byte> frame(f.length);
+                  Checksummer sum(kind);
+                  BOOST_TEST_REQUIRE(gather_with_checksum(*layout, source_base, f.offset, frame, sum).is_ok());
+                  BOOST_TEST(sum.value() == checksum(kind, packed.data() + f.offset, f.length));
+                  whole.update(frame.data(), frame.size());
+                  gathered.insert(gathered.end(), frame.begin(), frame.end());
+                }
+                BOOST_TEST((gathered == packed));
+                BOOST_TEST(whole.value() == checksum(kind, packed.data(), packed.size()));
 
-            // Receiver: random fragments scattered into a poisoned buffer change exactly their bytes.
-            std::vector<std::byte> target(where.buffer_size, std::byte{0xee});
-            std::vector<std::byte> expected = target;
-            std::byte* target_base = target.data() + where.base_offset;
-            for (int i = 0; i < 20; ++i) {
-              const std::uint64_t offset = rng() % packed.size();
-              const std::size_t length = 1 + rng() % std::min<std::uint64_t>(packed.size() - offset, 6000);
-              const std::span<const std::byte> fragment(packed.data() + offset, length);
-              Checksummer sum(kind);
-              BOOST_TEST_REQUIRE(scatter_with_checksum(*layout, target_base, offset, fragment, sum).is_ok());
-              BOOST_TEST(sum.value() == checksum(kind, fragment.data(), fragment.size()));
-              for (std::size_t b = 0; b < length; ++b) {
-                expected[static_cast<std::size_t>(where.base_offset + addresses[offset + b])] = packed[offset + b];
+                // Receiver: random fragments scattered into a poisoned buffer change exactly their bytes.
+                std::vector<std::byte> target(where.buffer_size, std::byte{0xee});
+                std::vector<std::byte> expected = target;
+                std::byte* target_base = target.data() + where.base_offset;
+                for (int i = 0; i < 20; ++i) {
+                  const std::uint64_t offset = rng() % packed.size();
+                  const std::size_t length = 1 + rng() % std::min<std::uint64_t>(packed.size() - offset, 6000);
+                  const std::span<const std::byte> fragment(packed.data() + offset, length);
+                  Checksummer sum(kind);
+                  BOOST_TEST_REQUIRE(scatter_with_checksum(*layout, target_base, offset, fragment, sum).is_ok());
+                  BOOST_TEST(sum.value() == checksum(kind, fragment.data(), fragment.size()));
+                  for (std::size_t b = 0; b < length; ++b) {
+                    expected[static_cast<std::size_t>(where.base_offset + addresses[offset + b])] = packed[offset + b];
+                  }
+                }
+                BOOST_TEST((target == expected));
               }
             }
-            BOOST_TEST((target == expected));
           }
         }
       }
@@ -292,6 +309,14 @@ BOOST_AUTO_TEST_CASE(layouts_whose_size_or_span_overflows_are_refused) {
   const Piece small[] = {{0, 8}};
   BOOST_TEST((PiecesLayout::make(small, 1000, kMaxDiff / 10).code() == Errc::invalid_argument));
   BOOST_TEST(PiecesLayout::make(small, 1000, 1 << 20).is_ok());
+  // Starts must be one per piece, the running sum of the lengths from 0.
+  const Piece three[] = {{0, 4}, {8, 0}, {16, 4}};
+  const std::uint64_t good[] = {0, 4, 4};
+  const std::uint64_t shifted[] = {1, 5, 5};
+  const std::uint64_t short_list[] = {0, 4};
+  BOOST_TEST(PiecesLayout::make(three, 2, 24, good).is_ok());
+  BOOST_TEST((PiecesLayout::make(three, 2, 24, shifted).code() == Errc::invalid_argument));
+  BOOST_TEST((PiecesLayout::make(three, 2, 24, short_list).code() == Errc::invalid_argument));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -244,6 +244,12 @@ std::shared_ptr<const Layout> TypeNode::flatten() const {
   append(*this, 0, *layout);
   layout->size = size;
   layout->extent = extent();
+  layout->starts.reserve(layout->pieces.size());
+  std::uint64_t start = 0;
+  for (const Piece& p : layout->pieces) {
+    layout->starts.push_back(start);
+    start += p.length;
+  }
   layout->dense = size == 0 || (layout->pieces.size() == 1 && layout->pieces[0].displacement == 0 &&
                                 layout->pieces[0].length == size && extent() == static_cast<std::ptrdiff_t>(size));
   return layout;
@@ -256,7 +262,7 @@ void Layout::pack(const void* from, std::size_t count, std::byte* to) const noex
     return;
   }
   // The fragmenter's walk, without a checksum. The view fits: the items exist in the caller's memory.
-  auto view = frag::PiecesLayout::make(pieces, count, extent);
+  auto view = frag::PiecesLayout::make(pieces, count, extent, starts);
   frag::Checksummer none(frag::ChecksumKind::none);
   if (view) (void)frag::gather_with_checksum(*view, from, 0, {to, count * size}, none);
 }
@@ -268,7 +274,7 @@ void Layout::unpack(const std::byte* from, std::size_t bytes, void* to) const no
   }
   if (bytes == 0) return;
   // Any prefix of the items, possibly ending inside one.
-  auto view = frag::PiecesLayout::make(pieces, (bytes + size - 1) / size, extent);
+  auto view = frag::PiecesLayout::make(pieces, (bytes + size - 1) / size, extent, starts);
   frag::Checksummer none(frag::ChecksumKind::none);
   if (view) (void)frag::scatter_with_checksum(*view, to, 0, {from, bytes}, none);
 }

@@ -47,6 +47,7 @@ struct Layout {
   std::ptrdiff_t extent = 0;    // distance between consecutive items
   bool dense = false;           // count items are count * size contiguous bytes from the buffer's start
   std::vector<Piece> pieces;    // one item
+  std::vector<std::uint64_t> starts;  // packed offset of each piece within an item (frag::PiecesLayout)
   std::vector<ElementRun> elements;
 
   std::size_t packed_bytes(std::size_t count) const noexcept { return count * size; }

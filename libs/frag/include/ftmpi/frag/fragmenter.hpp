@@ -112,27 +112,33 @@ struct Piece {
 
 // How a message lies in memory: `pieces` (a flattened, merged datatype), repeated `count` times, each
 // repetition `extent` bytes after the previous one. Its packed form, the bytes the wire carries, is the
-// pieces in order, repetition after repetition. A view: the pieces must outlive it.
+// pieces in order, repetition after repetition. A view: the pieces (and starts) must outlive it.
 class PiecesLayout {
  public:
-  // Refuses (invalid_argument) a layout whose packed size or address span overflows.
+  // Refuses (invalid_argument) a layout whose packed size or address span overflows. `starts`, if not
+  // empty, gives the packed offset of each piece within a repetition (the running sum of the lengths,
+  // from 0), so that a fragment's first piece is found by binary search: one repetition of a large
+  // strided type has thousands of pieces, and a fragment may start anywhere among them. Refused if it
+  // does not match the pieces.
   static base::Result<PiecesLayout> make(std::span<const Piece> pieces, std::size_t count,
-                                         std::ptrdiff_t extent);
+                                         std::ptrdiff_t extent, std::span<const std::uint64_t> starts = {});
   // A contiguous buffer of `length` bytes.
   static PiecesLayout contiguous(std::size_t length) noexcept;
 
   std::uint64_t packed_size() const noexcept { return piece_bytes_ * count_; }
   std::uint64_t piece_bytes() const noexcept { return piece_bytes_; }  // packed bytes of one repetition
   std::span<const Piece> pieces() const noexcept { return pieces_; }
+  std::span<const std::uint64_t> starts() const noexcept { return starts_; }  // empty, or one per piece
   std::size_t count() const noexcept { return count_; }
   std::ptrdiff_t extent() const noexcept { return extent_; }
 
  private:
-  PiecesLayout(std::span<const Piece> pieces, std::size_t count, std::ptrdiff_t extent,
-               std::uint64_t piece_bytes) noexcept
-      : pieces_(pieces), count_(count), extent_(extent), piece_bytes_(piece_bytes) {}
+  PiecesLayout(std::span<const Piece> pieces, std::span<const std::uint64_t> starts, std::size_t count,
+               std::ptrdiff_t extent, std::uint64_t piece_bytes) noexcept
+      : pieces_(pieces), starts_(starts), count_(count), extent_(extent), piece_bytes_(piece_bytes) {}
 
   std::span<const Piece> pieces_;
+  std::span<const std::uint64_t> starts_;
   std::size_t count_ = 0;
   std::ptrdiff_t extent_ = 0;
   std::uint64_t piece_bytes_ = 0;
@@ -157,11 +163,15 @@ base::Status visit_blocks(const PiecesLayout& layout, Byte* base, std::uint64_t 
     visit(base + (pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), std::size_t{0}, length);
     return {};
   }
-  // Locating the start scans the pieces of one repetition: cheap for the few pieces of a flattened
-  // datatype, repeated by count/extent rather than listed.
+  // The first piece: a binary search over the starts when the layout has them, else a scan (cheap for the
+  // few pieces of most datatypes, repeated by count/extent rather than listed).
   std::uint64_t repetition = offset / layout.piece_bytes();
   std::uint64_t within = offset % layout.piece_bytes();
   std::size_t index = 0;
+  if (const std::span<const std::uint64_t> starts = layout.starts(); !starts.empty()) {
+    index = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), within) - starts.begin()) - 1;
+    within -= starts[index];
+  }
   while (within >= pieces[index].length) within -= pieces[index++].length;
   std::size_t done = 0;
   while (done < length) {
