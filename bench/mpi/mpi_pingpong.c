@@ -15,6 +15,10 @@
  * 10000 round trips up to 4 KiB and 64 MiB worth of them above (at least 10); a bandwidth repetition moves
  * 256 MiB (at least 3 windows); a tenth of that (at least 5 round trips or 2 windows) warms up first.
  *
+ * -S (strided) sends every message as one item of MPI_Type_vector(bytes / 8, 1, 2, MPI_DOUBLE): every
+ * other double of a buffer twice the size, on both sides (sizes that are not a multiple of 8 are
+ * skipped), which measures how each MPI moves a derived datatype: packing it, or walking its pieces.
+ *
  * Data are checked during warm-up: the sender fills its buffer with a pattern that depends on the
  * iteration, the receiver clears its buffer before the receive and checks pattern and count afterwards.
  * -c checks the timed loops too (the figures then include the fill and check), -n checks nothing.
@@ -47,7 +51,8 @@ static struct {
   int do_lat, do_bw;
   int max_size;
   int only;       /* >= 0: measure this one size instead of the lists */
-} opt = {5, 1.0, 64, 1, 0, 1, 1, 4 << 20, -1};
+  int strided;    /* -S: messages are one strided vector of doubles (see above) */
+} opt = {5, 1.0, 64, 1, 0, 1, 1, 4 << 20, -1, 0};
 
 static int rank;
 
@@ -60,8 +65,31 @@ static inline unsigned char pattern(unsigned seed, size_t k) {
   return (unsigned char)(seed * 167u + k * 7u + (k >> 8) * 13u + 1u);
 }
 
+/* Where byte k of a message lies in its buffer: every other 8 bytes when strided. */
+static inline size_t at(size_t k) { return opt.strided ? (k / 8) * 16 + k % 8 : k; }
+/* Bytes of buffer a message of n bytes spans. */
+static inline size_t span(size_t n) { return opt.strided ? 2 * n : n; }
+
+/* The datatype and count a message of `bytes` bytes travels as (the vectors are made once per size). */
+static MPI_Datatype message_type(int bytes, int *count) {
+  static struct { int bytes; MPI_Datatype type; } made[16];
+  static int nmade;
+  if (!opt.strided || bytes == 0) {
+    *count = bytes;
+    return MPI_BYTE;
+  }
+  *count = 1;
+  for (int i = 0; i < nmade; ++i)
+    if (made[i].bytes == bytes) return made[i].type;
+  MPI_Datatype t;
+  MPI_Type_vector(bytes / 8, 1, 2, MPI_DOUBLE, &t);
+  MPI_Type_commit(&t);
+  made[nmade].bytes = bytes, made[nmade].type = t, ++nmade;
+  return t;
+}
+
 static void fill(unsigned char *b, size_t n, unsigned seed) {
-  for (size_t k = 0; k < n; ++k) b[k] = pattern(seed, k);
+  for (size_t k = 0; k < n; ++k) b[at(k)] = pattern(seed, k);
 }
 
 static void verify(const unsigned char *b, size_t n, unsigned seed, const MPI_Status *st, const char *what) {
@@ -73,10 +101,10 @@ static void verify(const unsigned char *b, size_t n, unsigned seed, const MPI_St
     return;
   }
   for (size_t k = 0; k < n; ++k) {
-    if (b[k] != pattern(seed, k)) {
+    if (b[at(k)] != pattern(seed, k)) {
       if (errors++ < 5)
         fprintf(stderr, "mpi_pingpong: rank %d: %s of %zu bytes: byte %zu is 0x%02x, expected 0x%02x\n", rank,
-                what, n, k, b[k], pattern(seed, k));
+                what, n, k, b[at(k)], pattern(seed, k));
       return;
     }
   }
@@ -98,20 +126,21 @@ static void sync_pair(void) {
 /* n round trips of `size` bytes; returns the seconds rank 0 measured (rank 1: 0). */
 static double pingpong(unsigned char *sbuf, unsigned char *rbuf, int size, int n, int check, unsigned *seed) {
   MPI_Status st;
-  int peer = 1 - rank;
+  int peer = 1 - rank, count = 0;
+  MPI_Datatype type = message_type(size, &count);
   sync_pair();
   double t0 = MPI_Wtime();
   for (int i = 0; i < n; ++i) {
     if (rank == 0) {
-      if (check) fill(sbuf, (size_t)size, *seed), memset(rbuf, 0, (size_t)size);
-      MPI_Send(sbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
-      MPI_Recv(rbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
+      if (check) fill(sbuf, (size_t)size, *seed), memset(rbuf, 0, span((size_t)size));
+      MPI_Send(sbuf, count, type, peer, TAG_DATA, MPI_COMM_WORLD);
+      MPI_Recv(rbuf, count, type, peer, TAG_DATA, MPI_COMM_WORLD, &st);
       if (check) verify(rbuf, (size_t)size, *seed + 1, &st, "pong");
     } else {
-      if (check) memset(rbuf, 0, (size_t)size);
-      MPI_Recv(rbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &st);
+      if (check) memset(rbuf, 0, span((size_t)size));
+      MPI_Recv(rbuf, count, type, peer, TAG_DATA, MPI_COMM_WORLD, &st);
       if (check) verify(rbuf, (size_t)size, *seed, &st, "ping"), fill(sbuf, (size_t)size, *seed + 1);
-      MPI_Send(sbuf, size, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+      MPI_Send(sbuf, count, type, peer, TAG_DATA, MPI_COMM_WORLD);
     }
     *seed += 2;
   }
@@ -122,19 +151,20 @@ static double pingpong(unsigned char *sbuf, unsigned char *rbuf, int size, int n
 static double stream(unsigned char *sbuf, unsigned char **rbufs, int size, int n, int check, unsigned *seed) {
   MPI_Request req[MAX_WINDOW];
   MPI_Status st[MAX_WINDOW];
-  int w = opt.window, ack = 0;
+  int w = opt.window, ack = 0, count = 0;
+  MPI_Datatype type = message_type(size, &count);
   sync_pair();
   double t0 = MPI_Wtime();
   for (int i = 0; i < n; ++i) {
     if (rank == 0) {
       if (check) fill(sbuf, (size_t)size, *seed);
-      for (int j = 0; j < w; ++j) MPI_Isend(sbuf, size, MPI_BYTE, 1, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+      for (int j = 0; j < w; ++j) MPI_Isend(sbuf, count, type, 1, TAG_DATA, MPI_COMM_WORLD, &req[j]);
       MPI_Waitall(w, req, st);
       MPI_Recv(&ack, 1, MPI_INT, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
       if (check)
-        for (int j = 0; j < w; ++j) memset(rbufs[j], 0, (size_t)size);
-      for (int j = 0; j < w; ++j) MPI_Irecv(rbufs[j], size, MPI_BYTE, 0, TAG_DATA, MPI_COMM_WORLD, &req[j]);
+        for (int j = 0; j < w; ++j) memset(rbufs[j], 0, span((size_t)size));
+      for (int j = 0; j < w; ++j) MPI_Irecv(rbufs[j], count, type, 0, TAG_DATA, MPI_COMM_WORLD, &req[j]);
       MPI_Waitall(w, req, st);
       if (check)
         for (int j = 0; j < w; ++j) verify(rbufs[j], (size_t)size, *seed, &st[j], "window message");
@@ -146,7 +176,7 @@ static double stream(unsigned char *sbuf, unsigned char **rbufs, int size, int n
 }
 
 static void usage(const char *argv0) {
-  printf("usage: %s [-r reps] [-t scale] [-w window] [-m max_bytes | -s bytes] [-c | -n] [-o] [-L | -B]\n"
+  printf("usage: %s [-r reps] [-t scale] [-w window] [-m max_bytes | -s bytes] [-c | -n] [-o] [-L | -B] [-S]\n"
          "  -r N    repetitions per size, the median is reported (default 5)\n"
          "  -t X    multiply every iteration count by X (default 1)\n"
          "  -w N    bandwidth window: messages in flight per iteration (default 64)\n"
@@ -155,7 +185,8 @@ static void usage(const char *argv0) {
          "  -c      check the data in the timed loops too (default: during warm-up only)\n"
          "  -n      check nothing\n"
          "  -o      bandwidth: one receive buffer for the whole window, as osu_bw (overlapping receives)\n"
-         "  -L, -B  latency only, bandwidth only\n",
+         "  -L, -B  latency only, bandwidth only\n"
+         "  -S      strided: every message is one MPI_Type_vector of doubles, every other one of the buffer\n",
          argv0);
 }
 
@@ -173,6 +204,7 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "-o")) opt.shared_rx = 1;
     else if (!strcmp(a, "-L")) opt.do_bw = 0;
     else if (!strcmp(a, "-B")) opt.do_lat = 0;
+    else if (!strcmp(a, "-S")) opt.strided = 1;
     else {
       if (rank == 0) usage(argv[0]);
       MPI_Finalize();
@@ -208,7 +240,7 @@ int main(int argc, char **argv) {
   else MPI_Send(info, 2, MPI_INT, 0, TAG_INFO, MPI_COMM_WORLD);
 
   size_t max = (size_t)opt.max_size;
-  unsigned char *sbuf = xalloc(max), *rbuf = xalloc(max);
+  unsigned char *sbuf = xalloc(span(max)), *rbuf = xalloc(span(max));
   unsigned char *rbufs[MAX_WINDOW];
   unsigned seed = 1;
   double lat[COUNT(lat_sizes)], bw[COUNT(bw_sizes)], samples[MAX_REPS];
@@ -216,9 +248,15 @@ int main(int argc, char **argv) {
   /* The sizes to measure: the lists up to -m, or the one size of -s. */
   int lat_bytes[COUNT(lat_sizes)], bw_bytes[COUNT(bw_sizes)], nlat_sizes = 0, nbw_sizes = 0;
   for (int s = 0; s < COUNT(lat_sizes); ++s)
-    if (opt.only < 0 && lat_sizes[s] <= opt.max_size) lat_bytes[nlat_sizes++] = lat_sizes[s];
+    if (opt.only < 0 && lat_sizes[s] <= opt.max_size && !(opt.strided && lat_sizes[s] % 8))
+      lat_bytes[nlat_sizes++] = lat_sizes[s];
   for (int s = 0; s < COUNT(bw_sizes); ++s)
     if (opt.only < 0 && bw_sizes[s] <= opt.max_size) bw_bytes[nbw_sizes++] = bw_sizes[s];
+  if (opt.only >= 0 && opt.strided && opt.only % 8) {
+    if (rank == 0) fprintf(stderr, "mpi_pingpong: -S needs a size that is a multiple of 8, not %d\n", opt.only);
+    MPI_Finalize();
+    return 2;
+  }
   if (opt.only >= 0) {
     lat_bytes[nlat_sizes++] = opt.only;
     /* A stream of zero-byte messages moves no bytes: it has a latency, not a bandwidth. */
@@ -234,8 +272,9 @@ int main(int argc, char **argv) {
     printf("# mpi_pingpong: %s on %s\n", lib, host);
     printf("# rank 0 on cpu %d (%d allowed), rank 1 on cpu %d (%d allowed)\n", info[0], info[1], peer_info[0],
            peer_info[1]);
-    printf("# median of %d repetitions; window %d; data checked %s\n", opt.reps, opt.window,
-           opt.check == 0 ? "never" : opt.check == 1 ? "during warm-up" : "always");
+    printf("# median of %d repetitions; window %d; data checked %s%s\n", opt.reps, opt.window,
+           opt.check == 0 ? "never" : opt.check == 1 ? "during warm-up" : "always",
+           opt.strided ? "; messages strided (every other double)" : "");
     fflush(stdout);
   }
 
@@ -253,7 +292,7 @@ int main(int argc, char **argv) {
   }
 
   if (opt.do_bw && nbw_sizes > 0) {
-    for (int j = 0; j < opt.window; ++j) rbufs[j] = rank == 1 && !opt.shared_rx ? xalloc(max) : rbuf;
+    for (int j = 0; j < opt.window; ++j) rbufs[j] = rank == 1 && !opt.shared_rx ? xalloc(span(max)) : rbuf;
     for (int s = 0; s < nbw_sizes; ++s) {
       int bytes = bw_bytes[s];
       double per_iter = (double)bytes * opt.window;
