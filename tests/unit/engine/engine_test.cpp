@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -305,6 +306,67 @@ BOOST_AUTO_TEST_CASE(forced_reliability_acknowledges_and_frees_every_frame) {
   BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
   BOOST_TEST(w.ranks[1]->counters().acks_sent > 0u);
   BOOST_TEST(w.ranks[1]->peer(0).delivered.largest_in_order() == w.ranks[0]->peer(1).next_byte_seq - 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_corrupt_recut_frame_over_bytes_already_received_writes_none_of_them) {
+  // After a failover the sender cuts unacknowledged bytes again, so one frame may cover bytes the receiver
+  // has and bytes it has not. A corrupt one must write nothing: the bytes already received (and
+  // acknowledged) will never be sent again.
+  EngineConfig config = plain_config();
+  config.reliability = Reliability::force;
+  config.retransmit_min = std::chrono::seconds(30);  // no resend by timer while the test looks
+  config.retransmit_max = std::chrono::seconds(30);
+  World w(2, config, path::LoopOptions{1024, true});
+  const auto sent = pattern(300'000, 5);
+  std::vector<std::byte> got(sent.size());
+  Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 9);
+  Request* s = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 9, SendMode::standard);
+  // RTS, CTS, a window of DATA frames, and one poll's worth of them at the receiver.
+  w.ranks[1]->progress();
+  w.ranks[0]->progress();
+  w.ranks[1]->progress();
+  BOOST_REQUIRE(!w.complete(1, r));
+  // The last DATA frame the receiver has, with the sequence number after it not received yet.
+  const seq::RangeList& received = w.ranks[1]->peer(0).received;
+  const frag::DecodeLimits limits{kJobKey, 2, 1, 1024 - frag::kHeaderSize, true};
+  std::optional<frag::FrameHeader> last;
+  for (const RetainedFrame& f : w.ranks[0]->peer(1).retained) {
+    auto h = frag::decode(f.bytes, limits);
+    BOOST_REQUIRE(h.is_ok());
+    if (h->type != frag::FrameType::data || h->receiver_request == 0) continue;
+    const auto has = received.coverage(f.range.first, f.range.last);
+    const auto next = received.coverage(f.range.last + 1, f.range.last + 1);
+    if (has && *has == seq::Coverage::full && next && *next == seq::Coverage::none) last = *h;
+  }
+  BOOST_REQUIRE_MESSAGE(last.has_value(), "no DATA frame received with the next one still missing");
+  // Its last 50 bytes and the 50 after them (a frame no larger than the path takes), with one byte of the
+  // part already received flipped.
+  frag::FrameHeader h = *last;
+  const std::uint32_t half = 50;
+  BOOST_REQUIRE(h.payload_length > half);
+  const std::uint32_t skip = h.payload_length - half;
+  h.fragment_offset += skip;
+  h.seq_first += skip;
+  h.seq_count = 2 * half;
+  h.payload_length = 2 * half;
+  BOOST_REQUIRE(h.fragment_offset + h.payload_length <= sent.size());
+  std::vector<std::byte> frame(frag::kHeaderSize + h.payload_length);
+  std::memcpy(frame.data() + frag::kHeaderSize, sent.data() + h.fragment_offset, h.payload_length);
+  h.payload_checksum = frag::checksum(h.checksum_kind, frame.data() + frag::kHeaderSize, h.payload_length);
+  frag::encode(h, std::span<std::byte, frag::kHeaderSize>(frame.data(), frag::kHeaderSize), true);
+  frame[frag::kHeaderSize + 3] ^= std::byte{0x40};
+  const auto before = std::vector<std::byte>(got.begin() + static_cast<std::ptrdiff_t>(h.fragment_offset),
+                                             got.begin() + static_cast<std::ptrdiff_t>(h.fragment_offset + 4));
+  const std::uint64_t bad_before = w.ranks[1]->counters().dropped_bad_payload;
+  static_cast<path::FrameSink&>(*w.ranks[1]).on_frame(frame);
+  BOOST_TEST(w.ranks[1]->counters().dropped_bad_payload == bad_before + 1);
+  BOOST_TEST((std::vector<std::byte>(got.begin() + static_cast<std::ptrdiff_t>(h.fragment_offset),
+                                     got.begin() + static_cast<std::ptrdiff_t>(h.fragment_offset + 4)) == before));
+  // And the message still completes intact.
+  w.run_until([&] { return w.complete(0, s) && w.complete(1, r); });
+  BOOST_TEST((got == sent));
+  w.ranks[0]->release(s);
+  w.ranks[1]->release(r);
 }
 
 BOOST_AUTO_TEST_CASE(frames_with_a_wrong_job_key_or_forged_cookie_are_counted_and_dropped) {

@@ -587,6 +587,13 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       send_ack(peer);  // its ACK may have been lost: say again what we have
       return;
     }
+    // Part of it arrived already (a range cut again after a failover): verify before any byte moves, or
+    // a corrupt copy would overwrite bytes that were received and will never be sent again.
+    if (coverage && *coverage == seq::Coverage::partial && h.payload_length != 0 &&
+        frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) [[unlikely]] {
+      reject_payload(peer, h);
+      return;
+    }
   }
   switch (h.type) {
     case FrameType::data:
