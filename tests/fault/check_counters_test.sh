@@ -8,11 +8,11 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
 
-# case NAME RANK1_FRAMES_RECEIVED RANK1_BAD_PAYLOAD pass|fail
+# case NAME RANK1_FRAMES_RECEIVED RANK1_BAD_PAYLOAD pass|fail [RANK0_FRAMES_RECEIVED, default 100]
 case_() {
   local log=$dir/$1.log
   cat >"$log" <<LOG
-ftmpi counters: engine rank=0 frames_received=100 dropped_malformed=2 dropped_bad_payload=0 retransmits=3
+ftmpi counters: engine rank=0 frames_received=${5:-100} dropped_malformed=2 dropped_bad_payload=0 retransmits=3
 ftmpi counters: engine rank=1 frames_received=$2 dropped_malformed=0 dropped_bad_payload=$3 retransmits=0
 ftmpi counters: faults rank=0 rail=1 name='fault(a)' frames_seen=1000 dropped=0 corrupted=10 duplicated=0 blackholed=0
 ftmpi counters: faults rank=1 rail=1 name='fault(b)' frames_seen=100 dropped=0 corrupted=2 duplicated=0 blackholed=0
@@ -30,5 +30,6 @@ case_ five-unread-three-missed 995 7 pass          # at most five corrupt frames
 case_ one-unread-three-missed 999 7 fail
 case_ a-good-frame-refused 1000 11 fail            # more detections than corruptions
 case_ more-read-than-sent 1200 9 fail              # other paths: no allowance
+case_ loss-the-other-way 1000 9 fail 95            # rank 1 read all of rank 0's frames: no excuse
 [ "$failures" -eq 0 ] && echo "check_counters_test: all cases behave"
 exit $((failures != 0))

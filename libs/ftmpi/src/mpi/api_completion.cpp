@@ -307,8 +307,9 @@ int PMPI_Request_free(MPI_Request* request) {
     // The engine finishes an operation still in flight on its own, from or into the pieces' view, which
     // must then outlive the request.
     if (r->active && !r->done && r->mode != Mode::collective) {
+      const bool finished = engine().is_complete(r->op, nullptr);
       engine().release(r->op);
-      if (r->pieces) runtime().orphaned_pieces.push_back(std::move(r->pieces));
+      if (r->pieces && !finished) runtime().orphaned_pieces.push_back(std::move(r->pieces));
     }
     runtime().requests.release(*r);
     *request = MPI_REQUEST_NULL;

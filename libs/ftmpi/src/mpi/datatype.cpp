@@ -255,7 +255,7 @@ std::shared_ptr<const Layout> TypeNode::flatten() const {
   return layout;
 }
 
-// Addresses are computed as integers: with MPI_BOTTOM the buffer is null and the offsets absolute.
+// Addresses are computed as integers (frag::at_address): with MPI_BOTTOM the buffer is null and the offsets absolute.
 void Layout::pack(const void* from, std::size_t count, std::byte* to) const noexcept {
   if (dense) {
     if (count * size != 0) std::memcpy(to, from, count * size);

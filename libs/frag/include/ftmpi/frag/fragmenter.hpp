@@ -144,6 +144,13 @@ class PiecesLayout {
   std::uint64_t piece_bytes_ = 0;
 };
 
+// `base` + `displacement`, computed as integers: with MPI_BOTTOM the base is null and the displacements
+// are absolute addresses, and arithmetic on a null pointer is undefined.
+template <typename Byte>
+Byte* at_address(Byte* base, std::ptrdiff_t displacement) noexcept {
+  return reinterpret_cast<Byte*>(reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(displacement));
+}
+
 // Visits the memory blocks that hold packed bytes [offset, offset + length) of the message at `base`, in
 // packed order: visit(address of the block, offset of its first byte from `offset`, byte count). Blocks
 // of zero bytes are skipped. Refuses (out_of_range) a range beyond the message's packed size.
@@ -160,7 +167,7 @@ base::Status visit_blocks(const PiecesLayout& layout, Byte* base, std::uint64_t 
   // One piece filling its extent: the repetitions abut, the message is one block (a contiguous buffer of
   // a basic type arrives like this).
   if (pieces.size() == 1 && static_cast<std::ptrdiff_t>(pieces[0].length) == layout.extent()) {
-    visit(base + (pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), std::size_t{0}, length);
+    visit(at_address(base, pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), std::size_t{0}, length);
     return {};
   }
   // The first piece: a binary search over the starts when the layout has them, else a scan (cheap for the
@@ -179,7 +186,7 @@ base::Status visit_blocks(const PiecesLayout& layout, Byte* base, std::uint64_t 
     const std::size_t n = std::min<std::size_t>(piece.length - within, length - done);
     const std::ptrdiff_t address = static_cast<std::ptrdiff_t>(repetition) * layout.extent() +
                                    piece.displacement + static_cast<std::ptrdiff_t>(within);
-    if (n > 0) visit(base + address, done, n);  // zero-length pieces have no address to speak of
+    if (n > 0) visit(at_address(base, address), done, n);  // zero-length pieces have no address to speak of
     done += n;
     within = 0;
     if (++index == pieces.size()) {
