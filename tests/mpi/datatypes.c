@@ -138,6 +138,16 @@ static void test_pack(void) {
   memcpy(packed, buffer + 8, sizeof packed);
   const int want[8] = {0, 2, 4, 6, 7, 9, 11, 13};
   for (int i = 0; i < 8; ++i) CHECK(packed[i] == want[i], "packed [%d] = %d", i, packed[i]);
+  /* Resized to 8 ints, items abut in the vector's stride: one strided run of 8 ints. */
+  MPI_Datatype abutting;
+  CHECK_MPI(MPI_Type_create_resized(every_other, 0, 8 * (MPI_Aint)sizeof(int), &abutting));
+  CHECK_MPI(MPI_Type_commit(&abutting));
+  char abutting_buffer[64];
+  position = 0;
+  CHECK_MPI(MPI_Pack(in, 2, abutting, abutting_buffer, sizeof abutting_buffer, &position, MPI_COMM_WORLD));
+  memcpy(packed, abutting_buffer, sizeof packed);
+  for (int i = 0; i < 8; ++i) CHECK(packed[i] == 2 * i, "abutting packed [%d] = %d", i, packed[i]);
+  CHECK_MPI(MPI_Type_free(&abutting));
   position = 0;
   double e = 0;
   CHECK_MPI(MPI_Unpack(buffer, 40, &position, &e, 1, MPI_DOUBLE, MPI_COMM_WORLD));

@@ -250,9 +250,28 @@ std::shared_ptr<const Layout> TypeNode::flatten() const {
     layout->starts.push_back(start);
     start += p.length;
   }
+  const std::vector<Piece>& pieces = layout->pieces;
+  if (pieces.size() > 1 && pieces[0].length > 0) {
+    const std::ptrdiff_t stride = pieces[1].displacement - pieces[0].displacement;
+    bool regular = true;
+    for (std::size_t i = 1; i < pieces.size() && regular; ++i) {
+      regular = pieces[i].length == pieces[0].length && pieces[i].displacement - pieces[i - 1].displacement == stride;
+    }
+    if (regular) {
+      layout->regular_count = pieces.size();
+      layout->regular_stride = stride;
+    }
+  }
   layout->dense = size == 0 || (layout->pieces.size() == 1 && layout->pieces[0].displacement == 0 &&
                                 layout->pieces[0].length == size && extent() == static_cast<std::ptrdiff_t>(size));
   return layout;
+}
+
+base::Result<frag::PiecesLayout> Layout::view(std::size_t count) const {
+  if (regular_count > 1 && (count == 1 || extent == regular_stride * static_cast<std::ptrdiff_t>(regular_count))) {
+    return frag::PiecesLayout::make(std::span<const Piece>(pieces).first(1), count * regular_count, regular_stride);
+  }
+  return frag::PiecesLayout::make(pieces, count, extent, starts);
 }
 
 // Addresses are computed as integers (frag::at_address): with MPI_BOTTOM the buffer is null and the offsets absolute.
@@ -262,9 +281,9 @@ void Layout::pack(const void* from, std::size_t count, std::byte* to) const noex
     return;
   }
   // The fragmenter's walk, without a checksum. The view fits: the items exist in the caller's memory.
-  auto view = frag::PiecesLayout::make(pieces, count, extent, starts);
+  auto walk = view(count);
   frag::Checksummer none(frag::ChecksumKind::none);
-  if (view) (void)frag::gather_with_checksum(*view, from, 0, {to, count * size}, none);
+  if (walk) (void)frag::gather_with_checksum(*walk, from, 0, {to, count * size}, none);
 }
 
 void Layout::unpack(const std::byte* from, std::size_t bytes, void* to) const noexcept {
@@ -274,9 +293,9 @@ void Layout::unpack(const std::byte* from, std::size_t bytes, void* to) const no
   }
   if (bytes == 0) return;
   // Any prefix of the items, possibly ending inside one.
-  auto view = frag::PiecesLayout::make(pieces, (bytes + size - 1) / size, extent, starts);
+  auto walk = view((bytes + size - 1) / size);
   frag::Checksummer none(frag::ChecksumKind::none);
-  if (view) (void)frag::scatter_with_checksum(*view, to, 0, {from, bytes}, none);
+  if (walk) (void)frag::scatter_with_checksum(*walk, to, 0, {from, bytes}, none);
 }
 
 std::optional<std::size_t> Layout::elements_in(std::size_t bytes) const noexcept {

@@ -48,9 +48,16 @@ struct Layout {
   bool dense = false;           // count items are count * size contiguous bytes from the buffer's start
   std::vector<Piece> pieces;    // one item
   std::vector<std::uint64_t> starts;  // packed offset of each piece within an item (frag::PiecesLayout)
+  // Pieces of one length at a constant stride (a vector): an item is also regular_count repetitions of
+  // pieces[0] every regular_stride bytes, which the fragmenter walks without looking pieces up.
+  std::size_t regular_count = 0;  // 0: not regular
+  std::ptrdiff_t regular_stride = 0;
   std::vector<ElementRun> elements;
 
   std::size_t packed_bytes(std::size_t count) const noexcept { return count * size; }
+  // `count` items as the fragmenter walks them: the pieces of one item repeated every extent, or, for a
+  // regular layout whose items abut in its stride (or a single item), one piece repeated every stride.
+  base::Result<frag::PiecesLayout> view(std::size_t count) const;
   // Copies the data of `count` items at `from` into `to` (packed_bytes(count) bytes).
   void pack(const void* from, std::size_t count, std::byte* to) const noexcept;
   // Copies `bytes` packed bytes (any prefix of items, possibly ending inside one) into the items at `to`.

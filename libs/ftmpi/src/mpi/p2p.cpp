@@ -58,7 +58,7 @@ bool start(Call& call, Request& request) {
     request.done = true;
   } else if (t.layout) {
     // The engine gathers the fragments from the pieces and scatters them into them: no staging copy.
-    auto view = frag::PiecesLayout::make(t.layout->pieces, t.count, t.layout->extent, t.layout->starts);
+    auto view = t.layout->view(t.count);
     if (!view) {
       call.fail(MPI_ERR_TYPE, fmt::format("{} items of this datatype: {}", t.count, view.status().message()));
       return false;

@@ -170,6 +170,22 @@ base::Status visit_blocks(const PiecesLayout& layout, Byte* base, std::uint64_t 
     visit(at_address(base, pieces[0].displacement + static_cast<std::ptrdiff_t>(offset)), std::size_t{0}, length);
     return {};
   }
+  // One piece per repetition (a strided vector): a block per repetition, the address moving by the extent.
+  if (pieces.size() == 1) {
+    const Piece& piece = pieces[0];
+    std::uint64_t repetition = offset / piece.length;
+    std::size_t within = static_cast<std::size_t>(offset % piece.length);
+    std::ptrdiff_t address = static_cast<std::ptrdiff_t>(repetition) * layout.extent() + piece.displacement;
+    std::size_t done = 0;
+    while (done < length) {
+      const std::size_t n = std::min(piece.length - within, length - done);
+      visit(at_address(base, address + static_cast<std::ptrdiff_t>(within)), done, n);
+      done += n;
+      within = 0;
+      address += layout.extent();
+    }
+    return {};
+  }
   // The first piece: a binary search over the starts when the layout has them, else a scan (cheap for the
   // few pieces of most datatypes, repeated by count/extent rather than listed).
   std::uint64_t repetition = offset / layout.piece_bytes();
