@@ -79,6 +79,9 @@ std::vector<LayoutCase> layout_cases() {
   return {
       many,
       {"vector 8 of 16", {{0, 8}}, 1000, 16},
+      {"vector 4 of 12, displaced", {{4, 4}}, 700, 12},
+      {"vector 16 of 40, negative extent", {{0, 16}}, 300, -40},
+      {"vector 12 of 16 (no short kernel)", {{0, 12}}, 500, 16},
       {"vector 3 blocks", {{0, 12}, {40, 12}, {80, 12}}, 25, 160},
       {"struct", {{-8, 4}, {0, 8}, {12, 2}, {20, 6}}, 97, 32},
       {"dense ints", {{0, 4}}, 1000, 4},
