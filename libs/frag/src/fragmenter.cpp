@@ -153,8 +153,8 @@ namespace {
 // A strided vector of short blocks (one piece of 4, 8 or 16 bytes per repetition, repetitions apart):
 // visiting block by block costs a few nanoseconds each, more than the bytes; a loop over fixed-size moves
 // that the compiler turns into plain loads and stores costs a fraction of that. Packed bytes
-// [offset, offset + n) move between `packed` and the strided memory at `base`, in the direction Gather
-// says; the checksum is computed afterwards over the packed bytes, which are in cache.
+// [offset, offset + n) move between `packed` and the strided memory at `base` (into `packed` unless it is
+// const); the checksum is computed afterwards over the packed bytes, which are in cache.
 template <std::size_t kBlock, typename Packed>
 void move_strided(const PiecesLayout& layout, std::uintptr_t base, std::uint64_t offset, Packed* packed,
                   std::size_t n) noexcept {
@@ -192,27 +192,28 @@ std::size_t strided_block(const PiecesLayout& layout) noexcept {
   return block == 4 || block == 8 || block == 16 ? block : 0;
 }
 
+// gather_with_checksum's and scatter_with_checksum's fast path: false when the layout is not a vector of
+// short blocks (or the range is not in the message: the general walk then says why).
 template <typename Packed>
-bool try_move_strided(const PiecesLayout& layout, const void* base, std::uint64_t offset, Packed* packed,
-                      std::size_t n) noexcept {
+bool moved_strided(const PiecesLayout& layout, const void* base, std::uint64_t offset, std::span<Packed> fragment,
+                   Checksummer& sum) noexcept {
+  const std::size_t block = strided_block(layout);
+  if (block == 0 || !holds(layout, offset, fragment.size())) return false;
   const auto memory = reinterpret_cast<std::uintptr_t>(base);
-  switch (strided_block(layout)) {
-    case 4: move_strided<4>(layout, memory, offset, packed, n); return true;
-    case 8: move_strided<8>(layout, memory, offset, packed, n); return true;
-    case 16: move_strided<16>(layout, memory, offset, packed, n); return true;
-    default: return false;
+  switch (block) {
+    case 4: move_strided<4>(layout, memory, offset, fragment.data(), fragment.size()); break;
+    case 8: move_strided<8>(layout, memory, offset, fragment.data(), fragment.size()); break;
+    default: move_strided<16>(layout, memory, offset, fragment.data(), fragment.size()); break;
   }
+  sum.update(fragment.data(), fragment.size());
+  return true;
 }
 
 }  // namespace
 
 base::Status gather_with_checksum(const PiecesLayout& layout, const void* base, std::uint64_t message_offset,
                                   std::span<std::byte> fragment, Checksummer& sum) {
-  if (message_offset <= layout.packed_size() && fragment.size() <= layout.packed_size() - message_offset &&
-      try_move_strided(layout, base, message_offset, fragment.data(), fragment.size())) {
-    sum.update(fragment.data(), fragment.size());
-    return {};
-  }
+  if (moved_strided(layout, base, message_offset, fragment, sum)) return {};
   DeferredChecksum deferred(fragment.data(), sum);
   Status s = visit_blocks(layout, static_cast<const std::byte*>(base), message_offset, fragment.size(),
                          [&](const std::byte* block, std::size_t at, std::size_t n) {
@@ -231,11 +232,7 @@ base::Status gather_with_checksum(const PiecesLayout& layout, const void* base, 
 
 base::Status scatter_with_checksum(const PiecesLayout& layout, void* base, std::uint64_t message_offset,
                                    std::span<const std::byte> fragment, Checksummer& sum) {
-  if (message_offset <= layout.packed_size() && fragment.size() <= layout.packed_size() - message_offset &&
-      try_move_strided(layout, base, message_offset, fragment.data(), fragment.size())) {
-    sum.update(fragment.data(), fragment.size());
-    return {};
-  }
+  if (moved_strided(layout, base, message_offset, fragment, sum)) return {};
   DeferredChecksum deferred(fragment.data(), sum);
   Status s = visit_blocks(layout, static_cast<std::byte*>(base), message_offset, fragment.size(),
                          [&](std::byte* block, std::size_t at, std::size_t n) {

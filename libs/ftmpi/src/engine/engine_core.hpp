@@ -467,7 +467,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
       frag::Checksummer sum(kind_);
       // The range lies inside the message: the engine cut it from the message's packed size.
       (void)frag::gather_with_checksum(*payload_.layout, payload_.base, payload_.offset, {out, payload_.length}, sum);
-      header_.payload_checksum = kind_ == frag::ChecksumKind::none ? 0 : sum.value();
+      header_.payload_checksum = sum.value();  // 0 for none
     } else if (kind_ == frag::ChecksumKind::none) {
       if (!payload_.bytes.empty()) std::memcpy(out, payload_.bytes.data(), payload_.bytes.size());
       header_.payload_checksum = 0;

@@ -151,13 +151,18 @@ Byte* at_address(Byte* base, std::ptrdiff_t displacement) noexcept {
   return reinterpret_cast<Byte*>(reinterpret_cast<std::uintptr_t>(base) + static_cast<std::uintptr_t>(displacement));
 }
 
+// Whether packed bytes [offset, offset + length) lie inside the message.
+inline bool holds(const PiecesLayout& layout, std::uint64_t offset, std::size_t length) noexcept {
+  return offset <= layout.packed_size() && length <= layout.packed_size() - offset;
+}
+
 // Visits the memory blocks that hold packed bytes [offset, offset + length) of the message at `base`, in
 // packed order: visit(address of the block, offset of its first byte from `offset`, byte count). Blocks
 // of zero bytes are skipped. Refuses (out_of_range) a range beyond the message's packed size.
 template <typename Byte, typename Visit>
 base::Status visit_blocks(const PiecesLayout& layout, Byte* base, std::uint64_t offset, std::size_t length,
                           Visit&& visit) {
-  if (offset > layout.packed_size() || length > layout.packed_size() - offset) {
+  if (!holds(layout, offset, length)) {
     return base::Status(base::Errc::out_of_range, "bytes [" + std::to_string(offset) + ", +" +
                                                       std::to_string(length) + ") beyond the message's " +
                                                       std::to_string(layout.packed_size()));
