@@ -28,14 +28,18 @@ rte::Client start_rank(char** envp) {
   }
   auto client = rte::Client::from_environment(envp, rte::ClientOptions::from(params));
   if (!client) die(client.status().to_string());
-  if (const char* dir = std::getenv(kPidDirEnv); dir != nullptr) {
-    const std::string path = std::string(dir) + "/" + std::to_string(client->rank()) + ".pid";
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    if (f == nullptr) die("cannot write " + path);
-    std::fprintf(f, "%d\n", static_cast<int>(getpid()));
-    std::fclose(f);
-  }
+  write_pid_file(client->rank());
   return std::move(*client);
+}
+
+void write_pid_file(std::uint32_t rank) {
+  const char* dir = std::getenv(kPidDirEnv);
+  if (dir == nullptr) return;
+  const std::string path = std::string(dir) + "/" + std::to_string(rank) + ".pid";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) die("cannot write " + path);
+  std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+  std::fclose(f);
 }
 
 }  // namespace ftmpi::launch_test

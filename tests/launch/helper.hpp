@@ -15,6 +15,8 @@ inline constexpr const char* kPidDirEnv = "RTE_TEST_PID_DIR";
 // Loads parameters from the environment, connects to ftrun (or becomes a singleton) and writes the pid
 // file. Any failure is printed as "<program>: <reason>" and exits with status 99.
 rte::Client start_rank(char** envp);
+// Writes "<rank>.pid" (start_rank does; for a rank that never connects).
+void write_pid_file(std::uint32_t rank);
 
 // Prints "<program>: <what>" to stderr and exits with status 99.
 [[noreturn]] void die(std::string_view what);

@@ -150,11 +150,30 @@ BOOST_AUTO_TEST_CASE(a_timeout_ends_the_job_with_124) {
   Finished f = ftrun(dir, {"-n", "2", "--timeout", "0.5", helper("sleep_forever")});
   describe(f);
   BOOST_TEST(f.exit_code() == 124);
-  BOOST_TEST((ftrun_lines(f.err) ==
-              std::vector<std::string>{"ftrun: the job timed out after 0.5 s; terminating the job"}));
+  const auto lines = ftrun_lines(f.err);
+  BOOST_REQUIRE(lines.size() == 1u);
+  // Where the ranks stand (connected or not yet) depends on how far they got in 0.5 s: see below.
+  BOOST_TEST(lines[0].starts_with("ftrun: the job timed out after 0.5 s (still running: ranks 0-1 "));
+  BOOST_TEST(lines[0].ends_with("); terminating the job"));
   BOOST_TEST((f.elapsed >= 500ms));
   BOOST_TEST((f.elapsed < 10s));
   require_ranks_gone(dir, 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_timeout_says_where_each_rank_still_running_stands) {
+  TempDir dir;
+  Finished f = ftrun(dir, {"-n", "5", "--timeout", "4", helper("stand_still")});
+  describe(f);
+  BOOST_TEST(f.exit_code() == 124);
+  // Every rank got where it stays long before the timeout (each says so first).
+  for (int r = 0; r < 5; ++r) {
+    BOOST_TEST(f.out.find("rank " + std::to_string(r) + " ready\n") != std::string::npos, "rank " << r);
+  }
+  BOOST_TEST((ftrun_lines(f.err) ==
+              std::vector<std::string>{"ftrun: the job timed out after 4 s (still running: rank 3 not connected to "
+                                       "ftrun; ranks 2, 4 in the program; rank 1 waiting in a fence (MPI_Init or "
+                                       "MPI_Finalize); rank 0 finalized but not exited); terminating the job"}));
+  require_ranks_gone(dir, 5);
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_to_ftrun_is_forwarded_to_every_rank) {

@@ -142,29 +142,57 @@ Status Client::put(std::string_view key, std::string_view value) {
 }
 
 Status Client::fence() {
-  if (Status s = usable("fence"); !s) return s;
-  if (is_singleton()) {
-    for (auto& [key, value] : pending_) table_[0].insert_or_assign(key, std::move(value));
-    pending_.clear();
-    return {};
-  }
-  const std::uint32_t epoch = fences_ + 1;
-  if (Status s = send(Fence{epoch}); !s) return s;
+  if (Status s = fence_begin(); !s) return s;
+  if (is_singleton()) return complete_fence(FenceDone{fences_ + 1, {}});
   // Other ranks may take arbitrarily long to reach the fence: wait without a deadline, asleep in poll().
   auto reply = receive(sys::Clock::time_point::max());
   if (!reply) return reply.status();
-  auto* done = std::get_if<FenceDone>(&*reply);
+  return complete_fence(std::move(*reply));
+}
+
+Status Client::fence_begin() {
+  if (Status s = usable("fence"); !s) return s;
+  if (fence_pending_) return Status(Errc::invalid_argument, "fence begun while another is pending");
+  if (!is_singleton()) {
+    if (Status s = send(Fence{fences_ + 1}); !s) return s;
+  }
+  fence_pending_ = true;
+  return {};
+}
+
+Result<bool> Client::fence_test() {
+  if (!fence_pending_) return Status(Errc::invalid_argument, "fence_test without fence_begin");
+  if (is_singleton()) {
+    if (Status s = complete_fence(FenceDone{fences_ + 1, {}}); !s) return s;
+    return true;
+  }
+  auto reply = try_receive(sys::Clock::now());
+  if (!reply) return reply.status();
+  if (!reply->has_value()) return false;
+  if (Status s = complete_fence(std::move(**reply)); !s) return s;
+  return true;
+}
+
+Status Client::complete_fence(Message reply) {
+  fence_pending_ = false;
+  const std::uint32_t epoch = fences_ + 1;
+  auto* done = std::get_if<FenceDone>(&reply);
   if (done == nullptr || done->epoch != epoch) {
     return Status(Errc::malformed, "ftrun answered fence " + std::to_string(epoch) + " with " +
-                                       std::string(to_string(type_of(*reply))));
+                                       std::string(to_string(type_of(reply))));
   }
-  std::vector<KvMap> table(job_.size);
-  for (KvEntry& e : done->entries) {
-    if (e.rank >= job_.size)
-      return Status(Errc::malformed, "fence_done names rank " + std::to_string(e.rank));
-    table[e.rank].insert_or_assign(std::move(e.key), std::move(e.value));
+  if (is_singleton()) {
+    for (auto& [key, value] : pending_) table_[0].insert_or_assign(key, std::move(value));
+    pending_.clear();
+    fences_ = epoch;
+    return {};
   }
-  table_ = std::move(table);
+  // fence_done carries what was put since the fence before (every rank saw that one): merged, the
+  // table is every value put before this fence.
+  for (const KvEntry& e : done->entries) {
+    if (e.rank >= job_.size) return Status(Errc::malformed, "fence_done names rank " + std::to_string(e.rank));
+  }
+  for (KvEntry& e : done->entries) table_[e.rank].insert_or_assign(std::move(e.key), std::move(e.value));
   fences_ = epoch;
   return {};
 }
@@ -216,20 +244,27 @@ Status Client::send(const Message& message) {
 }
 
 Result<Message> Client::receive(sys::Clock::time_point deadline) {
+  auto message = try_receive(deadline);
+  if (!message) return message.status();
+  if (!message->has_value()) {
+    return Status(Errc::peer_unreachable,
+                  "ftrun did not answer within rte.connect_timeout (" + sys::seconds_text(timeout_) + ")");
+  }
+  return std::move(**message);
+}
+
+Result<std::optional<Message>> Client::try_receive(sys::Clock::time_point deadline) {
   for (;;) {
     auto message = reader_.next();
     if (!message) return Status(message.code(), "from ftrun: " + message.status().message());
-    if (message->has_value()) return std::move(**message);
+    if (message->has_value()) return std::move(*message);
     pollfd p{socket_.get(), POLLIN, 0};
     int ready = ::poll(&p, 1, sys::poll_timeout_ms(deadline, sys::Clock::now()));
     if (ready < 0) {
       if (errno == EINTR) continue;
       return sys::errno_status(Errc::internal, "poll");
     }
-    if (ready == 0) {
-      return Status(Errc::peer_unreachable,
-                    "ftrun did not answer within rte.connect_timeout (" + sys::seconds_text(timeout_) + ")");
-    }
+    if (ready == 0) return std::optional<Message>();
     char buffer[64 * 1024];
     ssize_t n = ::recv(socket_.get(), buffer, sizeof buffer, 0);
     if (n < 0) {

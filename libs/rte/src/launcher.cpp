@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -121,6 +122,8 @@ class Job {
   void fail(int exit_code, std::string summary, Clock::time_point now, bool terminate_job = true);
   // "; terminating the job" when there are ranks left to terminate, for summaries.
   std::string consequence() const;
+  // Where the ranks still running stand, for the timeout's summary.
+  std::string still_running() const;
   void terminate(int signo, Clock::time_point now);
   void close_stdin_pipe();
   bool any_running() const;
@@ -673,8 +676,8 @@ void Job::check_fence_stall(Clock::time_point now) {
 void Job::on_deadlines(Clock::time_point now) {
   if (now >= time_limit_) {
     time_limit_ = Clock::time_point::max();
-    fail(kExitTimedOut, "the job timed out after " + sys::seconds_text(spec_.time_limit) + consequence(),
-         now);
+    fail(kExitTimedOut,
+         "the job timed out after " + sys::seconds_text(spec_.time_limit) + still_running() + consequence(), now);
   }
   if (now >= kill_deadline_) {
     kill_deadline_ = Clock::time_point::max();
@@ -713,6 +716,45 @@ void Job::terminate(int signo, Clock::time_point now) {
 }
 
 std::string Job::consequence() const { return any_running() ? "; terminating the job" : ""; }
+
+// " (still running: rank 1 waiting in a fence (MPI_Init or MPI_Finalize); ranks 0, 2-5 in the program)":
+// where each rank stands as far as ftrun can tell, so that a hung job says where to look.
+std::string Job::still_running() const {
+  constexpr std::array<const char*, 4> kStates = {"not connected to ftrun", "in the program",
+                                                  "waiting in a fence (MPI_Init or MPI_Finalize)",
+                                                  "finalized but not exited"};
+  std::array<std::vector<std::uint32_t>, kStates.size()> ranks;
+  for (const Rank& r : ranks_) {
+    if (!r.running) continue;
+    std::size_t state = 1;
+    if (!server_->joined(r.index)) {
+      state = 0;
+    } else if (server_->finalized(r.index)) {
+      state = 3;
+    } else if (server_->in_fence(r.index)) {
+      state = 2;
+    }
+    ranks[state].push_back(r.index);
+  }
+  std::string text;
+  for (std::size_t state = 0; state < kStates.size(); ++state) {
+    const std::vector<std::uint32_t>& list = ranks[state];
+    if (list.empty()) continue;
+    text += text.empty() ? " (still running: " : "; ";
+    text += list.size() == 1 ? "rank " : "ranks ";
+    // Consecutive ranks as ranges: a 2,000-rank job stays one line.
+    for (std::size_t i = 0; i < list.size();) {
+      std::size_t j = i;
+      while (j + 1 < list.size() && list[j + 1] == list[j] + 1) ++j;
+      if (i > 0) text += ", ";
+      text += std::to_string(list[i]);
+      if (j > i) text += "-" + std::to_string(list[j]);
+      i = j + 1;
+    }
+    text += std::string(" ") + kStates[state];
+  }
+  return text.empty() ? text : text + ")";
+}
 
 bool Job::any_running() const {
   return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; });

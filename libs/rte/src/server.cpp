@@ -204,6 +204,7 @@ bool Server::handle(Connection& c, Message message) {
               return false;
             }
             state.kv_bytes = state.kv_bytes - old_cost + cost;
+            state.put_since_fence.insert(put.key);
             state.kv.insert_or_assign(std::move(put.key), std::move(put.value));
             return true;
           },
@@ -276,8 +277,11 @@ bool Server::handle_fence(Connection& c, std::uint32_t rank, std::uint32_t epoch
 
 void Server::complete_fence() {
   FenceDone done{fence_epoch_, {}};
+  // Only what was put since the last fence: every rank has the rest already (a fence completes only
+  // when every rank entered it, and each enters every fence). The finalize fence carries nothing.
   for (std::uint32_t r = 0; r < size_; ++r) {
-    for (const auto& [key, value] : ranks_[r].kv) done.entries.push_back({r, key, value});
+    for (const std::string& key : ranks_[r].put_since_fence) done.entries.push_back({r, key, ranks_[r].kv.at(key)});
+    ranks_[r].put_since_fence.clear();
   }
   // One encoded table shared by every connection's queue: N copies of an N-sized table would be N^2.
   auto frame = std::make_shared<const std::string>(encode(done));

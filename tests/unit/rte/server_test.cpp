@@ -146,6 +146,62 @@ BOOST_AUTO_TEST_CASE(clients_in_threads_exchange_keys_through_fences) {
   BOOST_TEST(job.server->protocol_errors() == 0u);
 }
 
+// The engine's finalize keeps working while it waits in a fence: fence_begin, then fence_test looks
+// without waiting; the fence completes only when every rank entered it, and keeps earlier values.
+BOOST_AUTO_TEST_CASE(a_fence_can_be_waited_for_without_blocking) {
+  TestJob job(2);
+  std::atomic<bool> rank0_saw_it_pending{false};
+  std::atomic<int> finished{0};
+  std::vector<std::string> failures(2);
+  auto run_rank = [&](std::uint32_t r) -> std::string {
+    auto client = Client::connect(job.rank(r), ClientOptions{});
+    if (!client) return client.status().to_string();
+    Client& c = *client;
+    if (c.fence_test().code() != Errc::invalid_argument) return "fence_test without fence_begin was accepted";
+    if (!c.put("addr", "rank " + std::to_string(r)) || !c.fence()) return "first fence failed";
+    if (r == 1) {
+      // Enters the second fence only once rank 0 has seen it pending.
+      while (!rank0_saw_it_pending) std::this_thread::sleep_for(1ms);
+      if (!c.fence()) return "second fence failed";
+    } else {
+      // Rank 1 must not wait for ever if this rank fails first.
+      struct Release {
+        std::atomic<bool>& flag;
+        ~Release() { flag = true; }
+      } release{rank0_saw_it_pending};
+      if (!c.fence_begin()) return "fence_begin failed";
+      if (c.fence_begin().code() != Errc::invalid_argument) return "a second fence_begin was accepted";
+      auto first = c.fence_test();
+      if (!first || *first) return "the fence completed without rank 1";
+      rank0_saw_it_pending = true;
+      for (;;) {
+        auto tested = c.fence_test();
+        if (!tested) return "fence_test: " + tested.status().to_string();
+        if (*tested) break;
+        std::this_thread::sleep_for(1ms);
+      }
+    }
+    for (std::uint32_t peer = 0; peer < 2; ++peer) {
+      auto addr = c.get(peer, "addr");  // put before the first fence, carried by neither fence_done again
+      if (!addr || *addr != "rank " + std::to_string(peer)) return "rank " + std::to_string(peer) + "'s addr lost";
+    }
+    if (!c.finalize()) return "finalize failed";
+    return {};
+  };
+  std::vector<std::thread> threads;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      failures[r] = run_rank(r);
+      ++finished;
+    });
+  }
+  job.serve_until([&] { return finished == 2; });
+  for (auto& t : threads) t.join();
+  for (std::uint32_t r = 0; r < 2; ++r) BOOST_TEST(failures[r].empty(), "rank " << r << ": " << failures[r]);
+  BOOST_TEST(job.count(RankEvent::Kind::fence_entered) == 4u);
+  BOOST_TEST(job.server->protocol_errors() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_wrong_secret_is_refused_counted_and_does_not_take_the_rank) {
   TestJob job(1);
   JobInfo impostor = job.rank(0);

@@ -950,47 +950,41 @@ void EngineCore::idle(std::uint64_t idle_rounds) noexcept {
 }
 
 base::Status EngineCore::finalize() {
-  // Everything we sent must be safe at its peer, and every peer must be done with us, before the paths
-  // go away: drain, then a dissemination barrier on the engine's own context (progress continues
-  // while we wait, so peers still get our ACKs and CTSs).
-  auto paths_drained = [&] {
+  // 1. Everything this rank sent is safe at its peer: streams pushed out, nothing left queued in a path,
+  //    and every sequenced frame received (verified and held in the peer's memory; whether the program
+  //    there received the message is its own business, and a send nobody receives must not hang us).
+  //    Frames not received yet are resent as usual, and their copies make the peer ACK again.
+  auto all_sent_safe = [&] {
+    if (!streaming_.empty()) return false;
     for (auto& p : paths_) {
       if (p->has_queued_frames()) return false;
     }
+    for (const Peer& peer : peers_) {
+      for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
+        if (!peer.retained[i].received) return false;
+      }
+    }
     return true;
   };
-  progress_until([&] {
-    if (!streaming_.empty() || !paths_drained()) return false;
-    for (const Peer& peer : peers_) {
-      if (!peer.retained.empty()) return false;
-    }
-    return true;
-  });
-  CommView world{kFinalizeContext, static_cast<int>(id_.rank), static_cast<int>(id_.size), {}};
-  const int n = static_cast<int>(id_.size);
-  for (int step = 1; step < n; step *= 2) {
-    const int to = (world.rank + step) % n;
-    const int from = (world.rank - step + n) % n;
-    Request* s = isend(world, nullptr, 0, to, 0, SendMode::standard);
-    Request* r = irecv(world, nullptr, 0, from, 0);
-    progress_until([&] { return s->complete && r->complete; });
-    release(s);
-    release(r);
+  progress_until(all_sent_safe);
+  // 2. Every rank got there: a fence through the launcher, whose TCP channel cannot lose the last word
+  //    (two ranks agreeing over a lossy path cannot both know the other is done, so one would leave while
+  //    the other still waits for its message or ACK). Progress continues meanwhile: a peer still in step 1
+  //    needs our ACKs. Once the fence completes nobody needs anything from anybody, and the paths go.
+  base::Status fenced;
+  if (env_.fence_begin) {
+    fenced = env_.fence_begin();
+    bool done = !fenced;
+    progress_until([&] {
+      if (done) return true;
+      auto tested = env_.fence_test();
+      if (!tested) fenced = tested.status();
+      done = !tested || *tested;
+      return done;
+    });
   }
-  // Our last frames must leave before the paths close: owed ACKs at once, and on unreliable routes our
-  // barrier messages until acknowledged (bounded: a peer that already left does not ACK).
-  for (Peer& peer : peers_) {
-    if (peer.tracking && peer.frames_unacked > 0) send_ack(peer);
-  }
-  const Clock::time_point deadline = Clock::now() + 2 * config_.retransmit_max;
-  progress_until([&] {
-    if (!paths_drained()) return false;
-    for (const Peer& peer : peers_) {
-      if (!peer.retained.empty()) return Clock::now() >= deadline;
-    }
-    return true;
-  });
   if (config_.report) std::fprintf(stderr, "%s", counters_report().c_str());
+  if (!fenced) return fenced;
   return env_.finalize ? env_.finalize() : base::Status{};
 }
 

@@ -95,6 +95,10 @@ struct Identity {
 struct Environment {
   std::function<void(int code, std::string_view message)> abort;  // ends the job; must not return
   std::function<base::Status()> finalize;                        // tells the launcher we are done
+  // A barrier of every rank through the launcher, over its reliable control channel: begun, then
+  // tested (true once complete) while the engine keeps progressing. Unset: a job of one process.
+  std::function<base::Status()> fence_begin;
+  std::function<base::Result<bool>()> fence_test;
   // Reads the bytes from `address` on in process `pid` into the blocks of `local`, in order (single
   // copy); returns the bytes read. Empty when unavailable.
   std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> local)>
@@ -291,9 +295,6 @@ class StoredFrame final : public path::FrameWriter {
   std::span<const std::byte> bytes_;
   bool bulk_;
 };
-
-// The engine's own context for its finalize barrier.
-inline constexpr std::uint32_t kFinalizeContext = 2;
 
 class EngineCore final : public Engine, public path::FrameSink {
  public:

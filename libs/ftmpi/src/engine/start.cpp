@@ -293,6 +293,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   Environment env;
   env.abort = [client](int code, std::string_view message) { client->abort(code, message); };
   env.finalize = [client] { return client->finalize(); };
+  env.fence_begin = [client] { return client->fence_begin(); };
+  env.fence_test = [client] { return client->fence_test(); };
   env.read_peer_memory = [](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
     return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
   };

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +54,11 @@ class Client {
   base::Status put(std::string_view key, std::string_view value);
   // Waits until every rank has entered the fence; then get() sees everything put before it.
   base::Status fence();
+  // The same fence in two halves, for a caller that must keep working while it waits (the engine at
+  // finalize answers its peers meanwhile): fence_begin() enters it, fence_test() looks without waiting
+  // and is true once it completed. No put() and no other fence in between.
+  base::Status fence_begin();
+  base::Result<bool> fence_test();
   // A value `rank` put before the last completed fence.
   base::Result<std::string> get(std::uint32_t rank, std::string_view key) const;
   // Tells ftrun (which then terminates the job, reporting `code` and `message`) and exits the process
@@ -66,15 +72,20 @@ class Client {
       : job_(std::move(job)), socket_(std::move(socket)), timeout_(timeout) {}
 
   base::Status send(const Message& message);
-  // Waits for the next message from ftrun until `deadline` (Clock::time_point::max(): forever).
+  // Waits for the next message from ftrun until `deadline` (Clock::time_point::max(): forever); with
+  // `deadline` now or earlier, only looks: nothing there yet is std::nullopt, not an error.
   base::Result<Message> receive(std::chrono::steady_clock::time_point deadline);
+  base::Result<std::optional<Message>> try_receive(std::chrono::steady_clock::time_point deadline);
+  // Takes fence_done for the fence begun: merges its entries into the table.
+  base::Status complete_fence(Message reply);
   base::Status usable(std::string_view operation) const;
 
   JobInfo job_;
   UniqueFd socket_;  // closed for a singleton, and after finalize
   std::chrono::nanoseconds timeout_;
   FrameReader reader_{kLauncherToRank};
-  std::uint32_t fences_ = 0;
+  std::uint32_t fences_ = 0;    // completed
+  bool fence_pending_ = false;  // begun, not completed
   std::size_t kv_bytes_ = 0;
   bool finalized_ = false;
   using KvMap = std::map<std::string, std::string, std::less<>>;

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,6 +79,10 @@ class Server {
   bool finalized(std::uint32_t rank) const noexcept { return ranks_[rank].finalized; }
   // True when some rank waits in a fence that `rank` has not entered: if `rank` is gone, it never ends.
   bool fence_needs(std::uint32_t rank) const noexcept;
+  // True when `rank` entered the fence being gathered (it waits for the others).
+  bool in_fence(std::uint32_t rank) const noexcept {
+    return fence_entered_ > 0 && ranks_[rank].fences == fence_epoch_;
+  }
 
   std::uint64_t auth_failures() const noexcept { return auth_failures_; }
   std::uint64_t protocol_errors() const noexcept { return protocol_errors_; }
@@ -101,6 +106,7 @@ class Server {
     std::uint32_t fences = 0;  // completed fence requests from this rank
     std::size_t kv_bytes = 0;
     std::map<std::string, std::string, std::less<>> kv;
+    std::set<std::string, std::less<>> put_since_fence;  // what the next fence_done carries
   };
 
   Server() = default;
