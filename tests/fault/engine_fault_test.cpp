@@ -493,53 +493,101 @@ BOOST_AUTO_TEST_CASE(a_rail_that_dies_mid_message_fails_over_and_fails_back) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(an_operating_system_error_takes_a_rail_down_at_once) {
-  // A path that refuses with a rail-severity error (ENETUNREACH) is down without waiting for timeouts.
-  class Refusing final : public path::Path {
-   public:
-    explicit Refusing(std::unique_ptr<path::Path> inner) : inner_(std::move(inner)) {}
-    const path::PathInfo& info() const noexcept override { return inner_->info(); }
-    bool reaches(path::Rank peer) const noexcept override { return inner_->reaches(peer); }
-    base::Status send(path::Rank peer, path::FrameWriter& frame) noexcept override {
-      if (broken) return base::Status(base::Errc::rail_down, "sendto: Network is unreachable");
-      return inner_->send(peer, frame);
+// A path whose sends the operating system refuses with a rail-severity error (what UdpPath returns for
+// ENETUNREACH or EPERM): every send while `broken`, and else every `refuse_every`-th one (0: none).
+class Refusing final : public path::Path {
+ public:
+  explicit Refusing(std::unique_ptr<path::Path> inner) : inner_(std::move(inner)) {}
+  const path::PathInfo& info() const noexcept override { return inner_->info(); }
+  bool reaches(path::Rank peer) const noexcept override { return inner_->reaches(peer); }
+  base::Status send(path::Rank peer, path::FrameWriter& frame) noexcept override {
+    ++sends;
+    if (broken || (refuse_every != 0 && sends % refuse_every == 0)) {
+      ++refused;
+      return base::Status(base::Errc::rail_down, "sendto: Operation not permitted");
     }
-    std::size_t poll(path::FrameSink& sink, std::size_t budget) noexcept override { return inner_->poll(sink, budget); }
-    bool has_queued_frames() const noexcept override { return inner_->has_queued_frames(); }
-    bool broken = false;
+    return inner_->send(peer, frame);
+  }
+  std::size_t poll(path::FrameSink& sink, std::size_t budget) noexcept override { return inner_->poll(sink, budget); }
+  bool has_queued_frames() const noexcept override { return inner_->has_queued_frames(); }
+  bool broken = false;
+  std::uint64_t refuse_every = 0;
+  std::uint64_t sends = 0;
+  std::uint64_t refused = 0;
 
-   private:
-    std::unique_ptr<path::Path> inner_;
-  };
-  path::LoopNetwork rail0(2, {4096, false}), rail1(2, {4096, false});
+ private:
+  std::unique_ptr<path::Path> inner_;
+};
+
+// Two ranks over two in-process rails, rail 0 of each wrapped in Refusing.
+struct RefusingWorld {
+  explicit RefusingWorld(const EngineConfig& config) {
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      std::vector<std::unique_ptr<path::Path>> paths;
+      auto refusing = std::make_unique<Refusing>(std::make_unique<path::LoopPath>(rail0, r));
+      breakable.push_back(refusing.get());
+      paths.push_back(std::move(refusing));
+      paths.push_back(std::make_unique<path::LoopPath>(rail1, r));
+      Environment env;
+      env.abort = [](int code, std::string_view message) { throw JobAborted{code, std::string(message)}; };
+      ranks.push_back(std::make_unique<EngineCore>(Identity{r, 2, kJobKey}, config, std::move(paths), env));
+    }
+  }
+  // Sends `data` from rank 0 to rank 1 and checks it arrived whole.
+  void transfer(const std::vector<std::byte>& data, int tag) {
+    std::vector<std::byte> got(data.size());
+    CommView w0{0, 0, 2, {}}, w1{0, 1, 2, {}};
+    Request* r = ranks[1]->irecv(w1, got.data(), got.size(), 0, tag);
+    Request* s = ranks[0]->isend(w0, data.data(), data.size(), 1, tag, SendMode::standard);
+    const auto start = Clock::now();
+    while (!ranks[0]->is_complete(s, nullptr) || !ranks[1]->is_complete(r, nullptr)) {
+      BOOST_REQUIRE(Clock::now() - start < 10s);
+      for (auto& e : ranks) e->progress();
+    }
+    BOOST_TEST((got == data));
+  }
+  path::LoopNetwork rail0{2, {4096, false}}, rail1{2, {4096, false}};
   std::vector<std::unique_ptr<EngineCore>> ranks;
   std::vector<Refusing*> breakable;
+};
+
+BOOST_AUTO_TEST_CASE(an_operating_system_error_takes_a_rail_down_at_once) {
+  // A rail whose every send is refused (a link down) is down without waiting for timeouts.
   EngineConfig config = fault_config();
   config.rail_down_after = 10s;  // silence alone would take far longer than this test
+  RefusingWorld w(config);
+  for (auto* b : w.breakable) b->broken = true;
+  w.transfer(pattern(1'000'000, 5), 1);
+  BOOST_TEST(w.ranks[0]->peer(1).routes[0].state == RailState::down);
+  BOOST_TEST(w.ranks[0]->peer(1).routes[0].counters.timeouts == 0u);  // no timer was needed
+}
+
+BOOST_AUTO_TEST_CASE(a_rail_that_refuses_some_sends_is_not_taken_down) {
+  // A firewall rule that drops a share of packets refuses exactly those (EPERM). Each refused frame goes
+  // out again on the other rail, the rail turns suspect and a probe brings it back; it never goes down
+  // (it used to, at every refusal: hundreds of down/up flaps in the nft-loss drill).
+  EngineConfig config = fault_config();
+  config.rail_down_after = 10s;  // only refusals could take it down here
+  RefusingWorld w(config);
+  for (auto* b : w.breakable) b->refuse_every = 20;
+  // Until each side has had a good number of its sends refused (a suspect rail carries no data until a
+  // probe brings it back, so this takes some rounds).
+  for (int round = 0; w.breakable[0]->refused < 20 || w.breakable[1]->refused < 20; ++round) {
+    BOOST_REQUIRE(round < 5000);
+    w.transfer(pattern(100'000, 20 + round), 10 + round % 1000);
+  }
   for (std::uint32_t r = 0; r < 2; ++r) {
-    std::vector<std::unique_ptr<path::Path>> paths;
-    auto refusing = std::make_unique<Refusing>(std::make_unique<path::LoopPath>(rail0, r));
-    breakable.push_back(refusing.get());
-    paths.push_back(std::move(refusing));
-    paths.push_back(std::make_unique<path::LoopPath>(rail1, r));
-    Environment env;
-    env.abort = [](int code, std::string_view message) { throw JobAborted{code, std::string(message)}; };
-    ranks.push_back(std::make_unique<EngineCore>(Identity{r, 2, kJobKey}, config, std::move(paths), env));
+    const Route& rail0 = w.ranks[r]->peer(1 - r).routes[0];
+    BOOST_TEST_CONTEXT("rank " << r) {
+      BOOST_TEST(w.ranks[r]->counters().rails_down == 0u);
+      BOOST_TEST(rail0.state != RailState::down);
+      BOOST_TEST(rail0.counters.state_changes >= 2u);  // suspect, then up again
+      BOOST_TEST(rail0.counters.probe_replies > 0u);
+    }
   }
-  auto data = pattern(1'000'000, 5);
-  std::vector<std::byte> got(data.size());
-  CommView w0{0, 0, 2, {}}, w1{0, 1, 2, {}};
-  Request* r = ranks[1]->irecv(w1, got.data(), got.size(), 0, 1);
-  for (auto* b : breakable) b->broken = true;
-  const auto broke_at = Clock::now();
-  Request* s = ranks[0]->isend(w0, data.data(), data.size(), 1, 1, SendMode::standard);
-  while (!ranks[0]->is_complete(s, nullptr) || !ranks[1]->is_complete(r, nullptr)) {
-    BOOST_REQUIRE(Clock::now() - broke_at < 5s);
-    for (auto& e : ranks) e->progress();
-  }
-  BOOST_TEST((got == data));
-  BOOST_TEST(ranks[0]->peer(1).routes[0].state == RailState::down);
-  BOOST_TEST(ranks[0]->peer(1).routes[0].counters.timeouts == 0u);  // no timer was needed
+  // It came back to carry data after each refusal: far more frames than probes went through it.
+  const std::uint64_t probes = w.ranks[0]->peer(1).routes[0].counters.probes_sent;
+  BOOST_TEST(w.breakable[0]->sends - probes > 10 * w.breakable[0]->refused);
 }
 
 BOOST_AUTO_TEST_CASE(the_last_rail_dying_ends_the_job_naming_the_peer_and_every_rail) {

@@ -231,7 +231,16 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
   } else {
     sent = route.path->send(peer.rank, frame);
   }
-  if (!sent) route_failed(peer, route_index, sent);
+  if (!sent) [[unlikely]] {
+    route_failed(peer, route_index, sent, keep != nullptr ? std::optional(h.seq_first) : std::nullopt);
+    // An ACK or NACK is not kept, yet the refusal says it is lost: say it again at once on a rail that is
+    // up (a lost ACK leaves the sender waiting for its timer with a full window). The refused rail is
+    // not up any more, so this ends.
+    if (keep == nullptr && peer.tracking && (h.type == frag::FrameType::ack || h.type == frag::FrameType::nack)) {
+      const std::uint32_t other = pick_route(peer);
+      if (other != route_index && peer.routes[other].state == RailState::up) send_frame(peer, other, h, payload, bulk);
+    }
+  }
 }
 
 void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq,

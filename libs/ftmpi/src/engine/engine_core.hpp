@@ -39,6 +39,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -202,6 +203,7 @@ struct Route {
   std::uint64_t frames_in_flight = 0;  // and how many frames
   Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
   std::uint32_t timeouts = 0;          // since last_progress
+  std::uint32_t refused_sends = 0;     // sends the operating system refused since last_progress
   Clock::time_point alive_elsewhere{}; // suspect: when another rail first proved the peer alive
   std::chrono::nanoseconds srtt{0};    // smoothed round trip (0: no sample yet)
   std::chrono::nanoseconds rttvar{0};
@@ -261,7 +263,8 @@ struct Peer {
   // fit one frame go as short frames (frag::ShortHeader), and short frames from it are accepted.
   bool short_frames = false;
   std::uint32_t next_route = 0;  // round-robin start among equally loaded routes
-  bool rebind_needed = false;    // frames sit on a down route
+  bool rebind_needed = false;    // frames sit on a down route, or in resend_now
+  std::vector<std::uint64_t> resend_now;  // first sequence numbers of frames whose send was refused
 
   // Our stream to this peer.
   std::uint64_t next_byte_seq = 1;
@@ -372,7 +375,9 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::uint32_t pick_route(Peer& peer) noexcept;
   void resend(Peer& peer, std::size_t index, std::uint32_t route);
   void resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices);
-  void send_probe(Peer& peer, std::uint32_t route, frag::FrameType type, std::uint64_t id);
+  base::Status send_probe(Peer& peer, std::uint32_t route, frag::FrameType type, std::uint64_t id);
+  // Sends the rail's next probe (its answer proves the rail works, handle_probe).
+  base::Status probe_rail(Peer& peer, std::uint32_t route, Clock::time_point now);
   void handle_probe(Peer& peer, const frag::FrameHeader& h);
   void route_progress(Route& route, Clock::time_point now);
   void sample_rtt(Route& route, std::chrono::nanoseconds sample);
@@ -418,7 +423,10 @@ class EngineCore final : public Engine, public path::FrameSink {
   bool push_streams();
   bool service_timers();
   void complete(Request* request);
-  void route_failed(Peer& peer, std::uint32_t route, const base::Status& status);
+  // A send on `route` failed with `status`; `lost_seq` is the first sequence number of the frame it
+  // carried, if the frame is retained (engine_rails.cpp).
+  void route_failed(Peer& peer, std::uint32_t route, const base::Status& status,
+                    std::optional<std::uint64_t> lost_seq = std::nullopt);
 
   Identity id_;
   EngineConfig config_;

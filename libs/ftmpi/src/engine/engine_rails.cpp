@@ -19,11 +19,13 @@
 // Failure and failover. A frame that times out marks its rail *suspect*: the frame is resent at once on
 // the best other rail, the suspect rail takes no new frames and is probed at once. A probe answered
 // puts it back up. A suspect rail that answers nothing for engine.rail.down_after from then on, while
-// another rail to the peer answers (so the peer is alive and polling), is *down*; an error from the operating system (ENETUNREACH, EPERM
-// from a firewall, ...) makes it down at once. Every unacknowledged frame on a down rail is rebound to
-// the surviving rails, re-cut to their frame size when it is larger; per-byte sequence numbers make that
-// legal, and the receiver's range lists drop whatever copy arrives second, so no byte is lost or
-// delivered twice. The last rail to a peer is declared down only after engine.peer.timeout of silence
+// another rail to the peer answers (so the peer is alive and polling), is *down*. A send the operating
+// system refuses (ENETUNREACH, EPERM from a firewall, ...) goes out again on another rail at once and makes
+// the rail suspect and probed at once; three refusals in a row with no answer between them (a link that is
+// down refuses everything, a firewall rule that drops 5% refuses only those) make it down, within the same
+// call. Every unacknowledged frame on a down rail is rebound to the surviving rails, re-cut to their frame
+// size when it is larger; per-byte sequence numbers make that legal, and the receiver's range lists drop
+// whatever copy arrives second, so no byte is lost or delivered twice. The last rail to a peer is declared down only after engine.peer.timeout of silence
 // (a peer that is busy computing looks exactly like a dead one from here); then the job ends, naming the
 // peer and every rail's state.
 //
@@ -47,6 +49,8 @@ constexpr unsigned kProbeRailShift = 48;
 constexpr std::uint64_t kProbeSeqMask = (std::uint64_t{1} << kProbeRailShift) - 1;
 // Buffers of acknowledged frames kept for reuse: about two windows of full-size UDP frames.
 constexpr std::size_t kSpareFrames = 128;
+// Refused sends (and probes) in a row, with no answer from the rail between them, that take it down.
+constexpr std::uint32_t kRefusalsForDown = 3;
 
 std::chrono::nanoseconds frame_timeout(const Route& route, const RetainedFrame& f,
                                        std::chrono::nanoseconds cap) {
@@ -153,7 +157,7 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   ++to.counters.frames_sent;
   to.counters.bytes_sent += f.bytes.size();
   StoredFrame frame(f.bytes, f.bulk);
-  if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s);
+  if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s, f.range.first);
 }
 
 // Resends the retained frames at `indices` (ascending) each on the best working rail, cutting a frame
@@ -288,6 +292,7 @@ Route* EngineCore::arrival_route(Peer& peer) noexcept {
 void EngineCore::route_progress(Route& route, Clock::time_point now) {
   route.last_progress = now;
   route.timeouts = 0;
+  route.refused_sends = 0;
 }
 
 void EngineCore::sample_rtt(Route& route, std::chrono::nanoseconds sample) {
@@ -332,6 +337,7 @@ void EngineCore::set_state(Peer& peer, Route& route, RailState state, std::strin
         base::logger().debug("rail {} to rank {} is up again: {}", name, peer.rank, reason);
       }
       route.timeouts = 0;
+      route.refused_sends = 0;
       route.last_progress = now;
       break;
   }
@@ -360,7 +366,8 @@ void EngineCore::rail_failed(Peer& peer, std::uint32_t route_index, std::string_
                states);
 }
 
-void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base::Status& status) {
+void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base::Status& status,
+                              std::optional<std::uint64_t> lost_seq) {
   if (!peer.tracking) {
     // Nothing is kept to resend on a reliable path: a failure there loses data, and ends the job.
     abort(1, "path " + peer.routes[route_index].path->info().name + " to rank " + std::to_string(peer.rank) +
@@ -369,8 +376,29 @@ void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base:
   if (base::severity_of(status.code()) == base::Severity::caller) {
     abort(1, "internal error sending to rank " + std::to_string(peer.rank) + ": " + status.to_string());
   }
-  // The frame was kept before the path saw it: rebinding resends it elsewhere.
-  if (peer.routes[route_index].state != RailState::down) rail_failed(peer, route_index, status.to_string());
+  // The frame was kept before the path saw it: it goes out again on another rail at the next round (not
+  // here: a caller may be walking the retained frames).
+  if (lost_seq) {
+    peer.resend_now.push_back(*lost_seq);
+    peer.rebind_needed = true;
+    rebind_pending_ = true;
+  }
+  Route& route = peer.routes[route_index];
+  if (route.state == RailState::down) return;
+  // One refusal may pass: a firewall rule that drops a share of the packets refuses exactly those (EPERM),
+  // and taking the rail down for each would flap it hundreds of times. So the rail turns suspect (no new
+  // frames) and is probed at once; a probe refused too counts, and kRefusalsForDown refusals in a row
+  // with no answer between them (a link that is down refuses everything) take it down, all within this
+  // call, as fast as before.
+  while (++route.refused_sends < kRefusalsForDown) {
+    set_state(peer, route, RailState::suspect, status.to_string());
+    const Clock::time_point now = Clock::now();
+    if (probe_rail(peer, route_index, now).is_ok()) {
+      route.next_probe = now + std::min(route.rto, config_.rail_down_after / 8);
+      return;
+    }
+  }
+  rail_failed(peer, route_index, status.to_string());
 }
 
 void EngineCore::rebind_frames() {
@@ -379,21 +407,29 @@ void EngineCore::rebind_frames() {
     while (peer.rebind_needed) {
       peer.rebind_needed = false;
       scratch_indices_.clear();
+      std::size_t off_down_rails = 0;
+      std::sort(peer.resend_now.begin(), peer.resend_now.end());
       for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
         const RetainedFrame& f = peer.retained[i];
-        if (!f.received && peer.routes[f.route].state == RailState::down) scratch_indices_.push_back(i);
+        if (f.received) continue;
+        if (peer.routes[f.route].state == RailState::down) {
+          ++peer.routes[f.route].counters.rebound;
+          ++off_down_rails;
+          scratch_indices_.push_back(i);
+        } else if (std::binary_search(peer.resend_now.begin(), peer.resend_now.end(), f.range.first)) {
+          scratch_indices_.push_back(i);  // its send was refused
+        }
       }
-      for (std::size_t i : scratch_indices_) ++peer.routes[peer.retained[i].route].counters.rebound;
-      if (!scratch_indices_.empty()) {
-        base::logger().info("moving {} unacknowledged frames to rank {} off down rails", scratch_indices_.size(),
-                            peer.rank);
+      peer.resend_now.clear();
+      if (off_down_rails != 0) {
+        base::logger().info("moving {} unacknowledged frames to rank {} off down rails", off_down_rails, peer.rank);
       }
       resend_elsewhere(peer, scratch_indices_);
     }
   }
 }
 
-void EngineCore::send_probe(Peer& peer, std::uint32_t route_index, frag::FrameType type, std::uint64_t id) {
+base::Status EngineCore::send_probe(Peer& peer, std::uint32_t route_index, frag::FrameType type, std::uint64_t id) {
   Route& route = peer.routes[route_index];
   frag::FrameHeader h = header_for(peer, type);
   h.sender_request = id;
@@ -401,8 +437,15 @@ void EngineCore::send_probe(Peer& peer, std::uint32_t route_index, frag::FrameTy
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
   if (type == frag::FrameType::probe) ++route.counters.probes_sent;
-  // A probe that cannot even leave says nothing new: the next one is already scheduled.
-  (void)route.path->send(peer.rank, frame);
+  return route.path->send(peer.rank, frame);
+}
+
+base::Status EngineCore::probe_rail(Peer& peer, std::uint32_t route_index, Clock::time_point now) {
+  Route& route = peer.routes[route_index];
+  route.probe_seq = (route.probe_seq + 1) & kProbeSeqMask;
+  route.probe_sent_at = now;
+  return send_probe(peer, route_index, frag::FrameType::probe,
+                    (std::uint64_t{route.path_index} << kProbeRailShift) | route.probe_seq);
 }
 
 void EngineCore::handle_probe(Peer& peer, const frag::FrameHeader& h) {
@@ -410,7 +453,8 @@ void EngineCore::handle_probe(Peer& peer, const frag::FrameHeader& h) {
   if (route == nullptr) return;
   const std::uint32_t index = static_cast<std::uint32_t>(route - peer.routes.data());
   if (h.type == frag::FrameType::probe) {
-    send_probe(peer, index, frag::FrameType::probe_reply, h.sender_request);
+    // A reply that cannot leave is a lost reply: the prober's silence rules decide.
+    (void)send_probe(peer, index, frag::FrameType::probe_reply, h.sender_request);
     return;
   }
   // A reply counts only on the rail its probe was sent on, and only for a probe we sent.
@@ -458,10 +502,13 @@ bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
       }
     }
     if (now < route.next_probe) continue;
-    route.probe_seq = (route.probe_seq + 1) & kProbeSeqMask;
-    route.probe_sent_at = now;
-    send_probe(peer, k, frag::FrameType::probe,
-               (std::uint64_t{route.path_index} << kProbeRailShift) | route.probe_seq);
+    const base::Status probed = probe_rail(peer, k, now);
+    if (!probed && route.state == RailState::suspect) {
+      route_failed(peer, k, probed);  // one more refusal: probes again, or takes the rail down
+      did = true;
+      continue;
+    }
+    // A down rail's probe that cannot leave says nothing new: the next one is scheduled below.
     if (route.state == RailState::suspect) {
       // At least eight probes before silence can take it down: a few lost probes must not.
       route.next_probe = now + std::min(route.rto, config_.rail_down_after / 8);
