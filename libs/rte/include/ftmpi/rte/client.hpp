@@ -72,9 +72,9 @@ class Client {
       : job_(std::move(job)), socket_(std::move(socket)), timeout_(timeout) {}
 
   base::Status send(const Message& message);
-  // Waits for the next message from ftrun until `deadline` (Clock::time_point::max(): forever); with
-  // `deadline` now or earlier, only looks: nothing there yet is std::nullopt, not an error.
+  // Waits for the next message from ftrun until `deadline` (Clock::time_point::max(): forever).
   base::Result<Message> receive(std::chrono::steady_clock::time_point deadline);
+  // The same, but nothing by `deadline` is std::nullopt, not an error: with `deadline` now, it only looks.
   base::Result<std::optional<Message>> try_receive(std::chrono::steady_clock::time_point deadline);
   // Takes fence_done for the fence begun: merges its entries into the table.
   base::Status complete_fence(Message reply);
