@@ -6,6 +6,7 @@
 #                 the sum of corrupted, less at most the frames no engine read (below)
 #   failover      some rail went down (rails_down > 0)
 #   failback      ... and came back (rails_up > 0)
+#   placed        UDP payloads were received straight into place (frames_placed > 0 on the "udp" lines)
 # Prints the totals; exits 1 naming the first check that failed.
 #
 # Frames no engine read: every frame a FaultPath let onto the wire (frames_seen - dropped - blackholed +
@@ -21,7 +22,7 @@ log=${1:?usage: check_counters.sh LOG CHECK...}
 shift
 [ -r "$log" ] || { echo "check_counters: cannot read $log" >&2; exit 2; }
 
-# Sum of key=value over the lines of one kind ("engine", "rail", "faults").
+# Sum of key=value over the lines of one kind ("engine", "rail", "faults", "udp").
 sum() {
   awk -v kind="$1" -v key="$2" '
     $1 == "ftmpi" && $2 == "counters:" && $3 == kind {
@@ -101,6 +102,7 @@ for check in "$@"; do
       fi ;;
     failover) [ "$down" -gt 0 ] || { echo "FAIL: no rail went down" >&2; exit 1; } ;;
     failback) [ "$up" -gt 0 ] || { echo "FAIL: no rail came back" >&2; exit 1; } ;;
+    placed) [ "$(sum udp frames_placed)" -gt 0 ] || { echo "FAIL: no UDP payload was received into place" >&2; exit 1; } ;;
     *) echo "check_counters: unknown check '$check'" >&2; exit 2 ;;
   esac
 done

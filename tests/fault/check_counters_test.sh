@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_counters_test.sh : the corruption check of check_counters.sh against made-up counter logs.
+# check_counters_test.sh : the corruption and placed checks of check_counters.sh against made-up counter logs.
 # Rank 0 sends 1000 frames and corrupts 10, rank 1 sends 100 and corrupts 2; each case says how many
 # frames rank 1 read, how many corruptions it detected, and whether the check must pass.
 set -euo pipefail
@@ -31,5 +31,23 @@ case_ one-unread-three-missed 999 7 fail
 case_ a-good-frame-refused 1000 11 fail            # more detections than corruptions
 case_ more-read-than-sent 1200 9 fail              # other paths: no allowance
 case_ loss-the-other-way 1000 9 fail 95            # rank 1 read all of rank 0's frames: no excuse
+
+# placed: received-into-place counts on the "udp" lines (summed over ranks and rails).
+placed_case() {
+  local log=$dir/placed-$1.log
+  cat >"$log" <<LOG
+ftmpi counters: engine rank=0 frames_received=10 dropped_malformed=0 dropped_bad_payload=0 retransmits=0
+ftmpi counters: udp rank=0 rail=0 name='udp lo 127.0.0.1' long_frames_received=5 frames_placed=0 placement_declined=0
+ftmpi counters: udp rank=1 rail=0 name='udp lo 127.0.0.1' long_frames_received=5 frames_placed=$1 placement_declined=0
+LOG
+  local got=pass
+  "$check" "$log" placed >/dev/null 2>&1 || got=fail
+  if [ "$got" != "$2" ]; then
+    echo "FAIL: placed case $1: the check said $got, expected $2" >&2
+    failures=$((failures + 1))
+  fi
+}
+placed_case 0 fail
+placed_case 5 pass
 [ "$failures" -eq 0 ] && echo "check_counters_test: all cases behave"
 exit $((failures != 0))

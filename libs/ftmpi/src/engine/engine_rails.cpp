@@ -40,6 +40,7 @@
 #include "engine_core.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/path/fault.hpp"
+#include "ftmpi/path/udp.hpp"
 
 namespace ftmpi::engine {
 namespace {
@@ -556,6 +557,23 @@ std::string EngineCore::counters_report() const {
   }
   for (std::size_t i = 0; i < paths_.size(); ++i) {
     const auto* fault = dynamic_cast<const path::FaultPath*>(paths_[i].get());
+    const path::Path& bare = fault != nullptr ? fault->inner() : *paths_[i];
+    if (const auto* udp = dynamic_cast<const path::UdpPath*>(&bare)) {
+      // The sockets' view: what the kernel refused or made wait, and what was received straight into place.
+      const path::UdpCounters& u = udp->counters();
+      out += "ftmpi counters: udp " + me + " rail=" + std::to_string(i) + " name='" + udp->info().name + "'";
+      for (const auto& [lane, k] : {std::pair{"short", &u.short_socket}, std::pair{"long", &u.long_socket}}) {
+        const std::string p = std::string(" ") + lane + "_";
+        out += p + "frames_sent=" + std::to_string(k->frames_sent) + p + "frames_received=" +
+               std::to_string(k->frames_received) + p + "frames_queued=" + std::to_string(k->frames_queued) + p +
+               "send_errors=" + std::to_string(k->send_errors) + p + "receive_errors=" + std::to_string(k->receive_errors);
+      }
+      out += " frames_placed=" + std::to_string(u.short_socket.frames_placed + u.long_socket.frames_placed) +
+             " placement_declined=" +
+             std::to_string(u.short_socket.placement_declined + u.long_socket.placement_declined) +
+             " from_unknown_senders=" + std::to_string(u.from_unknown_senders) +
+             " truncated=" + std::to_string(u.truncated) + "\n";
+    }
     if (fault == nullptr) continue;
     const path::FaultCounters& f = fault->counters();
     out += "ftmpi counters: faults " + me + " rail=" + std::to_string(i) + " name='" + fault->info().name +

@@ -119,6 +119,8 @@ class FaultPath final : public Path {
   // `specs` are already chosen for this rail (fault_specs_for_rail): their `rail` key is not looked at.
   // The plan counts as installed now, for `after`.
   FaultPath(std::unique_ptr<Path> inner, std::vector<FaultSpec> specs, FaultOptions options = {});
+  // The wrapped path (for its own counters).
+  const Path& inner() const noexcept { return *inner_; }
   // Frames still held are lost.
   ~FaultPath() override;
 
