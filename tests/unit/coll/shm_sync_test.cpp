@@ -42,6 +42,10 @@ void compose(void* in, void* inout, int* len, void*) {
   for (int i = 0; i < *len; ++i) b[i] = Affine{a[i].m * b[i].m, a[i].m * b[i].c + a[i].c};
 }
 
+// More threads than cores: a waiter must yield at once, and each operation waits for the scheduler to
+// run every thread (on a loaded 2-core machine, thousands of them at 8 threads took minutes).
+bool oversubscribed(int n) { return static_cast<unsigned>(n) > std::max(1u, std::thread::hardware_concurrency()); }
+
 // Runs body(rank, sync, failures) on n threads over one formatted region; returns every failure.
 // The modes: flat_max 8 (flat at these counts), 1 (every operation gathered), 0 (flat_max 8 with barriers
 // gathered, as on an oversubscribed host).
@@ -60,9 +64,7 @@ std::vector<std::string> run_ranks(int n, std::size_t slot_bytes, std::uint32_t 
       ShmSyncOptions options;
       options.flat_max = flat_max;
       options.gathered_barrier = mode == 0;
-      // As the library does on an oversubscribed host: with more threads than cores, a waiter that spins
-      // only delays the thread it waits for (8 threads on 2 cores under load took minutes).
-      options.spin_turns = static_cast<unsigned>(n) > std::max(1u, std::thread::hardware_concurrency()) ? 0 : 64;
+      options.spin_turns = oversubscribed(n) ? 0 : 64;  // as the library does: spinning delays the others
       auto sync = ShmSync::attach(block.memory, block.bytes, r, options);
       if (!sync) {
         failures.push_back(sync.status().message());
@@ -91,7 +93,7 @@ BOOST_AUTO_TEST_CASE(no_rank_leaves_a_barrier_before_every_rank_entered_it) {
   const std::uint64_t seed = ftmpi::test::seed_for("shm_sync barrier");
   for (const std::uint32_t flat_max : {8u, 1u, 0u}) {
     for (const int n : kRankCounts) {
-      constexpr std::uint64_t kRounds = 3000;
+      const std::uint64_t kRounds = oversubscribed(n) ? 500 : 3000;
       std::vector<std::atomic<std::uint64_t>> entered(static_cast<std::size_t>(n));
       const auto failures = run_ranks(n, 0, flat_max, [&](int rank, ShmSync& sync, std::vector<std::string>& f) {
         std::mt19937_64 rng(seed + static_cast<std::uint64_t>(rank));
@@ -134,7 +136,7 @@ BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
           for (auto& w : v) w = gen() | 1;  // odd multipliers keep the affine maps from collapsing to 0
           return v;
         };
-        for (int i = 0; i < 600; ++i) {
+        for (int i = 0; i < (oversubscribed(n) ? 200 : 600); ++i) {
           spin_for(delay);
           const auto what = plan() % 4;
           if (what == 0) {
