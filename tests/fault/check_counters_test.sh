@@ -8,6 +8,16 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 failures=0
 
+# expect NAME LOG CHECK pass|fail: runs check_counters.sh LOG CHECK and counts a different verdict.
+expect() {
+  local got=pass
+  "$check" "$2" "$3" >/dev/null 2>&1 || got=fail
+  if [ "$got" != "$4" ]; then
+    echo "FAIL: case $1: the check said $got, expected $4" >&2
+    failures=$((failures + 1))
+  fi
+}
+
 # case NAME RANK1_FRAMES_RECEIVED RANK1_BAD_PAYLOAD pass|fail [RANK0_FRAMES_RECEIVED, default 100]
 case_() {
   local log=$dir/$1.log
@@ -17,12 +27,7 @@ ftmpi counters: engine rank=1 frames_received=$2 dropped_malformed=0 dropped_bad
 ftmpi counters: faults rank=0 rail=1 name='fault(a)' frames_seen=1000 dropped=0 corrupted=10 duplicated=0 blackholed=0
 ftmpi counters: faults rank=1 rail=1 name='fault(b)' frames_seen=100 dropped=0 corrupted=2 duplicated=0 blackholed=0
 LOG
-  local got=pass
-  "$check" "$log" corruption >/dev/null 2>&1 || got=fail
-  if [ "$got" != "$4" ]; then
-    echo "FAIL: case $1: the check said $got, expected $4" >&2
-    failures=$((failures + 1))
-  fi
+  expect "$1" "$log" corruption "$4"
 }
 case_ every-frame-read-all-detected 1000 10 pass
 case_ every-frame-read-one-missed 1000 9 fail      # a corrupt frame arrived and was not caught
@@ -40,12 +45,7 @@ ftmpi counters: engine rank=0 frames_received=10 dropped_malformed=0 dropped_bad
 ftmpi counters: udp rank=0 rail=0 name='udp lo 127.0.0.1' long_frames_received=5 frames_placed=0 placement_declined=0
 ftmpi counters: udp rank=1 rail=0 name='udp lo 127.0.0.1' long_frames_received=5 frames_placed=$1 placement_declined=0
 LOG
-  local got=pass
-  "$check" "$log" placed >/dev/null 2>&1 || got=fail
-  if [ "$got" != "$2" ]; then
-    echo "FAIL: placed case $1: the check said $got, expected $2" >&2
-    failures=$((failures + 1))
-  fi
+  expect "placed-$1" "$log" placed "$2"
 }
 placed_case 0 fail
 placed_case 5 pass
