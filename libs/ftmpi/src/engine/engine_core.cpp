@@ -981,15 +981,11 @@ base::Status EngineCore::finalize() {
   //    the other still waits for its message or ACK). Progress continues meanwhile: a peer still in step 1
   //    needs our ACKs. Once the fence completes nobody needs anything from anybody, and the paths go.
   base::Status fenced;
-  if (env_.fence_begin) {
-    fenced = env_.fence_begin();
-    bool done = !fenced;
+  if (env_.fence_begin && (fenced = env_.fence_begin())) {
     progress_until([&] {
-      if (done) return true;
       auto tested = env_.fence_test();
       if (!tested) fenced = tested.status();
-      done = !tested || *tested;
-      return done;
+      return !tested || *tested;
     });
   }
   if (config_.report) std::fprintf(stderr, "%s", counters_report().c_str());

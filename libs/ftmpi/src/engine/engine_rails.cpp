@@ -25,9 +25,9 @@
 // down refuses everything, a firewall rule that drops 5% refuses only those) make it down, within the same
 // call. Every unacknowledged frame on a down rail is rebound to the surviving rails, re-cut to their frame
 // size when it is larger; per-byte sequence numbers make that legal, and the receiver's range lists drop
-// whatever copy arrives second, so no byte is lost or delivered twice. The last rail to a peer is declared down only after engine.peer.timeout of silence
-// (a peer that is busy computing looks exactly like a dead one from here); then the job ends, naming the
-// peer and every rail's state.
+// whatever copy arrives second, so no byte is lost or delivered twice. The last rail to a peer is declared
+// down only after engine.peer.timeout of silence (a peer that is busy computing looks exactly like a dead
+// one from here); then the job ends, naming the peer and every rail's state.
 //
 // Failback. A down rail is probed with back-off from engine.rail.probe_min to engine.rail.probe_max for
 // as long as the job runs; a probe reply that comes back *on that rail* puts it up again. The peer
