@@ -6,8 +6,10 @@
 # ftA and rank 1 on ftB (through `simhosts.sh agent`), over both rails, with engine.report=true. PROGRAM
 # is bulk_transfer: 256 MB from rank 0 to rank 1, every byte checked. The drill:
 #
-#   link-down   rail 1 of ftB goes down (ip link set down) at 20% of the transfer and comes back at 50%:
-#               the counters must show a rail down (failover) and up again (failback)
+#   link-down   rail 1 of ftB goes down (ip link set down) at 20% of the transfer and comes back once a
+#               rank has logged the rail down; the transfer goes on (bulk_transfer -u) until a rank has
+#               logged it back up, so a fast machine cannot finish first: the counters must show a rail
+#               down (failover) and up again (failback)
 #   nft-loss    nftables drops 5% of UDP packets on ftB's rail 1 for the whole transfer: retransmissions
 #   corrupt     FaultPath corrupts 1% of the frames every rank sends: every one detected and repaired
 #
@@ -19,19 +21,22 @@ program=${3:?program}
 here=$(cd "$(dirname "$0")" && pwd)
 simhosts=$here/../netns/simhosts.sh
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log=$work/log
+stop=$work/stop
 extra=()
+until=()
 checks=""
 case $drill in
-  link-down) checks="failover failback"; extra=(--param engine.rail.probe_max=100ms) ;;
+  link-down) checks="failover failback"; extra=(--param engine.rail.probe_max=100ms); until=(-u "$stop") ;;
   nft-loss) checks="retransmits"; "$simhosts" loss ftB 1 5 ;;
   corrupt) checks="retransmits corruption"; extra=(--fault corrupt=0.01,seed=5) ;;
   *) echo "netns_drill.sh: unknown drill '$drill'" >&2; exit 2 ;;
 esac
 
 "$simhosts" exec ftA "$ftrun" -n 2 --host ftA,ftB --launch-agent "$simhosts agent" --rails r1,r2 \
-  --timeout 400 --param engine.report=true "${extra[@]}" "$program" -m 256 >"$log" 2>&1 &
+  --timeout 400 --param engine.report=true "${extra[@]}" "$program" -m 256 "${until[@]}" >"$log" 2>&1 &
 job=$!
 
 # Waits until the job printed "progress N%" (or ended).
@@ -41,13 +46,26 @@ wait_progress() {
     sleep 0.05
   done
 }
+# Waits until the job printed a line matching $1 after line $2 (or ended, or 120 s passed); prints its
+# line number, or nothing.
+wait_line_after() {
+  local deadline=$((SECONDS + 120)) found=
+  while [ -z "$found" ] && kill -0 "$job" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+    found=$(awk -v re="$1" -v after="$2" 'NR > after && $0 ~ re { print NR; exit }' "$log")
+    [ -n "$found" ] || sleep 0.05
+  done
+  echo "$found"
+}
 if [ "$drill" = link-down ]; then
   wait_progress 20
   "$simhosts" link ftB 1 down
   echo "netns_drill: rail 1 of ftB down at $(grep '^progress' "$log" | tail -1)"
-  wait_progress 50
+  down=$(wait_line_after "is down" 0)
   "$simhosts" link ftB 1 up
-  echo "netns_drill: rail 1 of ftB up at $(grep '^progress' "$log" | tail -1)"
+  echo "netns_drill: rail 1 of ftB up at $(grep '^progress' "$log" | tail -1) (a rank logged it down: ${down:+line $down}${down:-no})"
+  up=$(wait_line_after "is back up" "${down:-0}")
+  echo "netns_drill: a rank logged it back up: ${up:+line $up}${up:-no}; the transfer may end"
+  touch "$stop"
 fi
 status=0
 wait "$job" || status=$?

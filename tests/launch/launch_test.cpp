@@ -152,17 +152,26 @@ BOOST_AUTO_TEST_CASE(a_timeout_ends_the_job_with_124) {
   BOOST_TEST(f.exit_code() == 124);
   const auto lines = ftrun_lines(f.err);
   BOOST_REQUIRE(lines.size() == 1u);
-  // Where the ranks stand (connected or not yet) depends on how far they got in 0.5 s: see below.
-  BOOST_TEST(lines[0].starts_with("ftrun: the job timed out after 0.5 s (still running: ranks 0-1 "));
+  // Where the ranks stand (connected or not yet, so grouped or not) depends on how far a loaded machine
+  // got them in 0.5 s; the next test pins the states down.
+  BOOST_TEST(lines[0].starts_with("ftrun: the job timed out after 0.5 s (still running: "));
   BOOST_TEST(lines[0].ends_with("); terminating the job"));
+  for (const char* rank : {"0", "1"}) {
+    BOOST_TEST(std::regex_search(lines[0], std::regex(std::string("ranks? ([0-9]+[-, ]+)*") + rank + "\\b")),
+               "rank " << rank << " named in: " << lines[0]);
+  }
   BOOST_TEST((f.elapsed >= 500ms));
-  BOOST_TEST((f.elapsed < 10s));
-  require_ranks_gone(dir, 2);
+  BOOST_TEST((f.elapsed < 30s));
+  // A rank writes its pid file once connected; those that got that far must be gone.
+  for (const auto& [rank, pid] : dir.rank_pids()) {
+    BOOST_TEST((kill(pid, 0) == -1 && errno == ESRCH), "rank " << rank << " (pid " << pid << ") is still there");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_timeout_says_where_each_rank_still_running_stands) {
   TempDir dir;
-  Finished f = ftrun(dir, {"-n", "5", "--timeout", "4", helper("stand_still")});
+  // The timeout must outlast five ranks (ASan builds, a loaded machine) getting where they stay.
+  Finished f = ftrun(dir, {"-n", "5", "--timeout", "10", helper("stand_still")});
   describe(f);
   BOOST_TEST(f.exit_code() == 124);
   // Every rank got where it stays long before the timeout (each says so first).
@@ -170,7 +179,7 @@ BOOST_AUTO_TEST_CASE(a_timeout_says_where_each_rank_still_running_stands) {
     BOOST_TEST(f.out.find("rank " + std::to_string(r) + " ready\n") != std::string::npos, "rank " << r);
   }
   BOOST_TEST((ftrun_lines(f.err) ==
-              std::vector<std::string>{"ftrun: the job timed out after 4 s (still running: rank 3 not connected to "
+              std::vector<std::string>{"ftrun: the job timed out after 10 s (still running: rank 3 not connected to "
                                        "ftrun; ranks 2, 4 in the program; rank 1 waiting in a fence (MPI_Init or "
                                        "MPI_Finalize); rank 0 finalized but not exited); terminating the job"}));
   require_ranks_gone(dir, 5);

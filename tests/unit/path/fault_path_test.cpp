@@ -399,6 +399,55 @@ BOOST_AUTO_TEST_CASE(a_blackhole_loses_every_frame_inside_its_window_only) {
   BOOST_TEST(pair.sender.counters().dropped == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_window_in_traffic_opens_and_closes_with_the_bytes_moved_not_the_clock) {
+  FakeClock clock;
+  std::uint64_t moved = 1000;  // what the engine has sent and received on all rails
+  Pair pair("blackhole,after=100B,for=50B",
+            FaultOptions{.now = clock.reader(), .traffic = [&moved] { return moved; }});
+  clock.now += 1h;  // time alone opens nothing
+  pair.send_frames(0, 3);
+  moved += 99;
+  pair.send_frames(3, 3);
+  moved += 1;  // 100 bytes since the plan was installed: open
+  clock.now += 1h;
+  pair.send_frames(6, 3);
+  moved += 49;
+  pair.send_frames(9, 3);
+  moved += 1;  // 50 more bytes since it opened: closed, and it stays closed
+  pair.send_frames(12, 3);
+  moved = 0;
+  pair.send_frames(15, 3);
+  std::vector<std::uint32_t> expected = iota(0, 6);
+  for (std::uint32_t i : iota(12, 6)) expected.push_back(i);
+  BOOST_TEST((indices(pair.receive()) == expected));
+  BOOST_TEST(pair.sender.counters().blackholed == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_window_opened_by_traffic_lasts_its_time_from_when_it_opened) {
+  FakeClock clock;
+  std::uint64_t moved = 0;
+  Pair pair("drop=1,after=1KB,for=10ms", FaultOptions{.now = clock.reader(), .traffic = [&moved] { return moved; }});
+  clock.now += 1s;
+  pair.send_frames(0, 2);
+  moved = 1024;
+  pair.send_frames(2, 2);  // opens now, not a second ago
+  clock.now += 9999us;
+  pair.send_frames(4, 2);
+  clock.now += 1us;
+  pair.send_frames(6, 2);
+  std::vector<std::uint32_t> expected = iota(0, 2);
+  for (std::uint32_t i : iota(6, 2)) expected.push_back(i);
+  BOOST_TEST((indices(pair.receive()) == expected));
+}
+
+BOOST_AUTO_TEST_CASE(without_a_traffic_source_a_window_counts_the_bytes_sent_through_the_path) {
+  // Frames 0, 1, 2, 3 have 4, 11, 18, 25 bytes (expected_frame): 33 bytes before frame 3, 58 with it,
+  // so frame 3 is the first one lost (a frame counts before it is decided).
+  Pair pair("drop=1,after=40B");
+  pair.send_frames(0, 6);
+  BOOST_TEST((indices(pair.receive()) == iota(0, 3)));
+}
+
 BOOST_AUTO_TEST_CASE(windows_count_from_when_the_plan_was_installed) {
   FakeClock clock;
   Pair pair("", FaultOptions{.now = clock.reader()});

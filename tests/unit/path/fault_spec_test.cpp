@@ -99,6 +99,22 @@ BOOST_AUTO_TEST_CASE(to_string_gives_canonical_text) {
   BOOST_TEST(to_string(FaultSpec{}) == "drop=0");
 }
 
+BOOST_AUTO_TEST_CASE(after_and_for_take_a_volume_of_traffic_when_the_unit_ends_in_b) {
+  const FaultSpec spec = parsed("blackhole,after=32MB,for=512KiB");
+  BOOST_TEST(spec.after_bytes.value_or(0) == 32u << 20);
+  BOOST_TEST(spec.after.count() == 0);
+  BOOST_TEST(spec.lasts_bytes.value_or(0) == 512u << 10);
+  BOOST_TEST(!spec.lasts.has_value());
+  BOOST_TEST(parsed("after=100B").after_bytes.value_or(0) == 100u);
+  BOOST_TEST(parsed("for=1gb").lasts_bytes.value_or(0) == 1u << 30);
+  // A volume and a time mix: opens by traffic, closes by the clock.
+  const FaultSpec mixed = parsed("after=1MB,for=2s");
+  BOOST_TEST(mixed.after_bytes.value_or(0) == 1u << 20);
+  BOOST_TEST((mixed.lasts == std::chrono::nanoseconds(2s)));
+  BOOST_TEST(to_string(parsed("after=1024KB,for=3000B")) == "after=1MB,for=3000B");
+  BOOST_TEST(to_string(mixed) == "after=1MB,for=2s");
+}
+
 BOOST_AUTO_TEST_CASE(to_string_round_trips_every_spec) {
   const std::uint64_t seed = ftmpi::test::seed_for("fault spec round trip");
   BOOST_TEST_CONTEXT("seed " << seed) {
@@ -124,8 +140,17 @@ BOOST_AUTO_TEST_CASE(to_string_round_trips_every_spec) {
       if (random() % 2 != 0) spec.delay = duration();
       spec.blackhole = random() % 3 == 0;
       spec.rail = rails[random() % std::size(rails)];
-      if (random() % 2 != 0) spec.after = duration();
-      if (random() % 2 != 0) spec.lasts = duration();
+      auto volume = [&] { return (random() % 5000) << (10 * (random() % 4)); };
+      switch (random() % 3) {
+        case 0: spec.after = duration(); break;
+        case 1: spec.after_bytes = volume(); break;
+        default: break;
+      }
+      switch (random() % 3) {
+        case 0: spec.lasts = duration(); break;
+        case 1: spec.lasts_bytes = volume(); break;
+        default: break;
+      }
       if (random() % 2 != 0) spec.seed = random();
       const std::string text = to_string(spec);
       auto back = parse_fault_spec(text);
@@ -153,6 +178,9 @@ BOOST_AUTO_TEST_CASE(every_error_names_the_spec_and_the_problem) {
       {"delay=-5ms", "delay: '-5ms' is not a duration"},
       {"after=soon", "after: 'soon' is not a duration"},
       {"for=1x", "for: duration '1x' has unknown unit"},
+      {"after=5XB", "after: size '5XB' has unknown unit 'xb'"},
+      {"for=-1MB", "for: '-1MB' is not a size"},
+      {"after=later", "(or a volume of traffic such as 64MB)"},
       {"seed=-1", "seed '-1' is not an unsigned integer"},
       {"seed=12abc", "seed '12abc' is not an unsigned integer"},
       {"seed=99999999999999999999999", "does not fit in 64 bits"},

@@ -1,5 +1,6 @@
 // UdpPath over loopback only (127.0.0.1, .2, .3 are all local on Linux).
 #include <arpa/inet.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,6 +29,19 @@ namespace ftmpi::path {
 // Loopback never reports a full send buffer or a dead route, so these tests stand in for the kernel.
 struct UdpPathTestAccess {
   static void fake_sends(UdpPath& path) { path.send_batch_ = &fake_sendmmsg; }
+
+  // Waits (at most `limit`) until both of the path's sockets hold a datagram: loopback usually queues
+  // one during sendto, but a loaded kernel may defer that to ksoftirqd.
+  static bool wait_both_sockets_readable(const UdpPath& path, std::chrono::milliseconds limit) {
+    ::pollfd fds[2] = {{path.sockets_[0].fd, POLLIN, 0}, {path.sockets_[1].fd, POLLIN, 0}};
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      fds[0].revents = fds[1].revents = 0;
+      if (::poll(fds, 2, 10) < 0 && errno != EINTR) return false;
+      if ((fds[0].revents & POLLIN) != 0 && (fds[1].revents & POLLIN) != 0) return true;
+    }
+    return false;
+  }
 
   // Lets `allowed` more datagrams through (-1: all), then fails with `err`.
   static inline int allowed = -1;
@@ -590,6 +604,7 @@ BOOST_AUTO_TEST_CASE(the_long_socket_is_read_at_the_next_poll_while_bulk_is_expe
         // The bulk frame first, then a short one: once the short one is in, the bulk one is queued too.
         BOOST_REQUIRE(sender.send(*paths[0], 1, true).is_ok());
         BOOST_REQUIRE(sender.send(*paths[0], 1, false).is_ok());
+        BOOST_REQUIRE(Access::wait_both_sockets_readable(*paths[1], std::chrono::seconds(10)));
         const int polls = polls_until_both(*paths[1], checker);
         BOOST_TEST(checker.error() == "");
         BOOST_TEST(polls >= 0);

@@ -218,6 +218,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
   ++counters_.frames_sent;
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
+  counters_.bytes_sent += frame.frame_size();
   base::Status sent;
   if (keep != nullptr) {
     // The copy kept for retransmission is the frame itself, built before the path sees it: a path may
@@ -332,6 +333,7 @@ void EngineCore::send_whole_eager(Peer& peer, Request& r) {
   ++counters_.frames_sent;
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
+  counters_.bytes_sent += frame.frame_size();
   if (const base::Status sent = route.path->send(peer.rank, frame); !sent) route_failed(peer, 0, sent);
 }
 
@@ -540,6 +542,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
     return;
   }
   Peer& peer = peers_[s.source];
+  counters_.bytes_received += frame.size();
   if (Route* arrived_on = arrival_route(peer)) {
     ++arrived_on->counters.frames_received;
     arrived_on->counters.bytes_received += frame.size();
@@ -562,6 +565,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
   using frag::FrameType;
   Peer& peer = peers_[h.source];
+  counters_.bytes_received += frag::kHeaderSize + payload.size();
   Route* arrived_on = arrival_route(peer);
   if (arrived_on != nullptr) {
     ++arrived_on->counters.frames_received;

@@ -144,6 +144,8 @@ struct EngineCounters {
   std::uint64_t nacks_sent = 0;
   std::uint64_t rails_down = 0;  // rail-to-peer failures detected
   std::uint64_t rails_up = 0;    // failbacks
+  std::uint64_t bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count
+  std::uint64_t bytes_received = 0;
 };
 
 struct IncomingMessage {

@@ -157,6 +157,7 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   ++to.counters.retransmits;
   ++to.counters.frames_sent;
   to.counters.bytes_sent += f.bytes.size();
+  counters_.bytes_sent += f.bytes.size();
   StoredFrame frame(f.bytes, f.bulk);
   if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s, f.range.first);
 }
@@ -437,6 +438,7 @@ base::Status EngineCore::send_probe(Peer& peer, std::uint32_t route_index, frag:
   OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, header_checked_[route.path_index] != 0);
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
+  counters_.bytes_sent += frame.frame_size();
   if (type == frag::FrameType::probe) ++route.counters.probes_sent;
   return route.path->send(peer.rank, frame);
 }

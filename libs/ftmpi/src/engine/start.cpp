@@ -262,6 +262,9 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     shm_path = shm->get();
     paths.push_back(std::move(*shm));
   }
+  // Fault windows given in traffic count the engine's bytes on every path; the engine is made after its
+  // paths, so they read it through this slot, filled below (no frame moves before).
+  auto engine_slot = std::make_shared<const EngineCore*>(nullptr);
   if (network) {
     auto udp = udp_paths(params, *client, one_host, needs_network);
     if (!udp) return udp.status();
@@ -277,6 +280,10 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
       base::logger().info("rail {} '{}': injecting faults: {} spec(s)", k, rail->rail().name, specs.size());
       path::FaultOptions options;
       options.stream = (std::uint64_t{job.rank} << 16) | k;  // every rank and rail draws its own faults
+      options.traffic = [engine_slot]() -> std::uint64_t {
+        const EngineCore* engine = *engine_slot;
+        return engine == nullptr ? 0 : engine->counters().bytes_sent + engine->counters().bytes_received;
+      };
       paths.push_back(std::make_unique<path::FaultPath>(std::move(rail), std::move(specs), options));
     }
   }
@@ -300,6 +307,7 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   };
   auto core = std::make_unique<EngineCore>(Identity{job.rank, job.size, job.identity.job_key}, *config,
                                            std::move(paths), std::move(env));
+  *engine_slot = core.get();
   for (path::Rank r : local) {
     if (shm_path == nullptr) break;
     if (auto pid = shm_path->peer_pid(r)) core->set_peer_pid(r, *pid);

@@ -42,6 +42,7 @@ std::uint64_t spread(std::uint64_t x) {
 FaultPath::FaultPath(std::unique_ptr<Path> inner, std::vector<FaultSpec> specs, FaultOptions options)
     : inner_(std::move(inner)),
       now_(std::move(options.now)),
+      traffic_(std::move(options.traffic)),
       reorder_hold_(options.reorder_hold),
       stream_(options.stream) {
   // Set-up, not the data path.
@@ -56,7 +57,7 @@ FaultPath::~FaultPath() = default;
 
 void FaultPath::set_specs(std::vector<FaultSpec> specs) {
   specs_ = std::move(specs);
-  installed_.assign(specs_.size(), specs_.empty() ? FaultClock::time_point{} : clock());
+  windows_.assign(specs_.size(), specs_.empty() ? Window{} : window_from_now(clock()));
   std::uint64_t seed = kDefaultFaultSeed;
   for (const FaultSpec& spec : specs_) {
     if (spec.seed) {
@@ -69,12 +70,12 @@ void FaultPath::set_specs(std::vector<FaultSpec> specs) {
 
 void FaultPath::add_specs(std::vector<FaultSpec> specs) {
   if (specs.empty()) return;
-  const FaultClock::time_point now = clock();
+  const Window installed = window_from_now(clock());
   std::optional<std::uint64_t> seed;
   for (FaultSpec& spec : specs) {
     if (!seed) seed = spec.seed;
     specs_.push_back(std::move(spec));
-    installed_.push_back(now);
+    windows_.push_back(installed);
   }
   if (seed) reseed(*seed);
 }
@@ -85,13 +86,42 @@ void FaultPath::reseed(std::uint64_t seed) { random_.seed(seed ^ spread(stream_)
 // std::uniform_real_distribution, so a seed replays anywhere.
 double FaultPath::draw() { return static_cast<double>(random_() >> 11) * 0x1.0p-53; }
 
+FaultPath::Window FaultPath::window_from_now(FaultClock::time_point now) const {
+  Window window;
+  window.installed = now;
+  window.installed_traffic = traffic();
+  return window;
+}
+
+// A window opened by time opens at exactly installed + after, so that a time window is [after,
+// after + for) whenever the clock is read; one opened by traffic opens when a frame first sees the
+// volume passed. It closes for good once `for` has passed since it opened.
+bool FaultPath::window_open(const FaultSpec& spec, Window& window, FaultClock::time_point now) {
+  if (window.closed) return false;
+  if (!window.open) {
+    if (spec.after_bytes) {
+      if (traffic() - window.installed_traffic < *spec.after_bytes) return false;
+      window.opened = now;
+    } else {
+      if (now - window.installed < spec.after) return false;
+      window.opened = window.installed + spec.after;
+    }
+    window.open = true;
+    window.opened_traffic = traffic();
+  }
+  if ((spec.lasts && now - window.opened >= *spec.lasts) ||
+      (spec.lasts_bytes && traffic() - window.opened_traffic >= *spec.lasts_bytes)) {
+    window.closed = true;
+    return false;
+  }
+  return true;
+}
+
 FaultPath::Decision FaultPath::decide(FaultClock::time_point now) {
   Decision decision;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     const FaultSpec& spec = specs_[i];
-    const auto elapsed = now - installed_[i];
-    if (elapsed < spec.after) continue;
-    if (spec.lasts && elapsed - spec.after >= *spec.lasts) continue;
+    if (!window_open(spec, windows_[i], now)) continue;
     // One draw per non-zero probability, whatever the others decided, so that a spec's draws depend
     // only on the frames and the specs.
     if (spec.blackhole) decision.lose_blackhole = true;
@@ -179,6 +209,7 @@ base::Status FaultPath::send(Rank peer, FrameWriter& frame) noexcept {
   // Refusals (frame too large, peer unknown) come from the inner path, before any fault is drawn.
   if (size > inner_->info().max_frame || !inner_->reaches(peer)) return inner_->send(peer, frame);
   ++counters_.frames_seen;
+  sent_bytes_ += size;
 
   const Decision decision = decide(now);
   if (decision.lose_blackhole) {

@@ -2,6 +2,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -44,6 +45,25 @@ Result<std::chrono::nanoseconds> parse_time(std::string_view key, std::string_vi
   return *duration;
 }
 
+// A window bound: a volume of traffic when its unit ends in B ("64MB", "512KiB", "100B"), else a time.
+struct Bound {
+  std::chrono::nanoseconds time{0};
+  std::optional<std::uint64_t> bytes;
+};
+
+Result<Bound> parse_bound(std::string_view key, std::string_view value) {
+  if (!value.empty() && (value.back() == 'B' || value.back() == 'b')) {
+    auto bytes = base::parse_size(value);
+    if (!bytes) return Status(bytes.code(), std::string(key) + ": " + bytes.status().message());
+    return Bound{.time = {}, .bytes = *bytes};
+  }
+  auto time = parse_time(key, value);
+  if (!time) {
+    return Status(time.code(), time.status().message() + " (or a volume of traffic such as 64MB)");
+  }
+  return Bound{.time = *time, .bytes = std::nullopt};
+}
+
 Result<std::uint64_t> parse_seed(std::string_view value) {
   std::uint64_t seed = 0;
   auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seed);
@@ -66,6 +86,14 @@ Status check_rail(std::string_view value) {
     }
   }
   return {};
+}
+
+// In the largest binary unit that keeps the value exact.
+std::string volume_text(std::uint64_t bytes) {
+  if (bytes != 0 && bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + "GB";
+  if (bytes != 0 && bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + "MB";
+  if (bytes != 0 && bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + "KB";
+  return std::to_string(bytes) + "B";
 }
 
 // The shortest text that parses back to the same double.
@@ -139,10 +167,18 @@ base::Result<FaultSpec> parse_fault_spec(std::string_view text) {
       take(parse_probability(key, value), spec.reorder);
     } else if (key == "delay") {
       take(parse_time(key, value), spec.delay);
-    } else if (key == "after") {
-      take(parse_time(key, value), spec.after);
-    } else if (key == "for") {
-      take(parse_time(key, value), spec.lasts);
+    } else if (key == "after" || key == "for") {
+      auto bound = parse_bound(key, value);
+      if (!bound) {
+        status = bound.status();
+      } else if (key == "after") {
+        spec.after = bound->time;
+        spec.after_bytes = bound->bytes;
+      } else if (bound->bytes) {
+        spec.lasts_bytes = bound->bytes;
+      } else {
+        spec.lasts = bound->time;
+      }
     } else if (key == "seed") {
       take(parse_seed(value), spec.seed);
     } else if (key == "rail") {
@@ -207,8 +243,16 @@ std::string to_string(const FaultSpec& spec) {
   if (spec.delay.count() != 0) add("delay", duration_text(spec.delay));
   if (spec.blackhole) add("blackhole", "");
   if (!spec.rail.empty()) add("rail", spec.rail);
-  if (spec.after.count() != 0) add("after", duration_text(spec.after));
-  if (spec.lasts) add("for", duration_text(*spec.lasts));
+  if (spec.after_bytes) {
+    add("after", volume_text(*spec.after_bytes));
+  } else if (spec.after.count() != 0) {
+    add("after", duration_text(spec.after));
+  }
+  if (spec.lasts_bytes) {
+    add("for", volume_text(*spec.lasts_bytes));
+  } else if (spec.lasts) {
+    add("for", duration_text(*spec.lasts));
+  }
   if (spec.seed) add("seed", std::to_string(*spec.seed));
   return out.empty() ? "drop=0" : out;
 }

@@ -8,18 +8,24 @@
 //   blackhole (or blackhole=1)            lose every frame
 //   rail=R                                only on rail R: its index ("0") or its name as the operator gave
 //                                         it ("127.0.0.2", "veth1"); absent: every rail
-//   after=D, for=D                        active from D after the plan was installed, for D; absent: from
-//                                         the start, forever
+//   after=W, for=W                        active from W after the plan was installed, for W; absent: from
+//                                         the start, for ever. W is a time ("300ms") or a volume of
+//                                         traffic ending in B ("64MB", "512KiB", "100B"): the bytes this
+//                                         process sent and received on all its rails
+//                                         (FaultOptions::traffic). A volume makes a fault follow the
+//                                         work's progress, whatever the machine's speed or load.
 //   seed=N                                seeds the random generator; absent: kDefaultFaultSeed, so that a
 //                                         run replays
 //
 //   e.g.  drop=0.05,corrupt=0.01,rail=1          blackhole,rail=veth1,after=2s,for=500ms
+//         blackhole,rail=1,after=32MB,for=1s       (opens once 32 MB have moved, closes a second later)
 //
 // A plan is several SPECs separated by ';' or newlines; blank lines and '#' comments are ignored.
 //
 // FaultPath. Faults are applied to frames as they are SENT, so a plan given to every rank affects both
-// directions of every pair. Each frame sent is checked against the specs whose [after, after + for)
-// window holds now; the specs' draws combine (any blackhole or drop loses the frame; otherwise it may be
+// directions of every pair. Each frame sent is checked against the specs whose window is open now (it
+// opens when `after` has passed since the plan was installed and closes when `for` has passed since it
+// opened, each bound measured in time or in traffic); the specs' draws combine (any blackhole or drop loses the frame; otherwise it may be
 // corrupted, duplicated, reordered and delayed by the longest delay). A frame that only passes through
 // goes straight to the inner path through the caller's FrameWriter; a frame that is altered or held is
 // written once into FaultPath's own buffer and later forwarded by a small writer over that buffer, which
@@ -32,7 +38,7 @@
 // writer, without a copy or a clock reading; poll() forwards.
 // Determinism: one std::mt19937_64 per FaultPath, seeded from the plan's seed and FaultOptions::stream;
 // the same seed, stream, specs and sequence of frames (and clock readings, for windows and delays) give
-// the same faults.
+// the same faults. Windows in traffic replay on any machine; windows in time depend on its speed.
 //
 // Threads: like any path, used by one thread at a time; set_specs/add_specs from that same thread.
 #pragma once
@@ -68,7 +74,9 @@ struct FaultSpec {
   bool blackhole = false;             // every frame is lost
   std::string rail;                   // index or name of the one rail it applies to; empty: every rail
   std::chrono::nanoseconds after{0};  // inactive until this long after the plan was installed
+  std::optional<std::uint64_t> after_bytes;       // `after` given as a volume of traffic (then after is 0)
   std::optional<std::chrono::nanoseconds> lasts;  // the `for` key: active this long; none: for ever
+  std::optional<std::uint64_t> lasts_bytes;       // `for` given as a volume of traffic (then lasts is none)
   std::optional<std::uint64_t> seed;
 
   bool operator==(const FaultSpec&) const = default;
@@ -112,6 +120,11 @@ struct FaultOptions {
   // Mixed into the seed so that paths given the same plan (every rank's) make different draws; the
   // engine passes the rank.
   std::uint64_t stream = 0;
+  // Bytes this process has sent and received on all its rails so far, for windows given as volumes; the
+  // engine passes its own count (every rail's, so both ends of a pair see the same progress). Read only
+  // while a spec with a volume bound is waiting to open or close. Empty: the bytes of the frames sent
+  // through this path.
+  std::function<std::uint64_t()> traffic{};
 };
 
 class FaultPath final : public Path {
@@ -169,7 +182,20 @@ class FaultPath final : public Path {
   };
   using HeldQueue = std::multimap<FaultClock::time_point, Held>;  // by the time it may leave
 
+  // Where one spec's window stands: installed, then open, then closed (for good).
+  struct Window {
+    FaultClock::time_point installed;
+    std::uint64_t installed_traffic = 0;
+    bool open = false;
+    bool closed = false;
+    FaultClock::time_point opened;
+    std::uint64_t opened_traffic = 0;
+  };
+
   FaultClock::time_point clock() const { return now_ ? now_() : FaultClock::now(); }
+  std::uint64_t traffic() const { return traffic_ ? traffic_() : sent_bytes_; }
+  Window window_from_now(FaultClock::time_point now) const;
+  bool window_open(const FaultSpec& spec, Window& window, FaultClock::time_point now);
   void reseed(std::uint64_t seed);
   double draw();
   Decision decide(FaultClock::time_point now);
@@ -180,8 +206,10 @@ class FaultPath final : public Path {
 
   std::unique_ptr<Path> inner_;
   std::vector<FaultSpec> specs_;
-  std::vector<FaultClock::time_point> installed_;  // by spec
+  std::vector<Window> windows_;  // by spec
   std::function<FaultClock::time_point()> now_;
+  std::function<std::uint64_t()> traffic_;
+  std::uint64_t sent_bytes_ = 0;  // the traffic without FaultOptions::traffic
   std::chrono::nanoseconds reorder_hold_;
   std::uint64_t stream_;
   PathInfo info_;
