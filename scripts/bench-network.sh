@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures ftmpi's network path beside Open MPI's TCP transport in one run and prints Markdown tables of
-# ratios (DESIGN.md section 8: only ratios measured side by side count).
+# ratios (docs/benchmarks.md: only ratios measured side by side count).
 #
 #   scripts/bench-network.sh [--rounds R] [--build-dir D] [--rate RATE] [--no-hosts]
 #

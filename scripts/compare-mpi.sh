@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures ftmpi beside Open MPI and MPICH in one run and prints one Markdown table with ftmpi's ratio to
-# the best peer (DESIGN.md section 8: only ratios measured side by side count).
+# the best peer (docs/benchmarks.md: only ratios measured side by side count).
 #
 #   scripts/compare-mpi.sh [--rounds R] [--mpis "ftmpi ompi mpich"] [--build-dir D]
 #                          [--no-coll | --coll-only] [--coll-ranks "2 4"] [--coll-args "ARGS"]

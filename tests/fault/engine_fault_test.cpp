@@ -1,6 +1,6 @@
-// The engine under faults, N ranks in one process (DESIGN.md section 7): every rank's rails are loop
-// networks (or real UDP sockets on loopback) wrapped in FaultPath with a seeded plan. Every test checks that every byte arrived once,
-// intact, in MPI order, and that the engine's counters saw what the plan did.
+// The engine under faults, N ranks in one process (docs/architecture.md, "Tests"): every rank's rails are
+// loop networks (or real UDP sockets on loopback) wrapped in FaultPath with a seeded plan. Every test checks
+// that every byte arrived once, intact, in MPI order, and that the engine's counters saw what the plan did.
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>

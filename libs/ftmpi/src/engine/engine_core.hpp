@@ -11,8 +11,8 @@
 //                address}; the receiver reads the message with process_vm_readv straight into the
 //                user buffer and answers FIN.
 //
-// Reliability (DESIGN.md section 2), on for a peer when a route to it is unreliable, or forced by
-// engine.reliability=force:
+// Reliability (docs/architecture.md, "Reliability"), on for a peer when a route to it is unreliable, or
+// forced by engine.reliability=force:
 //   - every frame but ACK/NACK/probe takes byte sequence numbers of its ordered process pair;
 //   - the receiver verifies the payload checksum while copying it out of the frame (into the user
 //     buffer, or a buffer for an unmatched message) and only then records the range as *received*;

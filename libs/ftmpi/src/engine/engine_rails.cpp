@@ -1,9 +1,9 @@
 // Reliability across rails: acknowledgements, retransmission, striping, failover and failback.
 //
-// Acknowledgement (DESIGN.md section 2). The sender keeps every sequenced frame it sent to a peer, whole,
-// in `Peer::retained` (sequence order) until the peer's LIDS covers it. Frames covered by LIRS but not yet
-// by LIDS were received and only wait for their receive to be posted: they no longer count as in flight
-// on their rail and are never resent (their timer is pushed back instead), so a receiver that is busy
+// Acknowledgement (docs/architecture.md, "Reliability"). The sender keeps every sequenced frame it sent to a
+// peer, whole, in `Peer::retained` (sequence order) until the peer's LIDS covers it. Frames covered by LIRS
+// but not yet by LIDS were received and only wait for their receive to be posted: they no longer count as in
+// flight on their rail and are never resent (their timer is pushed back instead), so a receiver that is busy
 // computing is not flooded with copies of data it already holds.
 //
 // Retransmission timer, per rail to a peer: RFC 6298's estimator (srtt + 4 rttvar) from frames ACKed on

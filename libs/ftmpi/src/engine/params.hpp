@@ -1,4 +1,5 @@
-// The engine's runtime parameters (DESIGN.md section 5): one row each, defaults written only here.
+// The engine's runtime parameters (docs/architecture.md, "Parameters"): one row each, defaults written only
+// here.
 #pragma once
 
 #include <span>

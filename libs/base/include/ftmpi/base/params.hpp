@@ -1,4 +1,5 @@
-// Runtime parameters: each one is a single ParamRow in the library that owns it (DESIGN.md section 5).
+// Runtime parameters: each one is a single ParamRow in the library that owns it (docs/architecture.md,
+// "Parameters").
 //
 // A library declares its rows as constants and lists them in one table, e.g.
 //

@@ -1,4 +1,4 @@
-// Errors as values: Status and Result<T>. No exceptions on the data path (DESIGN.md section 5).
+// Errors as values: Status and Result<T>. No exceptions on the data path (docs/architecture.md, "Errors").
 #pragma once
 
 #include <cstdint>

@@ -7,8 +7,8 @@
 // with ShmSyncRegion::bytes_for, has one rank format it (zeroed memory), maps it in every rank and gives
 // each rank a ShmSync over it. Every rank calls barrier() and allreduce() in the same order (MPI's rule
 // for the collectives of one communicator); allreduce with the same count and reduction at every rank.
-// Shared memory is a trusted path (DESIGN.md section 3): the operands carry no checksum, so a caller
-// that forces checksums on shared memory runs its collectives point-to-point instead.
+// Shared memory is a trusted path (docs/architecture.md, "Paths"): the operands carry no checksum, so a
+// caller that forces checksums on shared memory runs its collectives point-to-point instead.
 // Not thread-safe: one thread per rank drives it.
 #pragma once
 

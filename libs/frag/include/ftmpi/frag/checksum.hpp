@@ -1,4 +1,4 @@
-// Payload checksums, computed while the data is copied (DESIGN.md section 4).
+// Payload checksums, computed while the data is copied (docs/architecture.md, "Checksums").
 //
 // CRC32C (Castagnoli, the iSCSI polynomial) is the default on unreliable paths; sum32 (a 32-bit additive
 // sum of little-endian words) is the cheap option; none measures what checksumming costs.

@@ -1,6 +1,6 @@
 // The fragmenter: cuts a message into frames of at most a rail's payload size, and copies fragment bytes
 // between a message's memory layout and a contiguous frame buffer while checksumming them
-// (DESIGN.md section 2).
+// (docs/wire-format.md, "Fragments").
 //
 // Byte sequence numbers are per byte, so a fragment is fully named by its byte range: when a rail fails,
 // an unacknowledged range can be cut again to another rail's MTU, whatever the original cuts were.

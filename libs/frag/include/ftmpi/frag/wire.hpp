@@ -1,4 +1,4 @@
-// The wire format: one 112-byte header in front of every frame (DESIGN.md section 4).
+// The wire format: one 112-byte header in front of every frame (docs/wire-format.md).
 //
 // Every frame, whatever its kind, is this header followed by `payload_length` payload bytes. The header
 // has a fixed little-endian layout, encoded and decoded field by field, so it reads the same on every

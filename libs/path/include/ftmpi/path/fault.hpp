@@ -1,4 +1,5 @@
-// Fault injection: the SPEC language and FaultPath, a decorator that wraps any path (DESIGN.md section 3).
+// Fault injection: the SPEC language and FaultPath, a decorator that wraps any path (docs/architecture.md,
+// "Paths").
 //
 // The language. Tests, `ftrun --fault` / `--fault-plan` (parameters path.fault and path.fault_plan) and
 // the live ftinject tool all speak it. A SPEC is comma-separated key=value:

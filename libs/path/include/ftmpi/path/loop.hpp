@@ -1,6 +1,6 @@
-// The loop path: N ranks inside one process, for engine tests (DESIGN.md section 7). A LoopNetwork holds
-// one queue of frames per rank; LoopPath(network, r) is rank r's path on it. send() copies the frame into
-// the destination's queue; poll() hands up the frames in this rank's queue, oldest first.
+// The loop path: N ranks inside one process, for engine tests (docs/architecture.md, "Tests"). A LoopNetwork
+// holds one queue of frames per rank; LoopPath(network, r) is rank r's path on it. send() copies the frame
+// into the destination's queue; poll() hands up the frames in this rank's queue, oldest first.
 //
 // Threads: the main use is one test driver stepping every rank on one thread. Each queue has its own
 // mutex, so ranks may also run on threads of their own, each using only its own LoopPath; a LoopPath

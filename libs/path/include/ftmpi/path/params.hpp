@@ -1,4 +1,5 @@
-// The path library's runtime parameters (DESIGN.md section 5): one ParamRow each, listed in path_params().
+// The path library's runtime parameters (docs/architecture.md, "Parameters"): one ParamRow each, listed in
+// path_params().
 #pragma once
 
 #include <span>

@@ -1,4 +1,4 @@
-// A path moves frames between processes; the engine makes them reliable (DESIGN.md section 3).
+// A path moves frames between processes; the engine makes them reliable (docs/architecture.md, "Paths").
 //
 // A path driver never retries, reorders, or checks payloads. It reports what it can do (PathInfo) so the
 // engine can skip work a reliable path does not need. One instance per rail: a host with two NICs has

@@ -1,5 +1,5 @@
 // The shared-memory path: one POSIX shared-memory segment per host per job, holding a FIFO for every
-// ordered pair of local ranks (DESIGN.md section 3). The segment layout and the FIFO protocol are
+// ordered pair of local ranks (docs/architecture.md, "Paths"). The segment layout and the FIFO protocol are
 // described at the top of src/shm/shm_path.cpp.
 //
 // Set-up is in three steps so that the engine can order them with launcher barriers:

@@ -1,7 +1,7 @@
-// The UDP path (DESIGN.md section 3, as LA-MPI): one UdpPath per rail, each with two sockets bound to
-// the rail's address: the short socket carries eager messages, first fragments and control frames, the
-// long socket carries the rest of messages the receiver has matched (FrameWriter::bulk()). Why, and
-// what send errors mean, is written at the top of src/udp/udp_path.cpp.
+// The UDP path (docs/architecture.md, "Paths"; as LA-MPI): one UdpPath per rail, each with two sockets bound
+// to the rail's address: the short socket carries eager messages, first fragments and control frames, the
+// long socket carries the rest of messages the receiver has matched (FrameWriter::bulk()). Why, and what send
+// errors mean, is written at the top of src/udp/udp_path.cpp.
 //
 // Set-up, in the engine's order:
 //

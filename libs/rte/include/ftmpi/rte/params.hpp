@@ -1,4 +1,4 @@
-// The runtime environment's parameters (DESIGN.md section 5: one row each, owned here).
+// The runtime environment's parameters (one row each, owned here: docs/architecture.md, "Parameters").
 #pragma once
 
 #include <span>

@@ -1,4 +1,5 @@
-// RangeList: the set of sequence numbers recorded so far, as disjoint ranges (DESIGN.md section 2).
+// RangeList: the set of sequence numbers recorded so far, as disjoint ranges (docs/architecture.md,
+// "Reliability").
 //
 // Every byte between an ordered pair of processes has a 64-bit sequence number; 0 is never valid, numbering
 // starts at 1. Fragments arrive in any order, on several rails, duplicated, and re-cut to other MTUs so that
