@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package ftmpi needs to build, test and benchmark.
-# Idempotent; needs root (or sudo). Package notes: ../shared/recipes/README.md.
+# Idempotent; needs root (or sudo). jq reads the tools' JSON in tests.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -11,7 +11,7 @@ packages=(
   libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev
   libboost-test-dev libbenchmark-dev
   clang libclang-rt-14-dev
-  iproute2 nftables procps
+  iproute2 nftables procps jq
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 // that every byte arrived once, intact, in MPI order, and that the engine's counters saw what the plan did.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -490,7 +491,118 @@ BOOST_AUTO_TEST_CASE(a_rail_that_dies_mid_message_fails_over_and_fails_back) {
     const std::uint64_t before = p.routes[0].counters.frames_sent;
     exchange_and_verify(w, 0, 1, {1'000'000});
     BOOST_TEST(p.routes[0].counters.frames_sent > before);
+
+    // The statistics snapshot tells the same story: rail 0 to rank 1 is up, and its recent changes
+    // show it going down and coming back, each with its reason; its fault layer counted the blackhole.
+    const EngineStats stats = w.ranks[0]->stats();
+    BOOST_TEST(stats.rank == 0u);
+    BOOST_TEST(stats.totals.rails_down == w.ranks[0]->counters().rails_down);
+    const auto rail0 = std::find_if(stats.rails.begin(), stats.rails.end(),
+                                    [](const RailStats& r) { return r.peer == 1 && r.index == 0; });
+    BOOST_REQUIRE(rail0 != stats.rails.end());
+    BOOST_TEST(rail0->state == RailState::up);
+    BOOST_TEST(rail0->counters.frames_sent == p.routes[0].counters.frames_sent);
+    const auto went_down = std::find_if(rail0->changes.begin(), rail0->changes.end(),
+                                        [](const RailChange& c) { return c.state == RailState::down; });
+    BOOST_REQUIRE(went_down != rail0->changes.end());
+    BOOST_TEST(went_down->reason.find("no answer for") != std::string::npos, went_down->reason);
+    const auto back_up = std::find_if(went_down, rail0->changes.end(),
+                                      [](const RailChange& c) { return c.state == RailState::up; });
+    BOOST_REQUIRE(back_up != rail0->changes.end());
+    BOOST_TEST(back_up->reason == "a probe was answered");
+    BOOST_TEST((back_up->at >= went_down->at));
+    std::uint64_t blackholed = 0;
+    for (const PathStats& path : stats.paths) {
+      for (const path::PathCounterGroup& g : path.groups) {
+        for (const path::PathCounter& c : g.counters) {
+          if (path.index == 0 && g.kind == "faults" && c.name == "blackholed") blackholed = c.value;
+        }
+      }
+    }
+    BOOST_TEST(blackholed > 0u);
   }
+}
+
+rte::ControlRequest rail_request(rte::ControlOp op, std::string rail, std::vector<std::uint32_t> peers = {}) {
+  rte::ControlRequest r;
+  r.op = op;
+  r.rail = std::move(rail);
+  r.peers = std::move(peers);
+  return r;
+}
+
+// ftpath disable / enable as the engine carries them out (engine_control.cpp).
+BOOST_AUTO_TEST_CASE(a_disabled_rail_carries_nothing_and_comes_back_when_enabled) {
+  const std::uint64_t seed = test::seed_for("rail disabled and enabled");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    World w(2, fault_config(), {{8192, "drop=0.01"}, {8192, "drop=0.01"}}, seed);
+    // Disabled mid-message on both ranks: its frames in flight move to rail 0, nothing lost or doubled.
+    exchange_and_verify(w, 0, 1, {3'000'000}, [&] {
+      for (auto& rank : w.ranks) {
+        auto answer = rank->set_rail_service(rail_request(rte::ControlOp::disable, "1"));
+        BOOST_TEST_REQUIRE(answer.is_ok(), answer.status().to_string());
+        BOOST_TEST(answer->find(R"("changed":[{"peer":)") != std::string::npos, *answer);
+      }
+    });
+    std::uint64_t rail1_sent[2];
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      const Route& rail1 = w.ranks[r]->peer(1 - r).routes[1];
+      BOOST_TEST(rail1.state == RailState::disabled);
+      rail1_sent[r] = rail1.counters.frames_sent;
+    }
+    exchange_and_verify(w, 0, 1, {2'000'000, 100});
+    exchange_and_verify(w, 1, 0, {500'000});
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      BOOST_TEST(w.ranks[r]->peer(1 - r).routes[1].counters.frames_sent == rail1_sent[r], "rank " << r);
+    }
+    // The last rail in service may not be disabled; nothing changes then.
+    auto refused = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "0"));
+    BOOST_REQUIRE(!refused.is_ok());
+    BOOST_TEST(refused.status().message().find("last working rail to rank 1; nothing was disabled") != std::string::npos,
+               refused.status().message());
+    BOOST_TEST(w.ranks[0]->peer(1).routes[0].state == RailState::up);
+    // Disabling again changes nothing and says so.
+    auto again = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "1"));
+    BOOST_TEST_REQUIRE(again.is_ok());
+    BOOST_TEST(again->find(R"("unchanged":[{"peer":1,"state":"disabled"}])") != std::string::npos, *again);
+    // Enabled: probed, up, and striped over again; an enable is no failback.
+    const std::uint64_t failbacks = w.ranks[0]->counters().rails_up;
+    for (auto& rank : w.ranks) BOOST_TEST_REQUIRE(rank->set_rail_service(rail_request(rte::ControlOp::enable, "1")).is_ok());
+    w.run_until([&] {
+      return w.ranks[0]->peer(1).routes[1].state == RailState::up && w.ranks[1]->peer(0).routes[1].state == RailState::up;
+    });
+    BOOST_TEST(w.ranks[0]->counters().rails_up == failbacks);
+    exchange_and_verify(w, 0, 1, {2'000'000});
+    BOOST_TEST(w.ranks[0]->peer(1).routes[1].counters.frames_sent > rail1_sent[0]);
+    // Unknown rails and peers the rail does not reach are refused with the reason.
+    auto unknown = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "7"));
+    BOOST_TEST(unknown.status().message().starts_with("no rail '7' (rails: 0 ("), unknown.status().message());
+    auto nobody = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "1", {0}));
+    BOOST_TEST(nobody.status().message().find("reaches none of the peers named") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(when_the_last_rail_in_service_fails_the_job_ends_naming_the_disabled_rail) {
+  const std::uint64_t seed = test::seed_for("last rail in service dies");
+  EngineConfig config = fault_config();
+  config.peer_timeout = 300ms;  // the last rail in service is declared down after this much silence
+  World w(2, config, {{8192, ""}, {8192, ""}}, seed);
+  exchange_and_verify(w, 0, 1, {100'000});
+  for (auto& rank : w.ranks) BOOST_TEST_REQUIRE(rank->set_rail_service(rail_request(rte::ControlOp::disable, "1")).is_ok());
+  for (auto& rank : w.faults) rank[0]->set_specs({path::parse_fault_spec("blackhole").value()});
+  auto data = pattern(200'000, 9);
+  std::vector<std::byte> got(data.size());
+  w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 1);
+  w.ranks[0]->isend(w.world(0), data.data(), data.size(), 1, 1, SendMode::standard);
+  std::string message;
+  try {
+    w.run_until([] { return false; }, 20s);
+  } catch (const JobAborted& aborted) {
+    message = aborted.message;
+  }
+  BOOST_TEST(message.find("no rail left to rank") != std::string::npos, message);
+  BOOST_TEST(message.find("disabled for") != std::string::npos, message);
+  BOOST_TEST(message.find("until ftpath enable") != std::string::npos, message);
 }
 
 // A path whose sends the operating system refuses with a rail-severity error (what UdpPath returns for
@@ -560,6 +672,11 @@ BOOST_AUTO_TEST_CASE(an_operating_system_error_takes_a_rail_down_at_once) {
   w.transfer(pattern(1'000'000, 5), 1);
   BOOST_TEST(w.ranks[0]->peer(1).routes[0].state == RailState::down);
   BOOST_TEST(w.ranks[0]->peer(1).routes[0].counters.timeouts == 0u);  // no timer was needed
+  // The send and the two probes after it were refused: three in a row take a rail down.
+  BOOST_TEST(w.ranks[0]->peer(1).routes[0].counters.refused_sends >= 3u);
+  const RailChange& last = w.ranks[0]->peer(1).routes[0].changes.back();
+  BOOST_TEST(last.state == RailState::down);
+  BOOST_TEST(last.reason.find("Operation not permitted") != std::string::npos, last.reason);
 }
 
 BOOST_AUTO_TEST_CASE(a_rail_that_refuses_some_sends_is_not_taken_down) {

@@ -12,12 +12,16 @@
 #               down (failover) and up again (failback)
 #   nft-loss    nftables drops 5% of UDP packets on ftB's rail 1 for the whole transfer: retransmissions
 #   corrupt     FaultPath corrupts 1% of the frames every rank sends: every one detected and repaired
+#   ftpath-disable  (FTPATH, the 4th argument) at 10% of the transfer `ftpath disable` rail r2 on ftA:
+#               its bytes stop growing while 32 MB more move; disabling r1 too is refused (exit 4);
+#               `ftpath enable r2`: it comes back up and carries traffic again
 #
 # Passes when the job exits 0 (every byte intact) and the counters agree (check_counters.sh).
 set -euo pipefail
-drill=${1:?usage: netns_drill.sh link-down|nft-loss|corrupt FTRUN PROGRAM}
+drill=${1:?usage: netns_drill.sh link-down|nft-loss|corrupt|ftpath-disable FTRUN PROGRAM [FTPATH]}
 ftrun=${2:?ftrun}
 program=${3:?program}
+ftpath=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 simhosts=$here/../netns/simhosts.sh
 
@@ -32,6 +36,11 @@ case $drill in
   link-down) checks="failover failback"; extra=(--param engine.rail.probe_max=100ms); until=(-u "$stop") ;;
   nft-loss) checks="retransmits"; "$simhosts" loss ftB 1 5 ;;
   corrupt) checks="retransmits corruption"; extra=(--fault corrupt=0.01,seed=5) ;;
+  ftpath-disable)
+    checks=""
+    until=(-u "$stop")
+    export XDG_RUNTIME_DIR=$work/run  # this drill's jobs only; ftrun records the job there
+    mkdir -m 0700 "$XDG_RUNTIME_DIR" ;;
   *) echo "netns_drill.sh: unknown drill '$drill'" >&2; exit 2 ;;
 esac
 
@@ -65,6 +74,43 @@ if [ "$drill" = link-down ]; then
   echo "netns_drill: rail 1 of ftB up at $(grep '^progress' "$log" | tail -1) (a rank logged it down: ${down:+line $down}${down:-no})"
   up=$(wait_line_after "is back up" "${down:-0}")
   echo "netns_drill: a rank logged it back up: ${up:+line $up}${up:-no}; the transfer may end"
+  touch "$stop"
+fi
+fp() { "$simhosts" exec ftA env XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" "$ftpath" "$@"; }
+drill_fail() { echo "FAIL: $*" >&2; touch "$stop"; wait "$job"; grep -v '^progress ' "$log" | tail -20 >&2; exit 1; }
+# Waits (at most 120 s) until the command $1 succeeds.
+wait_until() {
+  local deadline=$((SECONDS + 120))
+  until eval "$1"; do
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.05
+  done
+}
+if [ "$drill" = ftpath-disable ]; then
+  wait_progress 10
+  id=$(fp list --json | jq -r '.jobs[0].id // empty')
+  [ -n "$id" ] || drill_fail "ftpath list does not show the job"
+  # A rail by its interface: path indices count shared memory and rails alike.
+  sent_on() { fp show "$id" --timeout 10 --json | jq "[.ranks[].rails[]? | select(.name | contains(\" $1 \")) | .bytes_sent] | add // 0"; }
+  moved() { fp show "$id" --timeout 10 --json | jq '[.ranks[] | select(.rank == 1) | .totals.bytes_received] | add // 0'; }
+  states_of() { fp show "$id" --timeout 10 --json | jq -r "[.ranks[].rails[]? | select(.name | contains(\" $1 \")) | .state] | unique | join(\",\")"; }
+  fp disable "$id" r2 || drill_fail "ftpath disable r2 exited $?"
+  [ "$(states_of r2)" = disabled ] || drill_fail "r2 is $(states_of r2)"
+  frozen=$(sent_on r2) || drill_fail "ftpath show failed"
+  from=$(moved) || drill_fail "ftpath show failed"
+  wait_until '[ "$(moved)" -gt $((from + 33554432)) ]' || drill_fail "the transfer stalled on r1 alone"
+  [ "$(sent_on r2)" -eq "$frozen" ] || drill_fail "r2 sent $(( $(sent_on r2) - frozen )) bytes while disabled"
+  echo "netns_drill: r2 sent nothing while 32 MB moved on r1 alone"
+  status=0
+  fp disable "$id" r1 || status=$?
+  [ "$status" -eq 4 ] || drill_fail "disabling the last rail exited $status, not 4"
+  fp enable "$id" r2 || drill_fail "ftpath enable r2 exited $?"
+  wait_until '[ "$(states_of r2)" = up ]' || drill_fail "r2 did not come back up ($(states_of r2))"
+  back=$(sent_on r2) || drill_fail "ftpath show failed"
+  from=$(moved) || drill_fail "ftpath show failed"
+  wait_until '[ "$(moved)" -gt $((from + 33554432)) ]' || drill_fail "the transfer stalled after the enable"
+  [ "$(sent_on r2)" -gt "$back" ] || drill_fail "r2 carries nothing since it was enabled"
+  echo "netns_drill: r2 carries traffic again"
   touch "$stop"
 fi
 status=0

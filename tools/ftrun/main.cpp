@@ -17,7 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/params.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/path/params.hpp"
@@ -83,7 +84,7 @@ See docs/ftrun.md for what ranks receive and how failures are reported.)";
 
 // Every parameter of the job, so that --param and --help-params cover the ranks' libraries too.
 base::Status gather_params(base::ParamSet& params) {
-  for (auto table : ftmpi::engine::all_param_tables()) {
+  for (auto table : ftmpi::params::all_param_tables()) {
     if (base::Status s = params.add_table(table); !s) return s;
   }
   return {};

@@ -1,10 +1,14 @@
 #include "ftmpi/rte/client.hpp"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <thread>
+#include <utility>
 
 #include "ftmpi/rte/params.hpp"
 #include "sys.hpp"
@@ -232,6 +236,7 @@ Status Client::finalize() {
   if (!std::holds_alternative<FinalizeAck>(*reply)) {
     return Status(Errc::malformed, "ftrun answered finalize with " + std::string(to_string(type_of(*reply))));
   }
+  stop_watching();
   socket_.reset();
   return {};
 }
@@ -253,11 +258,108 @@ Result<Message> Client::receive(sys::Clock::time_point deadline) {
   return std::move(**message);
 }
 
+struct Client::ControlWatcher {
+  int socket = -1;
+  UniqueFd stop_fd;  // an eventfd: written to end the thread
+  std::atomic<bool> pending{false};
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+
+  void run() {
+    for (;;) {
+      pollfd fds[2] = {{socket, POLLIN, 0}, {stop_fd.get(), POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      if (stopping.load() || fds[1].revents != 0) return;
+      pending.store(true);
+      // A broken connection stays readable: say so once (take_control reports nothing), then stop.
+      if ((fds[0].revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return;
+      // stop() sets stopping before it lowers pending: seen here, or the wait below is woken.
+      if (stopping.load()) return;
+      pending.wait(true);  // until the engine took what arrived, or we are stopped
+      if (stopping.load()) return;
+    }
+  }
+
+  // Ends the thread (idempotent); the flag stays readable, and false.
+  void stop() {
+    stopping.store(true);
+    const std::uint64_t one = 1;
+    if (::write(stop_fd.get(), &one, sizeof one) < 0) {
+      // An eventfd write fails only when its counter is full: the thread is being woken already.
+    }
+    pending.store(false);
+    pending.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+};
+
+Status Client::watch_control() {
+  if (is_singleton() || !socket_ || watcher_) return {};
+  auto* watcher = new ControlWatcher();
+  watcher_ = std::unique_ptr<ControlWatcher, void (*)(ControlWatcher*)>(watcher, [](ControlWatcher* w) {
+    w->stop();
+    delete w;
+  });
+  watcher->socket = socket_.get();
+  watcher->stop_fd = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!watcher->stop_fd) {
+    watcher_.reset();
+    return sys::errno_status(Errc::internal, "eventfd");
+  }
+  watcher->thread = std::thread([watcher] { watcher->run(); });
+  return {};
+}
+
+const std::atomic<bool>* Client::control_pending() const noexcept {
+  return watcher_ ? &watcher_->pending : nullptr;
+}
+
+void Client::stop_watching() {
+  if (watcher_) watcher_->stop();  // the object (and control_pending()) lives as long as the Client
+}
+
+std::vector<Control> Client::take_control() {
+  if (watcher_) {
+    watcher_->pending.store(false);
+    watcher_->pending.notify_all();
+  }
+  if (is_singleton() || !socket_) return {};
+  if (!held_) {
+    // A reply that arrives meanwhile (fence_done while a fence is pending) waits in held_ for its reader.
+    // An error here is the connection's: the next fence or finalize reports it.
+    auto message = try_receive(sys::Clock::now());
+    if (message && message->has_value()) held_ = std::move(**message);
+  }
+  return std::exchange(controls_, {});
+}
+
+Status Client::reply_control(std::uint32_t id, bool ok, std::string text) {
+  if (is_singleton() || !socket_) return {};
+  if (text.size() > kMaxControlReplyBytes) {
+    ok = false;
+    text = "the reply (" + std::to_string(text.size()) + " bytes) exceeds the control protocol's bound";
+  }
+  return send(ControlReply{id, ok, std::move(text)});
+}
+
 Result<std::optional<Message>> Client::try_receive(sys::Clock::time_point deadline) {
+  if (held_) return std::optional<Message>(std::exchange(held_, std::nullopt));
   for (;;) {
     auto message = reader_.next();
     if (!message) return Status(message.code(), "from ftrun: " + message.status().message());
-    if (message->has_value()) return std::move(*message);
+    if (message->has_value()) {
+      // Control requests come at any time; the engine takes them from its progress loop.
+      if (auto* control = std::get_if<Control>(&**message)) {
+        controls_.push_back(std::move(*control));
+        // Read here by a fence or finalize, it may never make the socket readable for the watcher.
+        if (watcher_) watcher_->pending.store(true);
+        continue;
+      }
+      return std::move(*message);
+    }
     pollfd p{socket_.get(), POLLIN, 0};
     int ready = ::poll(&p, 1, sys::poll_timeout_ms(deadline, sys::Clock::now()));
     if (ready < 0) {

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
+#include <memory>
 #include <array>
 #include <cstring>
 #include <map>
@@ -30,6 +32,7 @@
 #include <set>
 
 #include "binding.hpp"
+#include "control_service.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/rte/hosts.hpp"
 #include "ftmpi/rte/job.hpp"
@@ -108,6 +111,7 @@ class Job {
   Result<std::string> remote_command(const JobInfo& job, const std::vector<std::string>& env_base) const;
   // Removes the job's shared-memory segments on every other host the job used, through the agent.
   void clean_remote_hosts();
+  void open_control();
   // Runs until every rank has exited and its output is forwarded; an error only if poll() itself fails.
   Status loop();
   void on_server_events(Clock::time_point now);
@@ -134,6 +138,7 @@ class Job {
   JobIdentity identity_;
   bool identity_made_ = false;
   std::optional<Server> server_;
+  std::unique_ptr<ControlService> control_;  // null when the runtime directory could not be used
   std::vector<Rank> ranks_;
   std::vector<JobInfo> jobs_;  // each rank's contract, filled by place()
   bool any_remote_ = false;
@@ -306,6 +311,7 @@ Status Job::start() {
   if (!advertised) return advertised.status();
   const std::string addresses = join_launcher_addresses(*advertised);
   base::logger().debug("ranks connect to {}", addresses);
+  open_control();
 
   std::vector<cpu_set_t> cpus;
   if (spec_.bind == BindPolicy::core) {
@@ -406,6 +412,35 @@ Status Job::start() {
   return {};
 }
 
+// The control plane is for operators' tools: a job runs without it (a runtime directory that cannot be
+// made, say), with one warning.
+void Job::open_control() {
+  JobRecord record;
+  char id[17];
+  std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(identity_.job_id));
+  record.id = id;
+  record.pid = ::getpid();
+  record.command = spec_.program;
+  for (const std::string& a : spec_.args) record.command += " " + a;
+  record.started = static_cast<std::int64_t>(::time(nullptr));
+  record.ranks = spec_.size;
+  auto hostname = local_hostname();
+  const std::string here = hostname ? *hostname : std::string("localhost");
+  std::vector<std::string> rank_hosts;
+  for (std::uint32_t r = 0; r < spec_.size; ++r) {
+    rank_hosts.push_back(spec_.hosts.empty() || !ranks_[r].remote ? here : spec_.hosts[r]);
+    if (std::find(record.hosts.begin(), record.hosts.end(), rank_hosts.back()) == record.hosts.end()) {
+      record.hosts.push_back(rank_hosts.back());
+    }
+  }
+  auto service = ControlService::open(std::move(record), std::move(rank_hosts));
+  if (!service) {
+    base::logger().warn("no control plane for this job (ftpath cannot reach it): {}", service.status().message());
+    return;
+  }
+  control_ = std::move(*service);
+}
+
 Result<JobOutcome> Job::run() {
   if (Status s = start(); !s) return s;
   // If the loop fails, the destructor kills and reaps whatever is still running.
@@ -488,6 +523,8 @@ Status Job::loop() {
     const std::size_t server_at = fds.size();
     server_->prepare_poll(fds, deadline);
     const std::size_t server_end = fds.size();
+    if (control_) control_->prepare_poll(fds, deadline);
+    const std::size_t control_end = fds.size();
     const bool read_stdin = stdin_open_ && stdin_pipe_ && stdin_buffer_.size() < kStdinBufferBytes;
     fds.push_back({read_stdin ? STDIN_FILENO : -1, POLLIN, 0});
     fds.push_back({stdin_pipe_ && !stdin_buffer_.empty() ? stdin_pipe_.get() : -1, POLLOUT, 0});
@@ -504,7 +541,8 @@ Status Job::loop() {
     now = Clock::now();
     server_->dispatch(std::span<const pollfd>(fds).subspan(server_at, server_end - server_at), now);
     on_server_events(now);
-    on_stdin(fds[server_end].revents, fds[server_end + 1].revents);
+    if (control_) control_->dispatch(std::span<const pollfd>(fds).subspan(server_end, control_end - server_end), now, *server_);
+    on_stdin(fds[control_end].revents, fds[control_end + 1].revents);
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
       if (fds[outputs_at + 2 * i].revents != 0) on_output(ranks_[i], false);
       if (fds[outputs_at + 2 * i + 1].revents != 0) on_output(ranks_[i], true);
@@ -535,6 +573,9 @@ void Job::on_server_events(Clock::time_point now) {
         fail(status == 0 ? 1 : status, std::move(summary), now);
         break;
       }
+      case RankEvent::Kind::control_reply:
+        if (control_) control_->on_reply(e, now);
+        break;
       case RankEvent::Kind::disconnected:
         // Usually the rank is dying and SIGCHLD follows; give it a moment before calling it a failure.
         if (rank.running && !server_->finalized(e.rank)) {

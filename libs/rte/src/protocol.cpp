@@ -35,6 +35,7 @@ class Writer {
 class Reader {
  public:
   explicit Reader(std::span<const char> in) : in_(in) {}
+  bool u8(std::uint8_t& v) { return uint(v, 1); }
   bool u16(std::uint16_t& v) { return uint(v, 2); }
   bool u32(std::uint32_t& v) { return uint(v, 4); }
   bool bytes(std::size_t n, std::string& out) {
@@ -122,6 +123,17 @@ struct Encoder {
   void operator()(const AbortAck&) {}
   void operator()(const Finalize&) {}
   void operator()(const FinalizeAck&) {}
+  void operator()(const Control& m) {
+    w.u32(m.id);
+    w.u32(static_cast<std::uint32_t>(m.request.size()));
+    w.bytes(m.request);
+  }
+  void operator()(const ControlReply& m) {
+    w.u32(m.id);
+    w.u8(m.ok ? 1 : 0);
+    w.u32(static_cast<std::uint32_t>(m.text.size()));
+    w.bytes(m.text);
+  }
 };
 
 Result<Message> decode_body(MsgType type, Reader& r) {
@@ -185,6 +197,25 @@ Result<Message> decode_body(MsgType type, Reader& r) {
     case MsgType::abort_ack: return Message(AbortAck{});
     case MsgType::finalize: return Message(Finalize{});
     case MsgType::finalize_ack: return Message(FinalizeAck{});
+    case MsgType::control: {
+      Control m;
+      std::uint32_t len = 0;
+      if (!r.u32(m.id) || !r.u32(len)) return malformed(type, "truncated");
+      if (len > kMaxControlRequestBytes) return malformed(type, "request too long");
+      if (!r.bytes(len, m.request)) return malformed(type, "truncated request");
+      return Message(std::move(m));
+    }
+    case MsgType::control_reply: {
+      ControlReply m;
+      std::uint8_t ok = 0;
+      std::uint32_t len = 0;
+      if (!r.u32(m.id) || !r.u8(ok) || !r.u32(len)) return malformed(type, "truncated");
+      if (ok > 1) return malformed(type, "ok must be 0 or 1");
+      if (len > kMaxControlReplyBytes) return malformed(type, "reply too long");
+      if (!r.bytes(len, m.text)) return malformed(type, "truncated reply");
+      m.ok = ok == 1;
+      return Message(std::move(m));
+    }
   }
   return Status(Errc::malformed, "unknown message type " + std::to_string(static_cast<int>(type)));
 }
@@ -202,6 +233,8 @@ std::string_view to_string(MsgType type) noexcept {
     case MsgType::abort_ack: return "abort_ack";
     case MsgType::finalize: return "finalize";
     case MsgType::finalize_ack: return "finalize_ack";
+    case MsgType::control: return "control";
+    case MsgType::control_reply: return "control_reply";
   }
   return "unknown";
 }
@@ -217,6 +250,8 @@ std::size_t max_body_bytes(MsgType type) noexcept {
     case MsgType::abort_ack:
     case MsgType::finalize:
     case MsgType::finalize_ack: return 0;
+    case MsgType::control: return 4 + 4 + kMaxControlRequestBytes;
+    case MsgType::control_reply: return 4 + 1 + 4 + kMaxControlReplyBytes;
   }
   return 0;
 }
@@ -263,7 +298,7 @@ Result<std::optional<Message>> FrameReader::next() {
   const auto type = static_cast<MsgType>(raw_type);
   if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
     const bool known = raw_type >= static_cast<std::uint8_t>(MsgType::hello) &&
-                       raw_type <= static_cast<std::uint8_t>(MsgType::finalize_ack);
+                       raw_type <= static_cast<std::uint8_t>(MsgType::control_reply);
     return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
                                          : "unknown frame type " + std::to_string(raw_type));
   }

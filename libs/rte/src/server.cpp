@@ -26,7 +26,7 @@ struct Overloaded : Fs... {
   using Fs::operator()...;
 };
 
-RankEvent event(RankEvent::Kind kind, std::uint32_t rank) { return RankEvent{kind, rank, 0, 0, {}}; }
+RankEvent event(RankEvent::Kind kind, std::uint32_t rank) { return RankEvent{kind, rank, 0, 0, {}, 0, false}; }
 
 std::string who(const std::string& peer, std::optional<std::uint32_t> rank) {
   return rank ? "rank " + std::to_string(*rank) + " (" + peer + ")" : peer;
@@ -224,6 +224,14 @@ bool Server::handle(Connection& c, Message message) {
             events_.push_back(event(RankEvent::Kind::finalized, rank));
             return !c.closed;
           },
+          [&](ControlReply& reply) {
+            RankEvent e = event(RankEvent::Kind::control_reply, rank);
+            e.control_id = reply.id;
+            e.ok = reply.ok;
+            e.message = std::move(reply.text);
+            events_.push_back(std::move(e));
+            return true;
+          },
           [&](const auto& other) {
             // The reader admits only the frames above; anything else is a bug here, not in the rank.
             reject(c, "internal error: unexpected " + std::string(to_string(type_of(Message(other)))), false);
@@ -231,6 +239,17 @@ bool Server::handle(Connection& c, Message message) {
           },
       },
       message);
+}
+
+bool Server::send_control(std::uint32_t rank, std::uint32_t id, std::string_view request) {
+  if (rank >= size_ || !ranks_[rank].connected || ranks_[rank].finalized) return false;
+  if (request.size() > kMaxControlRequestBytes) return false;  // the rank would take it as malformed
+  for (const auto& c : connections_) {
+    if (c->closed || c->rank != rank) continue;
+    send(*c, std::make_shared<const std::string>(encode(Control{id, std::string(request)})));
+    return !c->closed;
+  }
+  return false;
 }
 
 bool Server::handle_hello(Connection& c, const Hello& hello) {

@@ -11,9 +11,10 @@ using ftmpi::base::Errc;
 
 namespace {
 
-constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,    MsgType::put,
-                                  MsgType::fence,     MsgType::fence_done, MsgType::abort,
-                                  MsgType::abort_ack, MsgType::finalize,   MsgType::finalize_ack};
+constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,      MsgType::put,
+                                  MsgType::fence,     MsgType::fence_done,   MsgType::abort,
+                                  MsgType::abort_ack, MsgType::finalize,     MsgType::finalize_ack,
+                                  MsgType::control,   MsgType::control_reply};
 
 std::string header(std::uint32_t length, std::uint8_t type) {
   std::string h;
@@ -77,6 +78,35 @@ BOOST_AUTO_TEST_CASE(every_message_round_trips) {
   BOOST_TEST(std::holds_alternative<AbortAck>(*round_trip(AbortAck{})));
   BOOST_TEST(std::holds_alternative<Finalize>(*round_trip(Finalize{})));
   BOOST_TEST(std::holds_alternative<FinalizeAck>(*round_trip(FinalizeAck{})));
+
+  auto control = std::get<Control>(*round_trip(Control{9, "ftmpi-control 1 stats"}));
+  BOOST_TEST(control.id == 9u);
+  BOOST_TEST(control.request == "ftmpi-control 1 stats");
+  auto reply = std::get<ControlReply>(*round_trip(ControlReply{9, true, R"({"rank":3})"}));
+  BOOST_TEST(reply.id == 9u);
+  BOOST_TEST(reply.ok);
+  BOOST_TEST(reply.text == R"({"rank":3})");
+  BOOST_TEST(!std::get<ControlReply>(*round_trip(ControlReply{1, false, "no rail 'x'"})).ok);
+}
+
+BOOST_AUTO_TEST_CASE(control_frames_keep_to_their_bounds_and_flag) {
+  std::string body;
+  for (std::uint32_t v : {7u, static_cast<std::uint32_t>(kMaxControlRequestBytes + 1)}) {
+    for (int i = 0; i < 4; ++i) body.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+  body.append(kMaxControlRequestBytes + 1, 'x');
+  BOOST_TEST((decode(MsgType::control, body).code() == Errc::malformed));
+  std::string reply("\x01\0\0\0\x02\0\0\0\0", 9);  // id 1, ok = 2
+  BOOST_TEST((decode(MsgType::control_reply, reply).code() == Errc::malformed));
+  reply[4] = '\x01';
+  BOOST_TEST(decode(MsgType::control_reply, reply).is_ok());
+  // Ranks may not send control requests, nor ftrun replies.
+  FrameReader from_rank(kRankToLauncher);
+  from_rank.append(encode(Control{1, "x"}));
+  BOOST_TEST(!from_rank.next().is_ok());
+  FrameReader from_ftrun(kLauncherToRank);
+  from_ftrun.append(encode(ControlReply{1, true, "{}"}));
+  BOOST_TEST(!from_ftrun.next().is_ok());
 }
 
 BOOST_AUTO_TEST_CASE(frames_fed_one_byte_at_a_time_come_out_whole_and_in_order) {

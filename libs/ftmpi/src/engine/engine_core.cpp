@@ -8,7 +8,8 @@
 #include <cstring>
 
 #include "ftmpi/base/log.hpp"
-#include "params.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
 
 namespace ftmpi::engine {
 namespace {
@@ -34,15 +35,6 @@ std::uint64_t load_le64(const std::byte* in) {
 
 // Writes a frame the engine still holds in full (a retransmission).
 }  // namespace
-
-std::string_view to_string(RailState state) noexcept {
-  switch (state) {
-    case RailState::up: return "up";
-    case RailState::suspect: return "suspect";
-    case RailState::down: return "down";
-  }
-  return "?";
-}
 
 StoredFrame::StoredFrame(std::span<const std::byte> bytes, bool bulk) : bytes_(bytes), bulk_(bulk) {}
 std::size_t StoredFrame::frame_size() const noexcept { return bytes_.size(); }
@@ -92,7 +84,9 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.peer_timeout = params.get_duration(kPeerTimeout);
   c.probe_min = params.get_duration(kProbeMin);
   c.probe_max = params.get_duration(kProbeMax);
-  c.report = params.get_bool(kReport);
+  auto report = parse_report_format(params.get_string(kReport));
+  if (!report) return report.status();
+  c.report = *report;
   if (c.probe_min.count() <= 0 || c.probe_max < c.probe_min) {
     return base::Status(base::Errc::invalid_argument,
                         "engine.rail.probe_max must be at least engine.rail.probe_min, which must be > 0");
@@ -102,7 +96,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
 
 EngineConfig EngineConfig::defaults() {
   base::ParamSet params;
-  for (auto table : all_param_tables()) (void)params.add_table(table);
+  for (auto table : ftmpi::params::all_param_tables()) (void)params.add_table(table);
   return from(params).value();
 }
 
@@ -935,6 +929,9 @@ void EngineCore::release(Request* r) {
 
 bool EngineCore::progress() {
   bool did = false;
+  if (env_.control_pending != nullptr && env_.control_pending->load(std::memory_order_relaxed)) [[unlikely]] {
+    serve_control();
+  }
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
@@ -992,7 +989,8 @@ base::Status EngineCore::finalize() {
       return !tested || *tested;
     });
   }
-  if (config_.report) std::fprintf(stderr, "%s", counters_report().c_str());
+  if (config_.report == ReportFormat::text) std::fprintf(stderr, "%s", report_text(stats()).c_str());
+  if (config_.report == ReportFormat::json) std::fprintf(stderr, "ftmpi stats: %s\n", report_json(stats()).c_str());
   if (!fenced) return fenced;
   return env_.finalize ? env_.finalize() : base::Status{};
 }

@@ -33,6 +33,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -51,8 +52,11 @@
 #include "ftmpi/frag/wire.hpp"
 #include "ftmpi/match/matcher.hpp"
 #include "ftmpi/path/path.hpp"
+#include "ftmpi/rte/control.hpp"
+#include "ftmpi/rte/protocol.hpp"
 #include "ftmpi/seq/range_list.hpp"
 #include "request.hpp"
+#include "stats.hpp"
 
 namespace ftmpi::engine {
 
@@ -79,7 +83,7 @@ struct EngineConfig {
   std::chrono::nanoseconds peer_timeout{};
   std::chrono::nanoseconds probe_min{};
   std::chrono::nanoseconds probe_max{};
-  bool report = false;  // print counters_report() at finalize
+  ReportFormat report = ReportFormat::none;  // what finalize prints of stats() to stderr
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -104,6 +108,12 @@ struct Environment {
   // copy); returns the bytes read. Empty when unavailable.
   std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> local)>
       read_peer_memory;
+  // Control requests from tools through the launcher (rte/control.hpp): `control_pending` is raised when
+  // some may have arrived (tested at every progress round, so it must be cheap to read), take_control
+  // returns them, reply_control answers one. Unset: no launcher, no control.
+  const std::atomic<bool>* control_pending = nullptr;
+  std::function<std::vector<rte::Control>()> take_control;
+  std::function<void(std::uint32_t id, bool ok, std::string text)> reply_control;
 };
 
 // A frame's payload: `bytes`, or, when `layout` is set, the packed bytes [offset, offset + length) of a
@@ -131,22 +141,6 @@ struct Payload {
   std::size_t size() const noexcept { return layout != nullptr ? length : bytes.size(); }
 };
 
-// Counters of frames the engine refused or repaired, for tests and ftpath.
-struct EngineCounters {
-  std::uint64_t frames_received = 0;
-  std::uint64_t frames_sent = 0;
-  std::uint64_t dropped_malformed = 0;    // decode refused it (truncated, bad header checksum, ...)
-  std::uint64_t dropped_wrong_job = 0;
-  std::uint64_t dropped_bad_payload = 0;  // payload checksum mismatch
-  std::uint64_t duplicates = 0;
-  std::uint64_t retransmits = 0;
-  std::uint64_t acks_sent = 0;
-  std::uint64_t nacks_sent = 0;
-  std::uint64_t rails_down = 0;  // rail-to-peer failures detected
-  std::uint64_t rails_up = 0;    // failbacks
-  std::uint64_t bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count
-  std::uint64_t bytes_received = 0;
-};
 
 struct IncomingMessage {
   std::uint32_t peer = 0;
@@ -166,29 +160,6 @@ struct IncomingMessage {
   Request* receive = nullptr;
   std::vector<std::byte> early;       // payload that arrived before the match, by message offset
   std::vector<seq::Range> buffered;   // byte ranges in `early`: delivered once the message matches
-};
-
-enum class RailState : std::uint8_t {
-  up,       // takes new frames
-  suspect,  // a frame timed out on it: no new frames, probed until it answers or is declared down
-  down,     // failed (an error from the OS, or silence): its frames moved away; probed for failback
-};
-std::string_view to_string(RailState state) noexcept;
-
-// What one rail did for one peer (ftpath shows them; tests check them).
-struct RailCounters {
-  std::uint64_t frames_sent = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t frames_received = 0;
-  std::uint64_t bytes_received = 0;
-  std::uint64_t retransmits = 0;       // frames resent on this rail (timeouts, NACKs, rebinding)
-  std::uint64_t timeouts = 0;          // frames sent on this rail that timed out
-  std::uint64_t rebound = 0;           // frames moved off this rail when it went down
-  std::uint64_t checksum_failures = 0; // frames received on this rail with a bad payload checksum
-  std::uint64_t duplicates = 0;        // frames received on this rail whose bytes we already had
-  std::uint64_t probes_sent = 0;
-  std::uint64_t probe_replies = 0;
-  std::uint64_t state_changes = 0;
 };
 
 // One way to a peer: a path (a rail) that reaches it, and what the engine learned about it.
@@ -216,6 +187,8 @@ struct Route {
   Clock::time_point next_probe{};
   std::chrono::nanoseconds probe_interval{0};
   RailCounters counters;
+  std::deque<RailChange> changes;  // the latest kRailChangesKept, oldest first (stats, ftpath)
+  bool enabled_by_operator = false;  // down because the operator enabled it: its first answer is no failback
 };
 
 // A frame's bytes, kept for resending. Unlike a vector it never zero-fills what the frame overwrites,
@@ -342,9 +315,14 @@ class EngineCore final : public Engine, public path::FrameSink {
   void on_frame_parts(std::span<const std::byte> header, std::span<const std::byte> payload) noexcept override;
 
   const EngineCounters& counters() const noexcept { return counters_; }
-  // Every counter as "key=value" lines: one "engine" line, then one "rail" line per peer and rail, and
-  // one "faults" line per rail with fault injection (what tests and operators read; docs/ftrun.md).
-  std::string counters_report() const;
+  // A snapshot of every counter, each rail's state per peer with its latest changes, and the drivers'
+  // own counters (stats.hpp). Not for the data path: it allocates.
+  EngineStats stats() const;
+  // A control request's disable or enable (engine_control.cpp): the rail's state toward the named peers;
+  // the answer as JSON, or why not (nothing changed then).
+  base::Result<std::string> set_rail_service(const rte::ControlRequest& request);
+  // The path a request's rail names: its index, or a word of its name ("eth1", "10.0.0.1").
+  base::Result<std::uint32_t> find_rail(std::string_view rail) const;
   const Peer& peer(std::uint32_t rank) const { return peers_[rank]; }
 
  protected:
@@ -424,6 +402,9 @@ class EngineCore final : public Engine, public path::FrameSink {
   }
   bool push_streams();
   bool service_timers();
+  // Control requests (engine_control.cpp): answers every request taken from the launcher.
+  void serve_control();
+
   void complete(Request* request);
   // A send on `route` failed with `status`; `lost_seq` is the first sequence number of the frame it
   // carried, if the frame is retained (engine_rails.cpp).

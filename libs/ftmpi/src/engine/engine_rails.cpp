@@ -39,8 +39,6 @@
 
 #include "engine_core.hpp"
 #include "ftmpi/base/log.hpp"
-#include "ftmpi/path/fault.hpp"
-#include "ftmpi/path/udp.hpp"
 
 namespace ftmpi::engine {
 namespace {
@@ -317,13 +315,31 @@ void EngineCore::set_state(Peer& peer, Route& route, RailState state, std::strin
   route.state_since = now;
   route.alive_elsewhere = {};
   ++route.counters.state_changes;
+  if (route.changes.size() == kRailChangesKept) route.changes.pop_front();
+  route.changes.push_back({std::chrono::system_clock::now(), state, std::string(reason)});
   const std::string& name = route.path->info().name;
   switch (state) {
     case RailState::suspect:
       base::logger().debug("rail {} to rank {} is suspect: {}", name, peer.rank, reason);
       route.next_probe = now;  // ask at once
       break;
+    case RailState::disabled:
+      base::logger().warn("rail {} to rank {} is disabled: {}", name, peer.rank, reason);
+      if (route.in_flight > 0) {  // its frames move to the other rails, exactly as at a failure
+        peer.rebind_needed = true;
+        rebind_pending_ = true;
+      }
+      break;
     case RailState::down:
+      // Enabling a disabled rail makes it down and probed at once: no failure to count.
+      if (was == RailState::disabled) {
+        base::logger().warn("rail {} to rank {} is enabled, probing: {}", name, peer.rank, reason);
+        route.probe_interval = config_.probe_min;
+        route.next_probe = now;
+        route.enabled_by_operator = true;
+        break;
+      }
+      route.enabled_by_operator = false;
       ++counters_.rails_down;
       base::logger().warn("rail {} to rank {} is down: {}", name, peer.rank, reason);
       route.probe_interval = config_.probe_min;
@@ -332,7 +348,10 @@ void EngineCore::set_state(Peer& peer, Route& route, RailState state, std::strin
       route.srtt = route.rttvar = std::chrono::nanoseconds(0);
       break;
     case RailState::up:
-      if (was == RailState::down) {
+      if (was == RailState::down && route.enabled_by_operator) {
+        route.enabled_by_operator = false;
+        base::logger().warn("rail {} to rank {} is in service again: {}", name, peer.rank, reason);
+      } else if (was == RailState::down) {
         ++counters_.rails_up;
         base::logger().warn("rail {} to rank {} is back up: {}", name, peer.rank, reason);
       } else {
@@ -355,8 +374,11 @@ void EngineCore::rail_failed(Peer& peer, std::uint32_t route_index, std::string_
     rebind_pending_ = true;
   }
   const bool any_left = std::any_of(peer.routes.begin(), peer.routes.end(),
-                                    [](const Route& r) { return r.state != RailState::down; });
+                                    [](const Route& r) { return !out_of_service(r.state); });
   if (any_left) return;
+  // Rails the operator disabled stay out: bringing one back from this side alone could not work, since
+  // the peer, which may only be acknowledging, keeps answering on the rail that died. The message says
+  // which rails were disabled.
   std::string states;
   for (const Route& r : peer.routes) {
     if (!states.empty()) states += "; ";
@@ -364,8 +386,10 @@ void EngineCore::rail_failed(Peer& peer, std::uint32_t route_index, std::string_
               ms(Clock::now() - r.state_since) + ", last answer " + ms(Clock::now() - r.last_progress) +
               " ago, " + std::to_string(r.counters.timeouts) + " timeouts";
   }
+  const bool disabled = std::any_of(peer.routes.begin(), peer.routes.end(),
+                                    [](const Route& r) { return r.state == RailState::disabled; });
   abort(1, "no rail left to rank " + std::to_string(peer.rank) + " (" + std::string(reason) + "); rails: " +
-               states);
+               states + (disabled ? " (a disabled rail carries nothing until ftpath enable)" : ""));
 }
 
 void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base::Status& status,
@@ -386,12 +410,13 @@ void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base:
     rebind_pending_ = true;
   }
   Route& route = peer.routes[route_index];
-  if (route.state == RailState::down) return;
+  if (out_of_service(route.state)) return;
   // One refusal may pass: a firewall rule that drops a share of the packets refuses exactly those (EPERM),
   // and taking the rail down for each would flap it hundreds of times. So the rail turns suspect (no new
   // frames) and is probed at once; a probe refused too counts, and kRefusalsForDown refusals in a row
   // with no answer between them (a link that is down refuses everything) take it down, all within this
   // call, as fast as before.
+  ++route.counters.refused_sends;
   while (++route.refused_sends < kRefusalsForDown) {
     set_state(peer, route, RailState::suspect, status.to_string());
     const Clock::time_point now = Clock::now();
@@ -399,6 +424,7 @@ void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base:
       route.next_probe = now + std::min(route.rto, config_.rail_down_after / 8);
       return;
     }
+    ++route.counters.refused_sends;
   }
   rail_failed(peer, route_index, status.to_string());
 }
@@ -414,7 +440,7 @@ void EngineCore::rebind_frames() {
       for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
         const RetainedFrame& f = peer.retained[i];
         if (f.received) continue;
-        if (peer.routes[f.route].state == RailState::down) {
+        if (out_of_service(peer.routes[f.route].state)) {
           ++peer.routes[f.route].counters.rebound;
           ++off_down_rails;
           scratch_indices_.push_back(i);
@@ -471,7 +497,10 @@ void EngineCore::handle_probe(Peer& peer, const frag::FrameHeader& h) {
   const Clock::time_point now = Clock::now();
   if (seq == route->probe_seq) sample_rtt(*route, now - route->probe_sent_at);
   route_progress(*route, now);
-  if (route->state != RailState::up) set_state(peer, *route, RailState::up, "a probe was answered");
+  // A disabled rail stays out whatever answers on it, until the operator enables it.
+  if (route->state != RailState::up && route->state != RailState::disabled) {
+    set_state(peer, *route, RailState::up, "a probe was answered");
+  }
 }
 
 // Probes suspect and down rails, and decides when a suspect rail is down.
@@ -479,7 +508,7 @@ bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
   bool did = false;
   for (std::uint32_t k = 0; k < peer.routes.size(); ++k) {
     Route& route = peer.routes[k];
-    if (route.state == RailState::up) continue;
+    if (route.state == RailState::up || route.state == RailState::disabled) continue;
     if (route.state == RailState::suspect) {
       // Silence counts from the suspicion (the first probe), not from the last ACK: with frames striped
       // over rails, LIRS stops at a frame lost on one rail and credits no rail until it is repaired.
@@ -525,64 +554,33 @@ bool EngineCore::service_rails(Peer& peer, Clock::time_point now) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Counters
+// Statistics
 
-std::string EngineCore::counters_report() const {
-  auto us = [](std::chrono::nanoseconds d) {
-    return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
-  };
-  const std::string me = "rank=" + std::to_string(id_.rank);
-  const EngineCounters& c = counters_;
-  std::string out = "ftmpi counters: engine " + me + " frames_sent=" + std::to_string(c.frames_sent) +
-                    " frames_received=" + std::to_string(c.frames_received) +
-                    " dropped_malformed=" + std::to_string(c.dropped_malformed) +
-                    " dropped_wrong_job=" + std::to_string(c.dropped_wrong_job) +
-                    " dropped_bad_payload=" + std::to_string(c.dropped_bad_payload) +
-                    " duplicates=" + std::to_string(c.duplicates) + " retransmits=" + std::to_string(c.retransmits) +
-                    " acks_sent=" + std::to_string(c.acks_sent) + " nacks_sent=" + std::to_string(c.nacks_sent) +
-                    " rails_down=" + std::to_string(c.rails_down) + " rails_up=" + std::to_string(c.rails_up) + "\n";
+EngineStats EngineCore::stats() const {
+  EngineStats out;
+  out.rank = id_.rank;
+  out.size = id_.size;
+  out.totals = counters_;
+  const Clock::time_point now = Clock::now();
   for (const Peer& peer : peers_) {
     if (peer.rank == id_.rank) continue;
     for (const Route& r : peer.routes) {
-      const RailCounters& k = r.counters;
-      out += "ftmpi counters: rail " + me + " peer=" + std::to_string(peer.rank) + " rail=" +
-             std::to_string(r.path_index) + " name='" + r.path->info().name + "' state=" +
-             std::string(to_string(r.state)) + " frames_sent=" + std::to_string(k.frames_sent) +
-             " bytes_sent=" + std::to_string(k.bytes_sent) + " frames_received=" + std::to_string(k.frames_received) +
-             " bytes_received=" + std::to_string(k.bytes_received) + " retransmits=" + std::to_string(k.retransmits) +
-             " timeouts=" + std::to_string(k.timeouts) + " rebound=" + std::to_string(k.rebound) +
-             " checksum_failures=" + std::to_string(k.checksum_failures) +
-             " duplicates=" + std::to_string(k.duplicates) + " probes_sent=" + std::to_string(k.probes_sent) +
-             " probe_replies=" + std::to_string(k.probe_replies) + " state_changes=" + std::to_string(k.state_changes) +
-             " srtt_us=" + us(r.srtt) + " rto_us=" + us(r.rto) + "\n";
+      RailStats& rail = out.rails.emplace_back();
+      rail.peer = peer.rank;
+      rail.index = r.path_index;
+      rail.name = r.path->info().name;
+      rail.state = r.state;
+      rail.state_for = now - r.state_since;
+      rail.srtt = r.srtt;
+      rail.rto = r.rto;
+      rail.counters = r.counters;
+      rail.changes.assign(r.changes.begin(), r.changes.end());
     }
   }
   for (std::size_t i = 0; i < paths_.size(); ++i) {
-    const auto* fault = dynamic_cast<const path::FaultPath*>(paths_[i].get());
-    const path::Path& bare = fault != nullptr ? fault->inner() : *paths_[i];
-    if (const auto* udp = dynamic_cast<const path::UdpPath*>(&bare)) {
-      // The sockets' view: what the kernel refused or made wait, and what was received straight into place.
-      const path::UdpCounters& u = udp->counters();
-      out += "ftmpi counters: udp " + me + " rail=" + std::to_string(i) + " name='" + udp->info().name + "'";
-      for (const auto& [lane, k] : {std::pair{"short", &u.short_socket}, std::pair{"long", &u.long_socket}}) {
-        const std::string p = std::string(" ") + lane + "_";
-        out += p + "frames_sent=" + std::to_string(k->frames_sent) + p + "frames_received=" +
-               std::to_string(k->frames_received) + p + "frames_queued=" + std::to_string(k->frames_queued) + p +
-               "send_errors=" + std::to_string(k->send_errors) + p + "receive_errors=" + std::to_string(k->receive_errors);
-      }
-      out += " frames_placed=" + std::to_string(u.short_socket.frames_placed + u.long_socket.frames_placed) +
-             " placement_declined=" +
-             std::to_string(u.short_socket.placement_declined + u.long_socket.placement_declined) +
-             " from_unknown_senders=" + std::to_string(u.from_unknown_senders) +
-             " truncated=" + std::to_string(u.truncated) + "\n";
-    }
-    if (fault == nullptr) continue;
-    const path::FaultCounters& f = fault->counters();
-    out += "ftmpi counters: faults " + me + " rail=" + std::to_string(i) + " name='" + fault->info().name +
-           "' frames_seen=" + std::to_string(f.frames_seen) + " dropped=" + std::to_string(f.dropped) +
-           " corrupted=" + std::to_string(f.corrupted) + " duplicated=" + std::to_string(f.duplicated) +
-           " reordered=" + std::to_string(f.reordered) + " delayed=" + std::to_string(f.delayed) +
-           " blackholed=" + std::to_string(f.blackholed) + "\n";
+    std::vector<path::PathCounterGroup> groups = paths_[i]->stats();
+    if (groups.empty()) continue;
+    out.paths.push_back({static_cast<std::uint32_t>(i), paths_[i]->info().name, std::move(groups)});
   }
   return out;
 }

@@ -18,7 +18,8 @@
 #include "ftmpi/path/udp.hpp"
 #include "ftmpi/rte/client.hpp"
 #include "ftmpi/rte/job.hpp"
-#include "params.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
 #include "threaded_engine.hpp"
 
 extern char** environ;
@@ -305,6 +306,17 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   env.read_peer_memory = [](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
     return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
   };
+  // Tools (ftpath) reach the rank through ftrun; a watcher thread raises a flag the progress loop tests.
+  if (!client->is_singleton()) {
+    if (auto s = client->watch_control(); !s) return with_context(s, "starting the control watcher");
+    env.control_pending = client->control_pending();
+    env.take_control = [client] { return client->take_control(); };
+    env.reply_control = [client](std::uint32_t id, bool ok, std::string text) {
+      if (auto s = client->reply_control(id, ok, std::move(text)); !s) {
+        base::logger().warn("cannot answer a control request: {}", s.message());
+      }
+    };
+  }
   auto core = std::make_unique<EngineCore>(Identity{job.rank, job.size, job.identity.job_key}, *config,
                                            std::move(paths), std::move(env));
   *engine_slot = core.get();

@@ -11,7 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/params.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
 #include "ftmpi/coll/collectives.hpp"
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"

@@ -17,7 +17,8 @@
 #include <fmt/format.h>
 
 #include "engine/engine.hpp"
-#include "engine/params.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/rte/job.hpp"
@@ -48,7 +49,7 @@ std::vector<std::string_view> not_parameters() {
 
 void start_runtime(std::string_view call) {
   Runtime& rt = runtime();
-  for (std::span<const base::ParamRow> table : engine::all_param_tables()) {
+  for (std::span<const base::ParamRow> table : ftmpi::params::all_param_tables()) {
     if (base::Status s = rt.params.add_table(table); !s) init_failed(call, s);
   }
   if (base::Status s = rt.params.load_environment(environ, not_parameters()); !s) init_failed(call, s);

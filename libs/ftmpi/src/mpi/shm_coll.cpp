@@ -16,7 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/params.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/coll/collectives.hpp"
 #include "ftmpi/coll/shm_bcast.hpp"

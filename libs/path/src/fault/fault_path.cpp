@@ -268,4 +268,18 @@ std::size_t FaultPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   return inner_->poll(sink, budget);
 }
 
+std::vector<PathCounterGroup> FaultPath::stats() const {
+  std::vector<PathCounterGroup> groups = inner_->stats();
+  const FaultCounters& f = counters_;
+  groups.push_back({"faults", info_.name,
+                    {{"frames_seen", f.frames_seen},
+                     {"dropped", f.dropped},
+                     {"corrupted", f.corrupted},
+                     {"duplicated", f.duplicated},
+                     {"reordered", f.reordered},
+                     {"delayed", f.delayed},
+                     {"blackholed", f.blackholed}}});
+  return groups;
+}
+
 }  // namespace ftmpi::path

@@ -675,4 +675,25 @@ std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   return handed;
 }
 
+std::vector<PathCounterGroup> UdpPath::stats() const {
+  const UdpSocketCounters& s = counters_.short_socket;
+  const UdpSocketCounters& l = counters_.long_socket;
+  return {{"udp",
+           info_.name,
+           {{"short_frames_sent", s.frames_sent},
+            {"short_frames_received", s.frames_received},
+            {"short_frames_queued", s.frames_queued},
+            {"short_send_errors", s.send_errors},
+            {"short_receive_errors", s.receive_errors},
+            {"long_frames_sent", l.frames_sent},
+            {"long_frames_received", l.frames_received},
+            {"long_frames_queued", l.frames_queued},
+            {"long_send_errors", l.send_errors},
+            {"long_receive_errors", l.receive_errors},
+            {"frames_placed", s.frames_placed + l.frames_placed},
+            {"placement_declined", s.placement_declined + l.placement_declined},
+            {"from_unknown_senders", counters_.from_unknown_senders},
+            {"truncated", counters_.truncated}}}};
+}
+
 }  // namespace ftmpi::path

@@ -159,6 +159,9 @@ class FaultPath final : public Path {
   std::span<const FaultSpec> specs() const noexcept { return specs_; }
 
   const FaultCounters& counters() const noexcept { return counters_; }
+  // The inner path's groups, then a "faults" group: frames seen, dropped, corrupted, duplicated,
+  // reordered, delayed, blackholed.
+  std::vector<PathCounterGroup> stats() const override;
   Path& inner() noexcept { return *inner_; }
   // Frames held now (delayed or reordered).
   std::size_t held_frames() const noexcept { return held_.size(); }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ftmpi/base/status.hpp"
@@ -34,6 +35,19 @@ struct PathInfo {
   bool reliable = false;        // never loses, corrupts, duplicates or reorders frames
   bool single_copy_read = false;  // can read a peer's memory directly (process_vm_readv)
   double bandwidth_hint = 0;    // bytes/s, used until measured throughput exists
+};
+
+// A driver's own counters, for reports and tools (ftpath): one group per layer of a path, named by its
+// kind ("udp": the sockets' view; "faults": what FaultPath injected) and by that layer's PathInfo::name.
+// A decorator returns the wrapped path's groups and then its own.
+struct PathCounter {
+  std::string_view name;  // stable, snake_case: "frames_placed"
+  std::uint64_t value = 0;
+};
+struct PathCounterGroup {
+  std::string_view kind;
+  std::string name;
+  std::vector<PathCounter> counters;
 };
 
 // Writes one frame into room the path found for it.
@@ -124,6 +138,9 @@ class Path {
   // the engine says true while it has receives waiting for such data. A path with a separate bulk lane
   // may look at it less often while false (it must still look now and then: late duplicates).
   virtual void expect_bulk(bool expected) noexcept { (void)expected; }
+
+  // A snapshot of the driver's counters (not the engine's per-rail ones). Not for the data path.
+  virtual std::vector<PathCounterGroup> stats() const { return {}; }
 };
 
 }  // namespace ftmpi::path

@@ -186,6 +186,9 @@ class UdpPath final : public Path {
 
   std::size_t queued_frames() const noexcept { return queued_; }
   const UdpCounters& counters() const noexcept { return counters_; }
+  // One "udp" group: per socket (short_, long_) frames sent, received, queued, send and receive errors;
+  // frames placed and placements declined (both sockets); datagrams from unknown senders; truncated.
+  std::vector<PathCounterGroup> stats() const override;
   // Whether long-socket payloads are received into place (UdpOptions::place, resolved for this rail).
   bool places() const noexcept { return place_; }
   // The socket buffer sizes as the kernel reports them (it doubles what was asked, for its overhead).

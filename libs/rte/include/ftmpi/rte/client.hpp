@@ -5,7 +5,9 @@
 // fence() that all ranks complete. A singleton (started without ftrun) behaves the same with one rank.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -67,6 +69,19 @@ class Client {
   // Tells ftrun this rank has finished cleanly; afterwards only the destructor may be called.
   base::Status finalize();
 
+  // Control requests from ftrun (tools such as ftpath) received so far, without waiting: the engine
+  // calls this from its progress loop and answers each with reply_control(). None for a singleton or
+  // after finalize.
+  std::vector<Control> take_control();
+  // Starts a thread that sleeps in poll() on the connection to ftrun and raises control_pending() when
+  // something arrives: the progress loop then tests one flag instead of making a system call, and a
+  // rank answers at its next MPI call, however rarely it makes one. take_control() lowers the flag.
+  base::Status watch_control();
+  // Raised by the watcher (false without one). Valid as long as the Client.
+  const std::atomic<bool>* control_pending() const noexcept;
+  // Answers request `id`: `text` is JSON when ok, else one line saying why not.
+  base::Status reply_control(std::uint32_t id, bool ok, std::string text);
+
  private:
   Client(JobInfo job, UniqueFd socket, std::chrono::nanoseconds timeout)
       : job_(std::move(job)), socket_(std::move(socket)), timeout_(timeout) {}
@@ -88,6 +103,12 @@ class Client {
   bool fence_pending_ = false;  // begun, not completed
   std::size_t kv_bytes_ = 0;
   bool finalized_ = false;
+  std::vector<Control> controls_;  // received, not yet taken
+  std::optional<Message> held_;    // received by take_control(), returned by the next receive
+  struct ControlWatcher;
+  // On the heap: its thread holds its address while the Client moves. Stopped before the socket closes.
+  std::unique_ptr<ControlWatcher, void (*)(ControlWatcher*)> watcher_{nullptr, nullptr};
+  void stop_watching();
   using KvMap = std::map<std::string, std::string, std::less<>>;
   std::map<std::string, std::size_t, std::less<>> published_;  // key -> value size, for the budget
   KvMap pending_;                                              // a singleton's puts since its last fence

@@ -23,7 +23,11 @@
 //   7     abort_ack     ftrun->rank   empty
 //   8     finalize      rank->ftrun   empty
 //   9     finalize_ack  ftrun->rank   empty
+//   10    control       ftrun->rank   u32 id, u32 length, request text (rte/control.hpp)     (any time)
+//   11    control_reply rank->ftrun   u32 id, u8 ok, u32 length, reply text (JSON when ok)
 //
+// A rank answers each control request once, from its progress loop (so a rank computing without MPI
+// calls answers late; ftrun's deadline, not the rank, bounds a tool's wait).
 // A wrong secret gets no answer: ftrun closes the connection.
 #pragma once
 
@@ -41,7 +45,7 @@
 
 namespace ftmpi::rte {
 
-inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::uint16_t kProtocolVersion = 2;
 inline constexpr std::size_t kFrameHeaderBytes = 5;
 
 inline constexpr std::size_t kMaxKeyBytes = 255;
@@ -52,6 +56,9 @@ inline constexpr std::size_t kKvEntryOverhead = 4 + 2 + 4;
 // Each rank may publish at most this much, counting key + value + kKvEntryOverhead per pair, so that a
 // fence_done for a job of kMaxJobSize ranks stays bounded.
 inline constexpr std::size_t kMaxRankKvBytes = 64 * 1024;
+inline constexpr std::size_t kMaxControlRequestBytes = 4096;
+// A rank's statistics in JSON: about 700 bytes per peer and rail.
+inline constexpr std::size_t kMaxControlReplyBytes = 16 * 1024 * 1024;
 
 enum class MsgType : std::uint8_t {
   hello = 1,
@@ -63,6 +70,8 @@ enum class MsgType : std::uint8_t {
   abort_ack = 7,
   finalize = 8,
   finalize_ack = 9,
+  control = 10,
+  control_reply = 11,
 };
 
 std::string_view to_string(MsgType type) noexcept;
@@ -71,10 +80,10 @@ std::size_t max_body_bytes(MsgType type) noexcept;
 
 // The frames each side accepts: ftrun takes only a hello until the rank has authenticated, then the rest.
 inline constexpr MsgType kRankHello[] = {MsgType::hello};
-inline constexpr MsgType kRankToLauncher[] = {MsgType::put, MsgType::fence, MsgType::abort,
-                                              MsgType::finalize};
+inline constexpr MsgType kRankToLauncher[] = {MsgType::put, MsgType::fence, MsgType::abort, MsgType::finalize,
+                                              MsgType::control_reply};
 inline constexpr MsgType kLauncherToRank[] = {MsgType::welcome, MsgType::fence_done, MsgType::abort_ack,
-                                              MsgType::finalize_ack};
+                                              MsgType::finalize_ack, MsgType::control};
 
 struct Hello {
   std::uint16_t version = kProtocolVersion;
@@ -108,9 +117,19 @@ struct Abort {
 struct AbortAck {};
 struct Finalize {};
 struct FinalizeAck {};
+struct Control {
+  std::uint32_t id = 0;
+  std::string request;  // at most kMaxControlRequestBytes
+};
+struct ControlReply {
+  std::uint32_t id = 0;
+  bool ok = false;
+  std::string text;  // at most kMaxControlReplyBytes: JSON when ok, else one line saying why not
+};
 
 // Alternatives in MsgType order, so index() + 1 is the type byte.
-using Message = std::variant<Hello, Welcome, Put, Fence, FenceDone, Abort, AbortAck, Finalize, FinalizeAck>;
+using Message = std::variant<Hello, Welcome, Put, Fence, FenceDone, Abort, AbortAck, Finalize, FinalizeAck,
+                             Control, ControlReply>;
 
 MsgType type_of(const Message& message) noexcept;
 

@@ -46,12 +46,15 @@ struct RankEvent {
     finalized,
     aborted,       // code and message set
     disconnected,  // connection closed (by the rank, or by the server after a protocol violation)
+    control_reply,  // an answer to send_control(): control_id, ok, and the answer in message
   };
   Kind kind;
   std::uint32_t rank = 0;
   std::uint32_t pid = 0;
   std::int32_t code = 0;
   std::string message;
+  std::uint32_t control_id = 0;
+  bool ok = false;
 };
 
 class Server {
@@ -72,6 +75,10 @@ class Server {
   base::Status poll_once(std::chrono::milliseconds timeout);
 
   std::vector<RankEvent> take_events();
+
+  // Sends a control request (control.hpp) to `rank`; its answer comes as a control_reply event. False
+  // when the rank is not connected (not yet, or no longer: finalized or gone).
+  bool send_control(std::uint32_t rank, std::uint32_t id, std::string_view request);
 
   // Authenticated at some point (a program that never connects is not using the protocol).
   bool joined(std::uint32_t rank) const noexcept { return ranks_[rank].joined; }

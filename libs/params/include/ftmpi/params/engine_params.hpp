@@ -91,19 +91,17 @@ inline constexpr ParamRow kProbeMax{"engine.rail.probe_max", ParamType::duration
                                     "longest interval between probes of a down rail; probing never stops",
                                     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kReport{
-    "engine.report", ParamType::boolean, "false",
-    "when a rank finalizes, print its counters to stderr: totals, and per peer and rail the frames, "
-    "bytes, retransmits, timeouts, checksum failures, duplicates, probes, state changes and round trip",
-    ParamLevel::basic};
+    "engine.report", ParamType::string, "false",
+    "when a rank finalizes, print its statistics to stderr: totals, and per peer and rail the state, "
+    "frames, bytes, retransmits, timeouts, checksum failures, duplicates, refused sends, probes, state "
+    "changes and round trip; false, true ('ftmpi counters:' lines; also 1/yes/on) or json (one "
+    "'ftmpi stats: {...}' line)",
+    ParamLevel::basic, ParamScope::rank};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",
     ParamLevel::advanced};
 
 std::span<const ParamRow> engine_params() noexcept;
-
-// The parameter tables of every library in libftmpi, in one list for MPI_Init, ftrun --param and
-// --help-params (ftrun links this alone, not the engine).
-std::span<const std::span<const base::ParamRow>> all_param_tables() noexcept;
 
 }  // namespace ftmpi::engine

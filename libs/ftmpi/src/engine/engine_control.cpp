@@ -1,0 +1,125 @@
+// Control requests from tools (ftpath), served from the progress loop: statistics, and rails taken out
+// of service and put back by the operator (rte/control.hpp; docs/control-protocol.md).
+//
+// Disabling a rail for a peer moves its unacknowledged frames to the other rails exactly as a failure
+// does (rebind_frames), and the rail is not probed while disabled. Enabling it makes it down and probed
+// at once; its first answer puts it back into the striping. Disabling a peer's last working rail is
+// refused, for every peer of the request at once: either all of them change or none.
+#include <algorithm>
+#include <cctype>
+
+#include "engine_core.hpp"
+#include "ftmpi/base/json.hpp"
+
+namespace ftmpi::engine {
+namespace {
+
+// The words of a path's name that an operator may use for it: "fault(udp eth1 10.0.0.1)" -> eth1,
+// 10.0.0.1 (the kind word alone names every rail of that kind, so it names none here).
+std::vector<std::string_view> rail_words(std::string_view name) {
+  if (name.starts_with("fault(") && name.ends_with(")")) name = name.substr(6, name.size() - 7);
+  std::vector<std::string_view> words;
+  bool first = true;
+  while (!name.empty()) {
+    const std::size_t space = name.find(' ');
+    const std::string_view word = name.substr(0, space);
+    if (!word.empty() && !first) words.push_back(word);
+    first = false;
+    name = space == std::string_view::npos ? std::string_view{} : name.substr(space + 1);
+  }
+  return words;
+}
+
+}  // namespace
+
+void EngineCore::serve_control() {
+  for (rte::Control& control : env_.take_control()) {
+    auto request = rte::parse_control_request(control.request);
+    if (!request) {
+      env_.reply_control(control.id, false, request.status().message());
+      continue;
+    }
+    if (request->op == rte::ControlOp::stats) {
+      env_.reply_control(control.id, true, report_json(stats()));
+      continue;
+    }
+    auto answer = set_rail_service(*request);
+    env_.reply_control(control.id, answer.is_ok(), answer ? std::move(*answer) : answer.status().message());
+  }
+}
+
+base::Result<std::uint32_t> EngineCore::find_rail(std::string_view rail) const {
+  if (!rail.empty() && std::all_of(rail.begin(), rail.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    const std::size_t index = std::stoul(std::string(rail.substr(0, 9)));
+    if (rail.size() <= 9 && index < paths_.size()) return static_cast<std::uint32_t>(index);
+  }
+  std::vector<std::uint32_t> named;
+  std::string all;
+  for (std::uint32_t i = 0; i < paths_.size(); ++i) {
+    const std::string& name = paths_[i]->info().name;
+    all += (all.empty() ? "" : ", ") + std::to_string(i) + " (" + name + ")";
+    const auto words = rail_words(name);
+    if (std::find(words.begin(), words.end(), rail) != words.end()) named.push_back(i);
+  }
+  if (named.size() == 1) return named.front();
+  if (named.empty()) {
+    return base::Status(base::Errc::not_found, "no rail '" + std::string(rail) + "' (rails: " + all + ")");
+  }
+  std::string which;
+  for (std::uint32_t i : named) which += (which.empty() ? "" : ", ") + std::to_string(i);
+  return base::Status(base::Errc::invalid_argument, "rail '" + std::string(rail) + "' names rails " + which +
+                                                        "; give its index or its address (rails: " + all + ")");
+}
+
+base::Result<std::string> EngineCore::set_rail_service(const rte::ControlRequest& request) {
+  auto found = find_rail(request.rail);
+  if (!found) return found.status();
+  const std::uint32_t path = *found;
+  const bool disable = request.op == rte::ControlOp::disable;
+  // The routes the request changes: the named peers reached over this path.
+  std::vector<std::pair<Peer*, Route*>> targets;
+  std::string last_rail_of;
+  for (Peer& peer : peers_) {
+    if (peer.rank == id_.rank || !request.names_peer(peer.rank)) continue;
+    if (path >= peer.route_of_path.size() || peer.route_of_path[path] < 0) continue;
+    Route& route = peer.routes[static_cast<std::size_t>(peer.route_of_path[path])];
+    targets.emplace_back(&peer, &route);
+    if (!disable || route.state == RailState::disabled) continue;
+    const bool another = std::any_of(peer.routes.begin(), peer.routes.end(), [&](const Route& r) {
+      return &r != &route && !out_of_service(r.state);
+    });
+    if (!another) last_rail_of += (last_rail_of.empty() ? "" : ", ") + std::to_string(peer.rank);
+  }
+  const std::string& name = paths_[path]->info().name;
+  if (targets.empty()) {
+    return base::Status(base::Errc::not_found, "rail " + std::to_string(path) + " (" + name +
+                                                   ") reaches none of the peers named");
+  }
+  if (!last_rail_of.empty()) {
+    return base::Status(base::Errc::invalid_argument,
+                        "refused: rail " + std::to_string(path) + " (" + name +
+                            ") is the last working rail to rank " + last_rail_of + "; nothing was disabled");
+  }
+  base::JsonWriter w;
+  w.begin_object().field("rank", id_.rank).field("index", path).field("name", name);
+  w.key("changed").begin_array();
+  std::vector<std::pair<Peer*, Route*>> unchanged;
+  for (auto [peer, route] : targets) {
+    const bool applies = disable ? route->state != RailState::disabled : route->state == RailState::disabled;
+    if (!applies) {
+      unchanged.emplace_back(peer, route);
+      continue;
+    }
+    set_state(*peer, *route, disable ? RailState::disabled : RailState::down,
+              disable ? "disabled by the operator" : "enabled by the operator");
+    w.begin_object().field("peer", peer->rank).field("state", to_string(route->state)).end_object();
+  }
+  w.end_array().key("unchanged").begin_array();
+  for (auto [peer, route] : unchanged) {
+    w.begin_object().field("peer", peer->rank).field("state", to_string(route->state)).end_object();
+  }
+  w.end_array().end_object();
+  return std::move(w).text();
+}
+
+}  // namespace ftmpi::engine

@@ -1,0 +1,113 @@
+// The engine's statistics: its counters, each rail's state and counters per peer, and the drivers' own
+// counters, as one structured snapshot (EngineCore::stats()). engine.report prints it at finalize, as
+// "ftmpi counters:" text lines (tests/fault/check_counters.sh reads them) or as JSON; tests read the
+// snapshot itself.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/path/path.hpp"
+
+namespace ftmpi::engine {
+
+// Counters of frames the engine sent, refused or repaired, over every peer and rail.
+struct EngineCounters {
+  std::uint64_t frames_received = 0;
+  std::uint64_t frames_sent = 0;
+  std::uint64_t dropped_malformed = 0;    // decode refused it (truncated, bad header checksum, ...)
+  std::uint64_t dropped_wrong_job = 0;
+  std::uint64_t dropped_bad_payload = 0;  // payload checksum mismatch
+  std::uint64_t duplicates = 0;
+  std::uint64_t retransmits = 0;
+  std::uint64_t acks_sent = 0;
+  std::uint64_t nacks_sent = 0;
+  std::uint64_t rails_down = 0;  // rail-to-peer failures detected
+  std::uint64_t rails_up = 0;    // failbacks
+  std::uint64_t bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count
+  std::uint64_t bytes_received = 0;
+};
+
+enum class RailState : std::uint8_t {
+  up,       // takes new frames
+  suspect,  // a frame timed out on it: no new frames, probed until it answers or is declared down
+  down,     // failed (an error from the OS, or silence): its frames moved away; probed for failback
+  disabled, // taken out by the operator (ftpath disable): its frames moved away; not probed until enabled
+};
+// Down or disabled: carries nothing, and frames on it move to the other rails.
+inline bool out_of_service(RailState state) noexcept {
+  return state == RailState::down || state == RailState::disabled;
+}
+std::string_view to_string(RailState state) noexcept;
+
+// What one rail did for one peer.
+struct RailCounters {
+  std::uint64_t frames_sent = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t frames_received = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t retransmits = 0;       // frames resent on this rail (timeouts, NACKs, rebinding)
+  std::uint64_t timeouts = 0;          // frames sent on this rail that timed out
+  std::uint64_t rebound = 0;           // frames moved off this rail when it went down
+  std::uint64_t checksum_failures = 0; // frames received on this rail with a bad payload checksum
+  std::uint64_t duplicates = 0;        // frames received on this rail whose bytes we already had
+  std::uint64_t refused_sends = 0;     // sends and probes the operating system refused (EPERM, ENETUNREACH)
+  std::uint64_t probes_sent = 0;
+  std::uint64_t probe_replies = 0;
+  std::uint64_t state_changes = 0;
+};
+
+// A rail's change of state, as an operator reads it: when (wall clock), to what, and why.
+struct RailChange {
+  std::chrono::system_clock::time_point at;
+  RailState state = RailState::up;
+  std::string reason;
+};
+// How many of a rail's latest changes are kept.
+inline constexpr std::size_t kRailChangesKept = 16;
+
+struct RailStats {
+  std::uint32_t peer = 0;
+  std::uint32_t index = 0;  // the path's index: rail k of every rank talks to rail k
+  std::string name;
+  RailState state = RailState::up;
+  std::chrono::nanoseconds state_for{0};  // time in this state
+  std::chrono::nanoseconds srtt{0};       // smoothed round trip; 0: no sample yet
+  std::chrono::nanoseconds rto{0};
+  RailCounters counters;
+  std::vector<RailChange> changes;  // the latest, oldest first
+};
+
+struct PathStats {
+  std::uint32_t index = 0;
+  std::string name;
+  std::vector<path::PathCounterGroup> groups;  // the driver's own counters (Path::stats())
+};
+
+struct EngineStats {
+  std::uint32_t rank = 0;
+  std::uint32_t size = 0;
+  EngineCounters totals;
+  std::vector<RailStats> rails;  // by peer, then by rail; the rank itself is left out
+  std::vector<PathStats> paths;
+};
+
+// How engine.report prints stats() at finalize.
+enum class ReportFormat : std::uint8_t { none, text, json };
+base::Result<ReportFormat> parse_report_format(std::string_view text);
+
+// "ftmpi counters: <kind> rank=R key=value..." lines: one "engine" line, one "rail" line per peer and
+// rail, then each path's groups ("udp", "faults") with its index as rail=I.
+std::string report_text(const EngineStats& stats);
+// One JSON object on one line: {"rank", "size", "totals": {...}, "rails": [{"peer", "index", "name",
+// "state", "state_for_ms", "rtt_us", "rto_us", counters..., "changes": [{"at", "state", "reason"}]}],
+// "paths": [{"index", "name", "groups": [{"kind", "name", "counters": {...}}]}]}.
+std::string report_json(const EngineStats& stats);
+// UTC with milliseconds: "2026-11-25T13:04:05.123Z".
+std::string iso8601(std::chrono::system_clock::time_point at);
+
+}  // namespace ftmpi::engine

@@ -1,0 +1,97 @@
+// The control plane: how a tool (ftpath; ftinject next) asks a running job about its rails and steers
+// them. The protocol is in docs/control-protocol.md.
+//
+// ftrun serves every job on a Unix socket in the user's runtime directory (runtime_directory()):
+// <dir>/<job id>.sock, mode 0600, beside <dir>/<job id>.json, the job's record (JobRecord), both removed
+// when ftrun exits. The directory is 0700 and the socket checks its peer's uid, so only the job's user
+// reaches it. A tool connects, writes one request line, and reads ftrun's JSON answer until ftrun closes.
+// ftrun fans the request out to the ranks over their control connections (protocol.hpp: control,
+// control_reply), gathers their answers until the request's timeout, and names the ranks that did not
+// answer in time.
+//
+// A request line:   ftmpi-control 1 OP [KEY=VALUE ...]
+//   OP      stats                  every rank's statistics (engine stats.hpp, as JSON)
+//           disable | enable       a rail: stop using it (its frames move to the others), or probe it and
+//                                  use it again once it answers
+//   rail=R  the rail (disable, enable: required): its index, or its name as ftrun was given it (an
+//           interface such as eth1, or an address)
+//   ranks=L which ranks act or answer (default: every rank); L is "0,2,5-7"
+//   peers=L the peers whose rail changes (disable, enable; default: every peer)
+//   timeout=D  how long ftrun waits for the ranks' answers (default 2s; at most 60s)
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ftmpi/base/status.hpp"
+
+namespace ftmpi::rte {
+
+inline constexpr std::string_view kControlMagic = "ftmpi-control";
+inline constexpr std::uint32_t kControlVersion = 1;
+inline constexpr std::chrono::seconds kControlDefaultTimeout{2};
+inline constexpr std::chrono::seconds kControlMaxTimeout{60};
+
+enum class ControlOp : std::uint8_t { stats, disable, enable };
+std::string_view to_string(ControlOp op) noexcept;
+
+struct ControlRequest {
+  ControlOp op = ControlOp::stats;
+  std::string rail;                 // disable, enable
+  std::vector<std::uint32_t> ranks;  // sorted, unique; empty: every rank
+  std::vector<std::uint32_t> peers;  // sorted, unique; empty: every peer
+  std::chrono::nanoseconds timeout = kControlDefaultTimeout;
+
+  bool operator==(const ControlRequest&) const = default;
+  // Whether `rank` (or `peer`) is one the request names.
+  bool names_rank(std::uint32_t rank) const;
+  bool names_peer(std::uint32_t peer) const;
+};
+
+// One request line (without its newline). Errors say what is wrong: "control request: unknown
+// operation 'bogus' (known: stats, disable, enable)".
+base::Result<ControlRequest> parse_control_request(std::string_view line);
+// The canonical line; parse_control_request(to_string(r)) == r.
+std::string to_string(const ControlRequest& request);
+// "0,2,5-7" -> {0, 2, 5, 6, 7}; ranks below kMaxJobSize.
+base::Result<std::vector<std::uint32_t>> parse_rank_list(std::string_view text);
+std::string rank_list_text(const std::vector<std::uint32_t>& ranks);
+
+// $XDG_RUNTIME_DIR/ftmpi when XDG_RUNTIME_DIR is set, else /tmp/ftmpi-<uid>.
+std::string runtime_directory();
+
+// What ftrun records of a job for the tools.
+struct JobRecord {
+  std::string id;        // 16 hex digits, as FTMPI_JOB_ID
+  pid_t pid = 0;         // ftrun's
+  std::string command;   // the program and its arguments, space-separated
+  std::int64_t started = 0;  // Unix time, seconds
+  std::uint32_t ranks = 0;
+  std::vector<std::string> hosts;  // distinct, in rank order
+  std::string socket;    // the control socket's path
+
+  std::string to_json() const;
+  static base::Result<JobRecord> from_json(std::string_view text);
+};
+
+// The jobs of this user whose ftrun still runs, oldest first. A record whose ftrun is gone (killed
+// before it could clean up) is removed with its socket when `clean_stale`; `stale`, if given, receives
+// how many were.
+base::Result<std::vector<JobRecord>> list_jobs(bool clean_stale, std::size_t* stale = nullptr);
+
+// Picks a job: `which` is a job id or a unique prefix of one; empty: the user's only job. Errors say
+// why not ("no running job", "2 jobs are running (...): name one", "no job 'ab'").
+base::Result<JobRecord> find_job(std::string_view which);
+
+// Sends one request line to the job's socket and returns ftrun's answer (JSON). Waits at most
+// request.timeout plus a margin for ftrun itself. peer_unreachable: the job ended (its socket is gone
+// or refuses).
+base::Result<std::string> send_control_request(const JobRecord& job, const ControlRequest& request);
+
+}  // namespace ftmpi::rte
