@@ -265,7 +265,7 @@ void exchange_and_verify(World& w, std::uint32_t from, std::uint32_t to, const s
     return true;
   };
   if (midway) {
-    w.run_until([&] { return all_done() || w.ranks[to]->peer(from).delivered.largest_in_order() > total / 4; });
+    w.run_until([&] { return all_done() || w.ranks[to]->peer(from).in.lids() > total / 4; });
     midway();
   }
   w.run_until(all_done);
@@ -280,8 +280,8 @@ void exchange_and_verify(World& w, std::uint32_t from, std::uint32_t to, const s
     w.ranks[to]->release(recvs[i]);
   }
   w.drain();
-  BOOST_TEST(w.ranks[to]->peer(from).delivered.largest_in_order() == w.ranks[from]->peer(to).next_byte_seq - 1);
-  BOOST_TEST(w.ranks[to]->peer(from).received.largest_in_order() == w.ranks[from]->peer(to).next_byte_seq - 1);
+  BOOST_TEST(w.ranks[to]->peer(from).in.lids() == w.ranks[from]->peer(to).out.next_byte() - 1);
+  BOOST_TEST(w.ranks[to]->peer(from).in.lirs() == w.ranks[from]->peer(to).out.next_byte() - 1);
 }
 
 std::vector<std::size_t> random_sizes(std::mt19937_64& rng, int count, std::size_t max) {
@@ -458,10 +458,10 @@ BOOST_AUTO_TEST_CASE(a_message_stripes_over_every_rail) {
   World w(2, config, {{4096, ""}, {4096, ""}}, seed);
   exchange_and_verify(w, 0, 1, {2'000'000});
   const Peer& p = w.ranks[0]->peer(1);
-  BOOST_REQUIRE(p.routes.size() == 2u);
+  BOOST_REQUIRE(p.rails.size() == 2u);
   // Equal rails: neither carries less than a third of the frames.
-  const double a = static_cast<double>(p.routes[0].counters.frames_sent);
-  const double b = static_cast<double>(p.routes[1].counters.frames_sent);
+  const double a = static_cast<double>(p.rails[0].counters.frames_sent);
+  const double b = static_cast<double>(p.rails[1].counters.frames_sent);
   BOOST_TEST(a > (a + b) / 3);
   BOOST_TEST(b > (a + b) / 3);
 }
@@ -478,19 +478,19 @@ BOOST_AUTO_TEST_CASE(a_rail_that_dies_mid_message_fails_over_and_fails_back) {
     // rail 1 kept answering, which takes traffic: keep some flowing until then.
     const Peer& p = w.ranks[0]->peer(1);
     const auto deadline = Clock::now() + 30s;
-    while (p.routes[0].state != RailState::down) {
-      BOOST_REQUIRE_MESSAGE(Clock::now() < deadline, "rail 0 is still " << p.routes[0].state);
+    while (p.rails[0].state != RailState::down) {
+      BOOST_REQUIRE_MESSAGE(Clock::now() < deadline, "rail 0 is still " << p.rails[0].state);
       exchange_and_verify(w, 0, 1, {20'000});
     }
     BOOST_TEST(w.ranks[0]->counters().rails_down >= 1u);
-    BOOST_TEST(p.routes[0].counters.rebound + p.routes[0].counters.timeouts > 0u);
+    BOOST_TEST(p.rails[0].counters.rebound + p.rails[0].counters.timeouts > 0u);
     // The rail answers again: probes find it and it carries traffic again.
     w.heal();
-    w.run_until([&] { return w.ranks[0]->peer(1).routes[0].state == RailState::up; });
+    w.run_until([&] { return w.ranks[0]->peer(1).rails[0].state == RailState::up; });
     BOOST_TEST(w.ranks[0]->counters().rails_up >= 1u);
-    const std::uint64_t before = p.routes[0].counters.frames_sent;
+    const std::uint64_t before = p.rails[0].counters.frames_sent;
     exchange_and_verify(w, 0, 1, {1'000'000});
-    BOOST_TEST(p.routes[0].counters.frames_sent > before);
+    BOOST_TEST(p.rails[0].counters.frames_sent > before);
 
     // The statistics snapshot tells the same story: rail 0 to rank 1 is up, and its recent changes
     // show it going down and coming back, each with its reason; its fault layer counted the blackhole.
@@ -501,7 +501,7 @@ BOOST_AUTO_TEST_CASE(a_rail_that_dies_mid_message_fails_over_and_fails_back) {
                                     [](const RailStats& r) { return r.peer == 1 && r.index == 0; });
     BOOST_REQUIRE(rail0 != stats.rails.end());
     BOOST_TEST(rail0->state == RailState::up);
-    BOOST_TEST(rail0->counters.frames_sent == p.routes[0].counters.frames_sent);
+    BOOST_TEST(rail0->counters.frames_sent == p.rails[0].counters.frames_sent);
     const auto went_down = std::find_if(rail0->changes.begin(), rail0->changes.end(),
                                         [](const RailChange& c) { return c.state == RailState::down; });
     BOOST_REQUIRE(went_down != rail0->changes.end());
@@ -546,21 +546,21 @@ BOOST_AUTO_TEST_CASE(a_disabled_rail_carries_nothing_and_comes_back_when_enabled
     });
     std::uint64_t rail1_sent[2];
     for (std::uint32_t r = 0; r < 2; ++r) {
-      const Route& rail1 = w.ranks[r]->peer(1 - r).routes[1];
+      const Route& rail1 = w.ranks[r]->peer(1 - r).rails[1];
       BOOST_TEST(rail1.state == RailState::disabled);
       rail1_sent[r] = rail1.counters.frames_sent;
     }
     exchange_and_verify(w, 0, 1, {2'000'000, 100});
     exchange_and_verify(w, 1, 0, {500'000});
     for (std::uint32_t r = 0; r < 2; ++r) {
-      BOOST_TEST(w.ranks[r]->peer(1 - r).routes[1].counters.frames_sent == rail1_sent[r], "rank " << r);
+      BOOST_TEST(w.ranks[r]->peer(1 - r).rails[1].counters.frames_sent == rail1_sent[r], "rank " << r);
     }
     // The last rail in service may not be disabled; nothing changes then.
     auto refused = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "0"));
     BOOST_REQUIRE(!refused.is_ok());
     BOOST_TEST(refused.status().message().find("last working rail to rank 1; nothing was disabled") != std::string::npos,
                refused.status().message());
-    BOOST_TEST(w.ranks[0]->peer(1).routes[0].state == RailState::up);
+    BOOST_TEST(w.ranks[0]->peer(1).rails[0].state == RailState::up);
     // Disabling again changes nothing and says so.
     auto again = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "1"));
     BOOST_TEST_REQUIRE(again.is_ok());
@@ -569,11 +569,11 @@ BOOST_AUTO_TEST_CASE(a_disabled_rail_carries_nothing_and_comes_back_when_enabled
     const std::uint64_t failbacks = w.ranks[0]->counters().rails_up;
     for (auto& rank : w.ranks) BOOST_TEST_REQUIRE(rank->set_rail_service(rail_request(rte::ControlOp::enable, "1")).is_ok());
     w.run_until([&] {
-      return w.ranks[0]->peer(1).routes[1].state == RailState::up && w.ranks[1]->peer(0).routes[1].state == RailState::up;
+      return w.ranks[0]->peer(1).rails[1].state == RailState::up && w.ranks[1]->peer(0).rails[1].state == RailState::up;
     });
     BOOST_TEST(w.ranks[0]->counters().rails_up == failbacks);
     exchange_and_verify(w, 0, 1, {2'000'000});
-    BOOST_TEST(w.ranks[0]->peer(1).routes[1].counters.frames_sent > rail1_sent[0]);
+    BOOST_TEST(w.ranks[0]->peer(1).rails[1].counters.frames_sent > rail1_sent[0]);
     // Unknown rails and peers the rail does not reach are refused with the reason.
     auto unknown = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "7"));
     BOOST_TEST(unknown.status().message().starts_with("no rail '7' (rails: 0 ("), unknown.status().message());
@@ -670,11 +670,11 @@ BOOST_AUTO_TEST_CASE(an_operating_system_error_takes_a_rail_down_at_once) {
   RefusingWorld w(config);
   for (auto* b : w.breakable) b->broken = true;
   w.transfer(pattern(1'000'000, 5), 1);
-  BOOST_TEST(w.ranks[0]->peer(1).routes[0].state == RailState::down);
-  BOOST_TEST(w.ranks[0]->peer(1).routes[0].counters.timeouts == 0u);  // no timer was needed
+  BOOST_TEST(w.ranks[0]->peer(1).rails[0].state == RailState::down);
+  BOOST_TEST(w.ranks[0]->peer(1).rails[0].counters.timeouts == 0u);  // no timer was needed
   // The send and the two probes after it were refused: three in a row take a rail down.
-  BOOST_TEST(w.ranks[0]->peer(1).routes[0].counters.refused_sends >= 3u);
-  const RailChange& last = w.ranks[0]->peer(1).routes[0].changes.back();
+  BOOST_TEST(w.ranks[0]->peer(1).rails[0].counters.refused_sends >= 3u);
+  const RailChange& last = w.ranks[0]->peer(1).rails[0].changes.back();
   BOOST_TEST(last.state == RailState::down);
   BOOST_TEST(last.reason.find("Operation not permitted") != std::string::npos, last.reason);
 }
@@ -694,7 +694,7 @@ BOOST_AUTO_TEST_CASE(a_rail_that_refuses_some_sends_is_not_taken_down) {
     w.transfer(pattern(100'000, 20 + round), 10 + round % 1000);
   }
   for (std::uint32_t r = 0; r < 2; ++r) {
-    const Route& rail0 = w.ranks[r]->peer(1 - r).routes[0];
+    const Route& rail0 = w.ranks[r]->peer(1 - r).rails[0];
     BOOST_TEST_CONTEXT("rank " << r) {
       BOOST_TEST(w.ranks[r]->counters().rails_down == 0u);
       BOOST_TEST(rail0.state != RailState::down);
@@ -703,7 +703,7 @@ BOOST_AUTO_TEST_CASE(a_rail_that_refuses_some_sends_is_not_taken_down) {
     }
   }
   // It came back to carry data after each refusal: far more frames than probes went through it.
-  const std::uint64_t probes = w.ranks[0]->peer(1).routes[0].counters.probes_sent;
+  const std::uint64_t probes = w.ranks[0]->peer(1).rails[0].counters.probes_sent;
   BOOST_TEST(w.breakable[0]->sends - probes > 10 * w.breakable[0]->refused);
 }
 
@@ -751,7 +751,7 @@ BOOST_AUTO_TEST_CASE(a_receiver_that_polls_but_posts_no_receive_gets_no_copies) 
     // be descheduled for longer than engine.retransmit.min on a loaded machine); from then on, nothing
     // may be resent.
     const auto& to_rank1 = w.ranks[0]->peer(1);
-    w.run_until([&] { return to_rank1.acked_lirs + 1 == to_rank1.next_byte_seq; });
+    w.run_until([&] { return to_rank1.acked_lirs + 1 == to_rank1.out.next_byte(); });
     const std::uint64_t resent_before = w.ranks[0]->counters().retransmits;
     // Both ranks progress for 800 ms, forty times engine.retransmit.max here; rank 1 has no receive
     // posted, so nothing is delivered and LIDS stays behind while LIRS covers every frame.
@@ -795,7 +795,7 @@ BOOST_AUTO_TEST_CASE(a_receiver_that_does_not_poll_gets_copies_only_at_the_backe
     // The receiver comes back: everything arrives once, intact (duplicates dropped).
     receive_and_verify(w, sent, 4);
     w.drain();
-    BOOST_TEST(w.ranks[1]->peer(0).delivered.largest_in_order() == w.ranks[0]->peer(1).next_byte_seq - 1);
+    BOOST_TEST(w.ranks[1]->peer(0).in.lids() == w.ranks[0]->peer(1).out.next_byte() - 1);
     for (Request* r : sends) w.ranks[0]->release(r);
   }
 }

@@ -28,11 +28,11 @@ std::string_view to_string(Arrival arrival) noexcept {
   return "unknown arrival";
 }
 
-base::Result<Arrival> ReceiveSequence::on_received(Range range) {
+base::Result<Received> ReceiveSequence::on_received(Range range) {
   const auto added = received_.record(range.first, range.last);
   if (!added) return added.status();
-  if (*added == range.size()) return Arrival::fresh;
-  return *added == 0 ? Arrival::duplicate : Arrival::partial_duplicate;
+  if (*added == range.size()) return Received{Arrival::fresh, *added};
+  return Received{*added == 0 ? Arrival::duplicate : Arrival::partial_duplicate, *added};
 }
 
 base::Result<std::uint64_t> ReceiveSequence::on_delivered(Range range) {

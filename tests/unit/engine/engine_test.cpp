@@ -2,6 +2,8 @@
 // reliability machinery on a path that loses nothing (tests/fault has it under seeded faults).
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "engine/engine_core.hpp"
 #include "ftmpi/frag/wire.hpp"
 #include "ftmpi/path/loop.hpp"
+#include "ftmpi/path/peer_memory.hpp"
 
 using namespace ftmpi;
 using namespace ftmpi::engine;
@@ -23,6 +26,7 @@ constexpr std::uint64_t kJobKey = 0x5eed'f00d'1234'5678ULL;
 struct World {
   path::LoopNetwork network;
   std::vector<std::unique_ptr<EngineCore>> ranks;
+  int peer_memory_reads = 0;
 
   World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}) : network(n, options) {
     for (std::uint32_t r = 0; r < n; ++r) {
@@ -31,6 +35,11 @@ struct World {
       Environment env;
       env.abort = [r](int code, std::string_view message) {
         BOOST_FAIL("rank " << r << " aborted (" << code << "): " << message);
+      };
+      // Single copy among ranks of one process: each reads the others' memory through its own pid.
+      env.read_peer_memory = [this](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
+        ++peer_memory_reads;
+        return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
       };
       ranks.push_back(std::make_unique<EngineCore>(Identity{r, n, kJobKey}, config, std::move(paths), env));
     }
@@ -305,7 +314,7 @@ BOOST_AUTO_TEST_CASE(forced_reliability_acknowledges_and_frees_every_frame) {
   w.run_until([&] { return w.ranks[0]->peer(1).retained.empty() && w.ranks[1]->peer(0).retained.empty(); });
   BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
   BOOST_TEST(w.ranks[1]->counters().acks_sent > 0u);
-  BOOST_TEST(w.ranks[1]->peer(0).delivered.largest_in_order() == w.ranks[0]->peer(1).next_byte_seq - 1);
+  BOOST_TEST(w.ranks[1]->peer(0).in.lids() == w.ranks[0]->peer(1).out.next_byte() - 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_corrupt_recut_frame_over_bytes_already_received_writes_none_of_them) {
@@ -327,7 +336,7 @@ BOOST_AUTO_TEST_CASE(a_corrupt_recut_frame_over_bytes_already_received_writes_no
   w.ranks[1]->progress();
   BOOST_REQUIRE(!w.complete(1, r));
   // The last DATA frame the receiver has, with the sequence number after it not received yet.
-  const seq::RangeList& received = w.ranks[1]->peer(0).received;
+  const seq::RangeList& received = w.ranks[1]->peer(0).in.received();
   const frag::DecodeLimits limits{kJobKey, 2, 1, 1024 - frag::kHeaderSize, true};
   std::optional<frag::FrameHeader> last;
   for (const RetainedFrame& f : w.ranks[0]->peer(1).retained) {
@@ -394,6 +403,68 @@ BOOST_AUTO_TEST_CASE(frames_with_a_wrong_job_key_or_forged_cookie_are_counted_an
   sink.on_frame(frame);
   BOOST_TEST(w.ranks[1]->counters().dropped_malformed == 2u);
   exchange_and_verify(w, {8});  // and the engine still works
+}
+
+// A single-copy RTS makes the receiver read {pid, address} of another process into its buffer: only the
+// peer's own route that reads memory may carry one, naming the pid the peer registered.
+BOOST_AUTO_TEST_CASE(a_single_copy_request_is_honoured_only_over_the_peers_memory_route_naming_its_pid) {
+  EngineConfig config = plain_config();
+  config.single_copy_min = 4096;
+  const auto me = static_cast<std::int64_t>(::getpid());
+  const std::vector<std::byte> secret = pattern(8192, 99);  // what a forged request would steal
+  auto forged_rts = [&](std::int64_t pid) {
+    frag::FrameHeader h;
+    h.type = frag::FrameType::rts;
+    h.flags = frag::kFlagSingleCopy | frag::kFlagFirstFragment;
+    h.job_key = kJobKey;
+    h.source = 0;
+    h.destination = 1;
+    h.tag = 7;
+    h.message_seq = 1;
+    h.message_length = secret.size();
+    h.sender_request = 0x0000000100000001ULL;
+    h.payload_length = 16;
+    h.seq_first = 1;
+    h.seq_count = 16;
+    std::vector<std::byte> frame(frag::kHeaderSize + 16);
+    const auto address = reinterpret_cast<std::uint64_t>(secret.data());
+    for (int i = 0; i < 8; ++i) {
+      frame[frag::kHeaderSize + static_cast<std::size_t>(i)] =
+          static_cast<std::byte>(static_cast<std::uint64_t>(pid) >> (8 * i));
+      frame[frag::kHeaderSize + 8 + static_cast<std::size_t>(i)] = static_cast<std::byte>(address >> (8 * i));
+    }
+    frag::encode(h, std::span<std::byte, frag::kHeaderSize>(frame.data(), frag::kHeaderSize));
+    return frame;
+  };
+  for (const bool reads_memory : {true, false}) {
+    BOOST_TEST_CONTEXT((reads_memory ? "a path that reads memory" : "a path that does not")) {
+      path::LoopOptions options;
+      options.single_copy_read = reads_memory;
+      World w(2, config, options);
+      for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, me);
+      std::vector<std::byte> got(secret.size());
+      Request* recv = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 7);
+      auto& sink = static_cast<path::FrameSink&>(*w.ranks[1]);
+      // Another pid: refused, counted, nothing read; the receive still waits.
+      sink.on_frame(forged_rts(me + 1));
+      BOOST_TEST(w.ranks[1]->counters().refused_single_copy == 1u);
+      if (!reads_memory) {
+        // The right pid over a path that cannot read memory (a datagram, in real life): refused too.
+        sink.on_frame(forged_rts(me));
+        BOOST_TEST(w.ranks[1]->counters().refused_single_copy == 2u);
+      }
+      for (int i = 0; i < 1000; ++i) w.ranks[1]->progress();
+      BOOST_TEST(!w.complete(1, recv));
+      BOOST_TEST(w.peer_memory_reads == 0);
+      BOOST_TEST((got != secret));
+      w.ranks[1]->cancel(recv);
+      w.ranks[1]->release(recv);
+      // Real traffic still flows, by single copy where the path reads memory.
+      exchange_and_verify(w, {100'000, 10});
+      BOOST_TEST(w.peer_memory_reads == (reads_memory ? 1 : 0));
+      BOOST_TEST(w.ranks[1]->counters().refused_single_copy == (reads_memory ? 1u : 2u));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(whole_eager_messages_go_as_short_frames_on_a_trusted_path) {

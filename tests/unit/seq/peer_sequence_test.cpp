@@ -51,12 +51,14 @@ BOOST_AUTO_TEST_SUITE(receive_sequence)
 
 BOOST_AUTO_TEST_CASE(arrivals_are_fresh_duplicate_or_partial_duplicate) {
   ReceiveSequence receive;
-  BOOST_TEST((*receive.on_received({1, 100}) == Arrival::fresh));
-  BOOST_TEST((*receive.on_received({1, 100}) == Arrival::duplicate));
-  BOOST_TEST((*receive.on_received({50, 60}) == Arrival::duplicate));
-  BOOST_TEST((*receive.on_received({90, 150}) == Arrival::partial_duplicate));
-  BOOST_TEST((*receive.on_received({200, 300}) == Arrival::fresh));
-  BOOST_TEST((*receive.on_received({140, 210}) == Arrival::partial_duplicate));
+  BOOST_TEST((receive.on_received({1, 100})->arrival == Arrival::fresh));
+  BOOST_TEST((receive.on_received({1, 100})->arrival == Arrival::duplicate));
+  BOOST_TEST((receive.on_received({50, 60})->arrival == Arrival::duplicate));
+  BOOST_TEST((receive.on_received({90, 150})->arrival == Arrival::partial_duplicate));
+  BOOST_TEST((receive.on_received({200, 300})->arrival == Arrival::fresh));
+  BOOST_TEST((receive.on_received({140, 210})->arrival == Arrival::partial_duplicate));
+  BOOST_TEST(receive.on_received({140, 400})->added == 100u);  // 301..400: what a message's count grows by
+  BOOST_TEST(receive.on_received({1, 10})->added == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(lirs_and_lids_are_the_in_order_prefixes) {
@@ -122,8 +124,8 @@ BOOST_AUTO_TEST_CASE(zero_byte_messages_are_received_and_delivered_as_one_number
   ReceiveSequence receive;
   std::uint64_t delivered = 0;
   for (auto it = fragments.rbegin(); it != fragments.rend(); ++it) {
-    BOOST_TEST((*receive.on_received(*it) == Arrival::fresh));
-    BOOST_TEST((*receive.on_received(*it) == Arrival::duplicate));
+    BOOST_TEST((receive.on_received(*it)->arrival == Arrival::fresh));
+    BOOST_TEST((receive.on_received(*it)->arrival == Arrival::duplicate));
     delivered += *receive.on_delivered(*it);
     delivered += *receive.on_delivered(*it);
   }

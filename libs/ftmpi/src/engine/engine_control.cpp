@@ -77,18 +77,15 @@ base::Result<std::string> EngineCore::set_rail_service(const rte::ControlRequest
   const std::uint32_t path = *found;
   const bool disable = request.op == rte::ControlOp::disable;
   // The routes the request changes: the named peers reached over this path.
-  std::vector<std::pair<Peer*, Route*>> targets;
+  std::vector<std::pair<Peer*, std::uint32_t>> targets;
   std::string last_rail_of;
   for (Peer& peer : peers_) {
     if (peer.rank == id_.rank || !request.names_peer(peer.rank)) continue;
     if (path >= peer.route_of_path.size() || peer.route_of_path[path] < 0) continue;
-    Route& route = peer.routes[static_cast<std::size_t>(peer.route_of_path[path])];
-    targets.emplace_back(&peer, &route);
-    if (!disable || route.state == RailState::disabled) continue;
-    const bool another = std::any_of(peer.routes.begin(), peer.routes.end(), [&](const Route& r) {
-      return &r != &route && !out_of_service(r.state);
-    });
-    if (!another) last_rail_of += (last_rail_of.empty() ? "" : ", ") + std::to_string(peer.rank);
+    const auto rail = static_cast<std::uint32_t>(peer.route_of_path[path]);
+    targets.emplace_back(&peer, rail);
+    if (!disable || peer.rails[rail].state == RailState::disabled) continue;
+    if (peer.rails.last_in_service(rail)) last_rail_of += (last_rail_of.empty() ? "" : ", ") + std::to_string(peer.rank);
   }
   const std::string& name = paths_[path]->info().name;
   if (targets.empty()) {
@@ -103,20 +100,24 @@ base::Result<std::string> EngineCore::set_rail_service(const rte::ControlRequest
   base::JsonWriter w;
   w.begin_object().field("rank", id_.rank).field("index", path).field("name", name);
   w.key("changed").begin_array();
-  std::vector<std::pair<Peer*, Route*>> unchanged;
-  for (auto [peer, route] : targets) {
-    const bool applies = disable ? route->state != RailState::disabled : route->state == RailState::disabled;
+  std::vector<std::pair<Peer*, std::uint32_t>> unchanged;
+  for (auto [peer, rail] : targets) {
+    const RailState state = peer->rails[rail].state;
+    const bool applies = disable ? state != RailState::disabled : state == RailState::disabled;
     if (!applies) {
-      unchanged.emplace_back(peer, route);
+      unchanged.emplace_back(peer, rail);
       continue;
     }
-    set_state(*peer, *route, disable ? RailState::disabled : RailState::down,
-              disable ? "disabled by the operator" : "enabled by the operator");
-    w.begin_object().field("peer", peer->rank).field("state", to_string(route->state)).end_object();
+    if (disable) {
+      peer->rails.disable(rail, "disabled by the operator");
+    } else {
+      peer->rails.enable(rail, "enabled by the operator");
+    }
+    w.begin_object().field("peer", peer->rank).field("state", to_string(peer->rails[rail].state)).end_object();
   }
   w.end_array().key("unchanged").begin_array();
-  for (auto [peer, route] : unchanged) {
-    w.begin_object().field("peer", peer->rank).field("state", to_string(route->state)).end_object();
+  for (auto [peer, rail] : unchanged) {
+    w.begin_object().field("peer", peer->rank).field("state", to_string(peer->rails[rail].state)).end_object();
   }
   w.end_array().end_object();
   return std::move(w).text();

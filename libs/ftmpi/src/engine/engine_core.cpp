@@ -106,46 +106,46 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       config_(config),
       paths_(std::move(paths)),
       env_(std::move(environment)),
-      peers_(identity.size),
       matcher_(match::Matcher::create({identity.size, config.ahead_window}).value()) {
+  rails_context_.timing = {config_.retransmit_min, config_.retransmit_max, config_.rail_down_after,
+                           config_.peer_timeout,   config_.probe_min,      config_.probe_max};
+  rails_context_.actions = this;
+  rails_context_.totals = &counters_;
+  peers_.reserve(id_.size);
   std::size_t max_payload = 0;
-  const Clock::time_point now = Clock::now();
   for (std::uint32_t r = 0; r < id_.size; ++r) {
-    Peer& peer = peers_[r];
-    peer.rank = r;
+    Peer& peer = peers_.emplace_back(r, &rails_context_);
     for (std::uint32_t i = 0; i < paths_.size(); ++i) {
       path::Path* p = paths_[i].get();
       if (!p->reaches(r)) continue;
       const path::PathInfo& info = p->info();
       Route route;
       route.path = p;
+      route.name = info.name;
       route.path_index = i;
       route.max_payload = p->max_frame_to(r) - frag::kHeaderSize;
       route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit
                                                            : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
-      route.state_since = now;
-      route.last_progress = now;
-      route.rto = config_.retransmit_min;
       peer.reliable_routes = peer.reliable_routes && info.reliable;
       // Shared memory alone when there is some: it is the fastest way to a peer on this host, and a
       // network rail beside it would only be used by failover, which shared memory never needs.
-      if (info.kind == path::PathKind::shm) peer.routes.clear();
-      if (!peer.routes.empty() && peer.routes.front().path->info().kind == path::PathKind::shm) continue;
-      peer.routes.push_back(route);
+      if (info.kind == path::PathKind::shm) peer.rails.clear();
+      if (!peer.rails.empty() && peer.rails[0].path->info().kind == path::PathKind::shm) continue;
+      peer.rails.add(std::move(route));
     }
     peer.route_of_path.assign(paths_.size(), -1);
-    peer.eager_limit = peer.routes.empty() ? 0 : SIZE_MAX;
+    peer.eager_limit = peer.rails.empty() ? 0 : SIZE_MAX;
     peer.rts_payload = peer.eager_limit;
-    for (std::uint32_t k = 0; k < peer.routes.size(); ++k) {
-      const Route& route = peer.routes[k];
+    for (std::uint32_t k = 0; k < peer.rails.size(); ++k) {
+      const Route& route = peer.rails[k];
       peer.route_of_path[route.path_index] = static_cast<std::int32_t>(k);
       peer.eager_limit = std::min(peer.eager_limit, route.eager_limit);
       peer.rts_payload = std::min(peer.rts_payload, route.max_payload);
       max_payload = std::max(max_payload, route.max_payload);
       max_eager_ = std::max(max_eager_, route.eager_limit);
     }
-    peer.single_copy = peer.routes.size() == 1 && peer.routes.front().single_copy;
+    peer.single_copy = peer.rails.size() == 1 && peer.rails[0].single_copy;
     peer.tracking = config_.reliability == Reliability::force ||
                     (config_.reliability == Reliability::automatic && !peer.reliable_routes);
     any_tracking_ = any_tracking_ || peer.tracking;
@@ -154,7 +154,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
     header_checked_.push_back(!p->info().reliable || config_.reliability == Reliability::force ? 1 : 0);
   }
   for (Peer& peer : peers_) {
-    peer.short_frames = !peer.tracking && peer.routes.size() == 1 && header_checked_[peer.routes.front().path_index] == 0;
+    peer.short_frames = !peer.tracking && peer.rails.size() == 1 && header_checked_[peer.rails[0].path_index] == 0;
   }
   expect_bulk(false);  // no receive waits for bulk data yet
   limits_.job_key = id_.job_key;
@@ -183,18 +183,19 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
                             bool bulk) {
   const bool sequenced = frag::occupies_sequence(h.type);
   if (sequenced) {
-    h.seq_first = peer.next_byte_seq;
-    h.seq_count = static_cast<std::uint32_t>(std::max<std::size_t>(payload.size(), 1));
-    peer.next_byte_seq += h.seq_count;
+    const auto numbers = peer.out.assign(payload.size());
+    if (!numbers) [[unlikely]] abort(1, "sending to rank " + std::to_string(peer.rank) + ": " + numbers.status().to_string());
+    h.seq_first = numbers->first;
+    h.seq_count = static_cast<std::uint32_t>(numbers->size());
   }
-  Route& route = peer.routes[route_index];
+  Route& route = peer.rails[route_index];
   RetainedFrame* keep = nullptr;
   if (peer.tracking) {
     h.flags |= frag::kFlagAckValid;
-    h.lirs = peer.received.largest_in_order();
-    h.lids = peer.delivered.largest_in_order();
+    h.lirs = peer.in.lirs();
+    h.lids = peer.in.lids();
     // This frame carries the ACK; but past a hole only an explicit ACK can say what arrived beyond it.
-    if (!peer.received.has_gaps()) peer.frames_unacked = 0;
+    if (!peer.in.received().has_gaps()) peer.frames_unacked = 0;
     if (sequenced) {
       keep = &peer.retained.emplace_back();
       if (!spare_frames_.empty()) {
@@ -233,7 +234,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     // not up any more, so this ends.
     if (keep == nullptr && peer.tracking && (h.type == frag::FrameType::ack || h.type == frag::FrameType::nack)) {
       const std::uint32_t other = pick_route(peer);
-      if (other != route_index && peer.routes[other].state == RailState::up) send_frame(peer, other, h, payload, bulk);
+      if (other != route_index && peer.rails[other].state == RailState::up) send_frame(peer, other, h, payload, bulk);
     }
   }
 }
@@ -249,9 +250,9 @@ void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t ms
 
 void EngineCore::send_ack(Peer& peer) {
   frag::FrameHeader h = header_for(peer, frag::FrameType::ack);
-  if (peer.received.has_gaps()) {
+  if (peer.in.received().has_gaps()) {
     // Selective: the block the latest frame joined, so that the sender does not resend what lies there.
-    if (auto block = peer.received.range_above_prefix(peer.last_received_seq)) {
+    if (auto block = peer.in.received().range_above_prefix(peer.last_received_seq)) {
       h.seq_first = block->first;
       h.seq_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(block->size(), UINT32_MAX));
     }
@@ -285,7 +286,7 @@ void EngineCore::send_fragments(Peer& peer, Request& r, std::size_t from, std::s
   std::size_t offset = from;
   do {
     const std::uint32_t route = pick_route(peer);
-    const std::size_t len = std::min(peer.routes[route].max_payload, to - offset);
+    const std::size_t len = std::min(peer.rails[route].max_payload, to - offset);
     send_fragment(peer, r, route, offset, len);
     offset += len;
   } while (offset < to);
@@ -300,7 +301,7 @@ Peer& EngineCore::prepare_send(Request& r, const CommView& comm, const void* buf
   r.tag = tag;
   r.mode = mode;
   Peer& peer = peers_[r.peer];
-  r.msg_seq = peer.next_msg_seq++;
+  r.msg_seq = peer.out.assign_message();
   return peer;
 }
 
@@ -316,12 +317,12 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
 
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
   // short_frames: the peer has exactly one route. A message in pieces goes as DATA, gathered.
-  if (!peer.short_frames || r.layout != nullptr || r.bytes > peer.routes.front().max_payload ||
-      peer.routes.front().state != RailState::up) {
+  if (!peer.short_frames || r.layout != nullptr || r.bytes > peer.rails[0].max_payload ||
+      peer.rails[0].state != RailState::up) {
     send_fragments(peer, r, 0, r.bytes);
     return;
   }
-  Route& route = peer.routes.front();
+  Route& route = peer.rails[0];
   const frag::ShortHeader h{id_.rank, r.context, r.tag, static_cast<std::uint32_t>(r.bytes), r.msg_seq};
   ShortFrame frame(h, r.send_buf);
   ++counters_.frames_sent;
@@ -393,7 +394,7 @@ bool EngineCore::push_streams() {
     Peer& peer = peers_[r->peer];
     while (r->next_offset < r->bytes) {
       const std::uint32_t index = pick_route(peer);
-      const Route& route = peer.routes[index];
+      const Route& route = peer.rails[index];
       if (route.path->has_queued_frames() ||
           (peer.tracking && (route.in_flight >= config_.window || route.frames_in_flight >= config_.window_frames))) {
         break;
@@ -581,7 +582,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       break;
   }
   if (peer.tracking) {
-    auto coverage = peer.received.coverage(h.seq_first, h.seq_first + h.seq_count - 1);
+    auto coverage = peer.in.received().coverage(h.seq_first, h.seq_first + h.seq_count - 1);
     if (coverage && *coverage == seq::Coverage::full) {
       // Checked even though it is dropped, so that every corrupted frame is counted as one.
       if (frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) {
@@ -650,16 +651,22 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
 std::uint64_t EngineCore::accept_sequenced(Peer& peer, const frag::FrameHeader& h, bool delivered) {
   if (!peer.tracking) return h.payload_length;
   const std::uint64_t last = h.seq_first + h.seq_count - 1;
-  auto added = peer.received.record(h.seq_first, last);
+  auto added = peer.in.on_received({h.seq_first, last});
   peer.last_received_seq = h.seq_first;
-  if (delivered) (void)peer.delivered.record(h.seq_first, last);
+  if (delivered) (void)peer.in.on_delivered({h.seq_first, last});
   owe_ack(peer);
-  return added ? (h.payload_length == 0 ? 0 : *added) : 0;
+  return added ? (h.payload_length == 0 ? 0 : added->added) : 0;
 }
 
 void EngineCore::owe_ack(Peer& peer) {
   if (peer.frames_unacked++ == 0) peer.ack_owed_since = Clock::now();
   if (peer.frames_unacked >= config_.ack_every) send_ack(peer);
+}
+
+bool EngineCore::single_copy_allowed(Peer& peer, std::uint64_t pid) noexcept {
+  const Route* arrived_on = arrival_route(peer);
+  return peer.single_copy && !peer.tracking && arrived_on != nullptr && arrived_on->single_copy && peer.pid > 0 &&
+         pid == static_cast<std::uint64_t>(peer.pid);
 }
 
 void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
@@ -688,6 +695,15 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     const bool single_copy = (h.flags & frag::kFlagSingleCopy) != 0;
     if (single_copy && payload.size() != kSingleCopyDescriptorSize) {
       ++counters_.dropped_malformed;
+      return;
+    }
+    // A single copy reads another process's memory into this one: only a peer that sends them (its one
+    // route reads memory, reliability not forced) may ask, only over that route (never a datagram), and
+    // only naming the pid it registered in shared memory.
+    if (single_copy && !single_copy_allowed(peer, load_le64(payload.data()))) [[unlikely]] {
+      ++counters_.refused_single_copy;
+      base::logger().warn("refused a single-copy request from rank {} (not over its shared memory, or not its pid)",
+                          h.source);
       return;
     }
     m = acquire_message();
@@ -848,7 +864,7 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
     m->early = {};
   }
   if (peer.tracking && !m->buffered.empty()) {
-    for (const seq::Range& range : m->buffered) (void)peer.delivered.record(range.first, range.last);
+    for (const seq::Range& range : m->buffered) (void)peer.in.on_delivered(range);
     m->buffered.clear();
     owe_ack(peer);
   }
@@ -894,7 +910,7 @@ void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t t
   complete(r);
 }
 
-// Acknowledgements, retransmission and rails: engine_rails.cpp.
+// Acknowledgements, retransmission and rebinding: engine_reliability.cpp; rail health: rail_set.cpp.
 
 // ---------------------------------------------------------------------------------------------------
 // Requests and progress

@@ -54,13 +54,13 @@
 #include "ftmpi/path/path.hpp"
 #include "ftmpi/rte/control.hpp"
 #include "ftmpi/rte/protocol.hpp"
+#include "ftmpi/seq/peer_sequence.hpp"
 #include "ftmpi/seq/range_list.hpp"
+#include "rail_set.hpp"
 #include "request.hpp"
 #include "stats.hpp"
 
 namespace ftmpi::engine {
-
-using Clock = std::chrono::steady_clock;
 
 enum class Reliability : std::uint8_t { automatic, force, off };
 
@@ -162,35 +162,6 @@ struct IncomingMessage {
   std::vector<seq::Range> buffered;   // byte ranges in `early`: delivered once the message matches
 };
 
-// One way to a peer: a path (a rail) that reaches it, and what the engine learned about it.
-struct Route {
-  path::Path* path = nullptr;
-  std::uint32_t path_index = 0;  // in the engine's path list; rail k of every rank talks to rail k
-  std::size_t max_payload = 0;
-  std::size_t eager_limit = 0;
-  bool single_copy = false;
-
-  RailState state = RailState::up;
-  Clock::time_point state_since{};
-  std::uint64_t in_flight = 0;         // bytes of frames sent on it that the peer may not have
-  std::uint64_t frames_in_flight = 0;  // and how many frames
-  Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
-  std::uint32_t timeouts = 0;          // since last_progress
-  std::uint32_t refused_sends = 0;     // sends the operating system refused since last_progress
-  Clock::time_point alive_elsewhere{}; // suspect: when another rail first proved the peer alive
-  std::chrono::nanoseconds srtt{0};    // smoothed round trip (0: no sample yet)
-  std::chrono::nanoseconds rttvar{0};
-  std::chrono::nanoseconds rto{0};     // first retransmission timeout of a frame on this rail
-  std::uint64_t probe_seq = 0;         // last probe sent
-  std::uint64_t probe_answered = 0;    // last probe answered
-  Clock::time_point probe_sent_at{};
-  Clock::time_point next_probe{};
-  std::chrono::nanoseconds probe_interval{0};
-  RailCounters counters;
-  std::deque<RailChange> changes;  // the latest kRailChangesKept, oldest first (stats, ftpath)
-  bool enabled_by_operator = false;  // down because the operator enabled it: its first answer is no failback
-};
-
 // A frame's bytes, kept for resending. Unlike a vector it never zero-fills what the frame overwrites,
 // and the engine recycles them, so keeping a frame costs no allocation in the steady state.
 class FrameBytes {
@@ -219,15 +190,19 @@ struct RetainedFrame {
   FrameBytes bytes;              // the whole frame as it was sent
   Clock::time_point sent_at{};
   std::uint32_t attempts = 1;
-  std::uint32_t route = 0;       // index in Peer::routes it was last sent on
+  std::uint32_t route = 0;       // index in Peer::rails it was last sent on
   bool bulk = false;             // rendezvous data after CTS (a path's bulk lane)
   bool received = false;         // the peer has it (LIRS or a selective ACK): never resent, not in flight
 };
 
 struct Peer {
+  Peer(std::uint32_t r, const RailSet::Context* rails_context) : rank(r), rails(r, rails_context) {}
+  // The engine reserves its peers up front and never moves them; a vector needs this to reserve.
+  Peer(Peer&&) noexcept = default;
+
   std::uint32_t rank = 0;
-  std::vector<Route> routes;
-  std::vector<std::int32_t> route_of_path;  // by path index: index in `routes`, or -1
+  RailSet rails;                            // its routes: rail health, probes, the choice of rail
+  std::vector<std::int32_t> route_of_path;  // by path index: index in `rails`, or -1
   bool reliable_routes = true;  // every route reliable: sequence tracking can be skipped
   bool tracking = false;        // reliability machinery on for this peer
   std::int64_t pid = 0;
@@ -237,21 +212,18 @@ struct Peer {
   // Its one route is a trusted path (shared memory, reliability not forced): whole eager messages that
   // fit one frame go as short frames (frag::ShortHeader), and short frames from it are accepted.
   bool short_frames = false;
-  std::uint32_t next_route = 0;  // round-robin start among equally loaded routes
   bool rebind_needed = false;    // frames sit on a down route, or in resend_now
   std::vector<std::uint64_t> resend_now;  // first sequence numbers of frames whose send was refused
 
-  // Our stream to this peer.
-  std::uint64_t next_byte_seq = 1;
-  std::uint64_t next_msg_seq = 1;
+  // Our stream to this peer: its byte and message numbering.
+  seq::SendSequence out;
   std::deque<RetainedFrame> retained;  // in sequence order
   std::size_t received_prefix = 0;     // retained[0, received_prefix) are covered by acked_lirs
   std::uint64_t acked_lirs = 0;
   std::uint64_t acked_lids = 0;
 
-  // Its stream to us.
-  seq::RangeList received;
-  seq::RangeList delivered;
+  // Its stream to us: what arrived, and what reached the user.
+  seq::ReceiveSequence in;
   std::uint32_t frames_unacked = 0;
   std::uint64_t last_received_seq = 0;  // first number of the latest frame accepted: its block is SACKed
   Clock::time_point ack_owed_since{};
@@ -274,7 +246,7 @@ class StoredFrame final : public path::FrameWriter {
   bool bulk_;
 };
 
-class EngineCore final : public Engine, public path::FrameSink {
+class EngineCore final : public Engine, public path::FrameSink, private RailSet::Actions {
  public:
   EngineCore(Identity identity, EngineConfig config, std::vector<std::unique_ptr<path::Path>> paths,
              Environment environment);
@@ -351,21 +323,20 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::uint64_t accept_sequenced(Peer& peer, const frag::FrameHeader& h, bool delivered);
   void owe_ack(Peer& peer);
   void reject_payload(Peer& peer, const frag::FrameHeader& h);
-  // Rails (engine_rails.cpp).
-  std::uint32_t pick_route(Peer& peer) noexcept;
+  // Reliability (engine_reliability.cpp): acknowledgements, retransmission, rebinding.
+  std::uint32_t pick_route(Peer& peer) noexcept { return peer.rails.pick(); }
   void resend(Peer& peer, std::size_t index, std::uint32_t route);
   void resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices);
-  base::Status send_probe(Peer& peer, std::uint32_t route, frag::FrameType type, std::uint64_t id);
-  // Sends the rail's next probe (its answer proves the rail works, handle_probe).
-  base::Status probe_rail(Peer& peer, std::uint32_t route, Clock::time_point now);
+  base::Status send_probe_frame(Peer& peer, std::uint32_t route, frag::FrameType type, std::uint64_t id);
   void handle_probe(Peer& peer, const frag::FrameHeader& h);
-  void route_progress(Route& route, Clock::time_point now);
-  void sample_rtt(Route& route, std::chrono::nanoseconds sample);
-  void set_state(Peer& peer, Route& route, RailState state, std::string_view reason);
-  void rail_failed(Peer& peer, std::uint32_t route, std::string_view reason);
   void rebind_frames();
-  bool service_rails(Peer& peer, Clock::time_point now);
   Route* arrival_route(Peer& peer) noexcept;
+  // What the rails ask of the engine (RailSet::Actions).
+  base::Status send_probe(std::uint32_t peer, std::uint32_t rail, std::uint64_t probe_id) override;
+  void frames_stranded(std::uint32_t peer) override;
+  [[noreturn]] void no_rail_left(std::uint32_t peer, std::string message) override;
+  // Whether a single-copy request naming `pid` may come from this peer over the path being polled.
+  bool single_copy_allowed(Peer& peer, std::uint64_t pid) noexcept;
   void on_matched(Request* receive, IncomingMessage* message);
   void finish_message_if_complete(IncomingMessage* message);
   // Fills in a receive's completion for a message of `length` bytes from world rank `peer`, completes it.
@@ -407,7 +378,7 @@ class EngineCore final : public Engine, public path::FrameSink {
 
   void complete(Request* request);
   // A send on `route` failed with `status`; `lost_seq` is the first sequence number of the frame it
-  // carried, if the frame is retained (engine_rails.cpp).
+  // carried, if the frame is retained (engine_reliability.cpp).
   void route_failed(Peer& peer, std::uint32_t route, const base::Status& status,
                     std::optional<std::uint64_t> lost_seq = std::nullopt);
 
@@ -415,6 +386,8 @@ class EngineCore final : public Engine, public path::FrameSink {
   EngineConfig config_;
   std::vector<std::unique_ptr<path::Path>> paths_;
   Environment env_;
+  EngineCounters counters_;
+  RailSet::Context rails_context_;  // every peer's RailSet: timing, the real clock, this engine
   std::vector<Peer> peers_;
   match::Matcher matcher_;
   RequestTable requests_;
@@ -422,7 +395,6 @@ class EngineCore final : public Engine, public path::FrameSink {
   std::vector<match::Event> events_;      // scratch for the matcher
   std::deque<IncomingMessage> message_store_;    // every message record; a deque never moves them
   std::vector<IncomingMessage*> free_messages_;  // records ready for reuse
-  EngineCounters counters_;
   frag::DecodeLimits limits_{};
   // By path index: whether its frames carry a header checksum, sent and checked (every path but a
   // reliable one, shared memory, unless reliability is forced).

@@ -40,7 +40,7 @@ std::span<std::byte> EngineCore::place(std::span<const std::byte> header, std::s
   if (r->layout != nullptr || h.fragment_offset > r->capacity || h.payload_length > r->capacity - h.fragment_offset) return {};
   const Peer& peer = peers_[h.source];
   if (peer.tracking) {
-    const auto coverage = peer.received.coverage(h.seq_first, h.seq_first + h.seq_count - 1);
+    const auto coverage = peer.in.received().coverage(h.seq_first, h.seq_first + h.seq_count - 1);
     if (!coverage || *coverage != seq::Coverage::none) return {};
   }
   return {r->recv_buf + h.fragment_offset, h.payload_length};

@@ -24,6 +24,7 @@ namespace ftmpi::path {
 struct LoopOptions {
   std::size_t mtu = 8192;  // max_frame of every path on the network, header included
   bool reliable = true;    // what PathInfo::reliable claims
+  bool single_copy_read = false;  // what PathInfo::single_copy_read claims (the ranks share one process)
 };
 
 class LoopNetwork {

@@ -44,10 +44,17 @@ enum class Arrival : std::uint8_t {
 
 std::string_view to_string(Arrival arrival) noexcept;
 
+// What on_received recorded: the kind of arrival, and how many of the range's numbers were new (what a
+// message's byte count grows by when a re-cut retransmission overlaps fragments already received).
+struct Received {
+  Arrival arrival = Arrival::fresh;
+  std::uint64_t added = 0;
+};
+
 class ReceiveSequence {
  public:
   // Records a frame's byte range as received.
-  base::Result<Arrival> on_received(Range range);
+  base::Result<Received> on_received(Range range);
 
   // Records a range as delivered and returns how many of its numbers were not delivered before (what a
   // message's completion count should grow by when overlapping fragments were both delivered).

@@ -1,0 +1,367 @@
+// Reliability (docs/architecture.md, "Reliability"): acknowledgements, retransmission, and moving frames
+// off rails that left service. The rails' own health (states, probes, failover and failback decisions)
+// is the RailSet's (rail_set.hpp); this file feeds it what the frames show and acts on what it asks.
+//
+// Acknowledgement. The sender keeps every sequenced frame it sent to a peer, whole, in `Peer::retained`
+// (sequence order) until the peer's LIDS covers it. Frames covered by LIRS but not yet by LIDS were
+// received and only wait for their receive to be posted: they no longer count as in flight on their rail
+// and are never resent (their timer is pushed back instead), so a receiver that is busy computing is not
+// flooded with copies of data it already holds.
+//
+// Retransmission timer, per rail to a peer: RFC 6298's estimator (RailSet::sample_rtt) from frames ACKed
+// on their first attempt (Karn: a resent frame's ACK says nothing about which copy arrived); each further
+// attempt of a frame doubles its timeout (truncated exponential back-off), capped at
+// engine.retransmit.max. A window (engine.window) per rail bounds what a stream may have in flight, so a
+// healthy link is not overrun.
+//
+// Rebinding. Every unacknowledged frame on a rail that left service is rebound to the surviving rails,
+// re-cut to their frame size when it is larger; per-byte sequence numbers make that legal, and the
+// receiver's range lists drop whatever copy arrives second, so no byte is lost or delivered twice.
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "engine_core.hpp"
+#include "ftmpi/base/log.hpp"
+
+namespace ftmpi::engine {
+namespace {
+
+// Buffers of acknowledged frames kept for reuse: about two windows of full-size UDP frames.
+constexpr std::size_t kSpareFrames = 128;
+
+std::chrono::nanoseconds frame_timeout(const Route& route, const RetainedFrame& f,
+                                       std::chrono::nanoseconds cap) {
+  const auto shift = std::min<std::uint32_t>(f.attempts - 1, 20);
+  return std::min(cap, std::chrono::nanoseconds(route.rto.count() << shift));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Acknowledgements
+
+void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) {
+  const std::uint64_t sent = peer.out.next_byte() - 1;
+  if (lirs > sent || lids > sent || lids > lirs) {  // acknowledges what we never sent: forged
+    ++counters_.dropped_malformed;
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  if (lirs > peer.acked_lirs) {
+    peer.acked_lirs = lirs;
+    // Karn: a resent frame's ACK says nothing of which copy arrived; and frames that LIRS reaches only
+    // once a resent frame before them arrived waited for it, so no frame of such an ACK is sampled.
+    const RetainedFrame* newest = nullptr;
+    bool clean = true;
+    while (peer.received_prefix < peer.retained.size() &&
+           peer.retained[peer.received_prefix].range.last <= lirs) {
+      RetainedFrame& f = peer.retained[peer.received_prefix++];
+      if (!f.received) {
+        frame_received(peer, f, now);
+        clean = clean && f.attempts == 1;
+        newest = &f;
+      }
+    }
+    if (clean && newest != nullptr) peer.rails.sample_rtt(newest->route, now - newest->sent_at);
+  }
+  if (lids > peer.acked_lids) {
+    peer.acked_lids = lids;
+    while (!peer.retained.empty() && peer.retained.front().range.last <= lids) {
+      if (spare_frames_.size() < kSpareFrames) spare_frames_.push_back(std::move(peer.retained.front().bytes));
+      peer.retained.pop_front();
+      --peer.received_prefix;  // lids <= lirs: every frame freed here was counted as received
+    }
+  }
+}
+
+// The peer holds [first, last] above its LIRS: the frames inside are neither resent nor in flight.
+void EngineCore::handle_selective_ack(Peer& peer, std::uint64_t first, std::uint64_t last) {
+  if (last >= peer.out.next_byte()) {  // acknowledges what we never sent: forged
+    ++counters_.dropped_malformed;
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  auto it = std::lower_bound(peer.retained.begin() + static_cast<std::ptrdiff_t>(peer.received_prefix),
+                             peer.retained.end(), first,
+                             [](const RetainedFrame& f, std::uint64_t n) { return f.range.first < n; });
+  for (; it != peer.retained.end() && it->range.last <= last; ++it) {
+    if (!it->received) frame_received(peer, *it, now);
+  }
+}
+
+void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point now) {
+  f.received = true;
+  Route& route = peer.rails[f.route];
+  route.in_flight -= f.bytes.size();
+  --route.frames_in_flight;
+  peer.rails.proved(f.route, now);
+}
+
+void EngineCore::handle_nack(Peer& peer, const frag::FrameHeader& h) {
+  const std::uint64_t last = h.seq_first + h.seq_count - 1;
+  scratch_indices_.clear();
+  for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
+    const RetainedFrame& f = peer.retained[i];
+    if (f.received || f.range.last < h.seq_first || f.range.first > last) continue;
+    scratch_indices_.push_back(i);
+  }
+  resend_elsewhere(peer, scratch_indices_);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Retransmission
+
+// Resends retained[index] on `route`, moving its bytes in flight there.
+void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index) {
+  RetainedFrame& f = peer.retained[index];
+  Route& from = peer.rails[f.route];
+  Route& to = peer.rails[route_index];
+  if (!f.received) {
+    from.in_flight -= f.bytes.size();
+    --from.frames_in_flight;
+    to.in_flight += f.bytes.size();
+    ++to.frames_in_flight;
+  }
+  f.route = route_index;
+  ++f.attempts;
+  f.sent_at = Clock::now();
+  ++counters_.retransmits;
+  ++to.counters.retransmits;
+  ++to.counters.frames_sent;
+  to.counters.bytes_sent += f.bytes.size();
+  counters_.bytes_sent += f.bytes.size();
+  StoredFrame frame(f.bytes, f.bulk);
+  if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s, f.range.first);
+}
+
+// Resends the retained frames at `indices` (ascending) each on the best working rail, cutting a frame
+// again when it is larger than that rail takes. Works from the back, so that cutting a frame into
+// several does not move the frames still to do.
+void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices) {
+  for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
+    const std::size_t index = *it;
+    const std::uint32_t to = pick_route(peer);
+    const Route& route = peer.rails[to];
+    RetainedFrame& f = peer.retained[index];
+    if (f.bytes.size() <= route.max_payload + frag::kHeaderSize) {
+      resend(peer, index, to);
+      continue;
+    }
+    // Only DATA frames can be larger than another rail takes: an RTS is cut to fit every rail.
+    frag::DecodeLimits own{id_.job_key, id_.size, peer.rank, static_cast<std::uint32_t>(f.bytes.size())};
+    auto decoded = frag::decode(f.bytes, own);
+    if (!decoded || decoded->type != frag::FrameType::data) {
+      abort(1, "internal error: a retained frame cannot be cut for another rail: " +
+                   (decoded ? frag::describe(*decoded) : decoded.status().to_string()));
+    }
+    const frag::FrameHeader old = *decoded;
+    const std::span<const std::byte> payload(f.bytes.data() + frag::kHeaderSize, old.payload_length);
+    const std::uint32_t old_route = f.route;
+    const bool bulk = f.bulk;
+    const std::uint32_t attempts = f.attempts;
+    peer.rails[old_route].in_flight -= f.bytes.size();
+    --peer.rails[old_route].frames_in_flight;
+    // The frame's bytes are a piece of its message: cut that piece again at this rail's size (frag::recut
+    // names each new fragment by its offset and sequence numbers).
+    const auto cuts = frag::recut(old.message_length, old.seq_first - old.fragment_offset, old.seq_first,
+                                  old.seq_count, static_cast<std::uint32_t>(route.max_payload));
+    if (!cuts) abort(1, "internal error: cannot cut " + frag::describe(old) + " again: " + cuts.status().to_string());
+    std::vector<RetainedFrame> pieces;
+    for (const frag::FragmentPlan& cut : *cuts) {
+      frag::FrameHeader h = old;
+      h.seq_first = cut.seq_first;
+      h.seq_count = cut.seq_count;
+      h.fragment_offset = cut.offset;
+      h.payload_length = cut.length;
+      h.flags = static_cast<std::uint8_t>((old.flags & frag::kFlagAckValid) |
+                                          frag::fragment_position_flags(cut.offset, cut.length, old.message_length));
+      RetainedFrame& piece = pieces.emplace_back();
+      piece.range = {cut.seq_first, cut.seq_first + cut.seq_count - 1};
+      piece.bytes.resize(frag::kHeaderSize + cut.length);
+      frag::Checksummer sum(old.checksum_kind);
+      sum.copy(piece.bytes.data() + frag::kHeaderSize, payload.data() + (cut.offset - old.fragment_offset), cut.length);
+      h.payload_checksum = sum.value();
+      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize));
+      piece.route = old_route;
+      piece.bulk = bulk;
+      piece.attempts = attempts;
+    }
+    base::logger().debug("rank {}: frame {} re-cut into {} for {}", peer.rank, frag::describe(old),
+                         pieces.size(), route.name);
+    peer.retained.erase(peer.retained.begin() + static_cast<std::ptrdiff_t>(index));
+    peer.retained.insert(peer.retained.begin() + static_cast<std::ptrdiff_t>(index),
+                         std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
+    for (std::size_t k = 0; k < pieces.size(); ++k) {
+      peer.rails[old_route].in_flight += peer.retained[index + k].bytes.size();
+      ++peer.rails[old_route].frames_in_flight;
+      resend(peer, index + k, pick_route(peer));
+    }
+  }
+  indices.clear();
+}
+
+bool EngineCore::service_timers() {
+  bool did = false;
+  const Clock::time_point now = Clock::now();
+  for (Peer& peer : peers_) {
+    if (!peer.tracking) continue;
+    if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
+      send_ack(peer);
+      did = true;
+    }
+    for (std::size_t i = 0; i < peer.retained.size(); ++i) {
+      RetainedFrame& f = peer.retained[i];
+      if (now - f.sent_at < frame_timeout(peer.rails[f.route], f, config_.retransmit_max)) continue;
+      if (i < peer.received_prefix || f.received) {
+        f.sent_at = now;  // received, waiting for its receive to be posted: wait longer, do not resend
+        ++f.attempts;
+        continue;
+      }
+      peer.rails.frame_timed_out(f.route);
+      scratch_indices_.push_back(i);
+    }
+    if (!scratch_indices_.empty()) {
+      resend_elsewhere(peer, scratch_indices_);
+      did = true;
+    }
+    did = peer.rails.service() || did;
+  }
+  return did;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Rails: where frames arrive, and what a refused send means
+
+Route* EngineCore::arrival_route(Peer& peer) noexcept {
+  if (polling_path_ >= peer.route_of_path.size()) return nullptr;
+  const std::int32_t k = peer.route_of_path[polling_path_];
+  return k < 0 ? nullptr : &peer.rails[static_cast<std::uint32_t>(k)];
+}
+
+void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base::Status& status,
+                              std::optional<std::uint64_t> lost_seq) {
+  if (!peer.tracking) {
+    // Nothing is kept to resend on a reliable path: a failure there loses data, and ends the job.
+    abort(1, "path " + std::string(peer.rails[route_index].name) + " to rank " + std::to_string(peer.rank) +
+                 " failed: " + status.to_string());
+  }
+  if (base::severity_of(status.code()) == base::Severity::caller) {
+    abort(1, "internal error sending to rank " + std::to_string(peer.rank) + ": " + status.to_string());
+  }
+  // The frame was kept before the path saw it: it goes out again on another rail at the next round (not
+  // here: a caller may be walking the retained frames).
+  if (lost_seq) {
+    peer.resend_now.push_back(*lost_seq);
+    peer.rebind_needed = true;
+    rebind_pending_ = true;
+  }
+  peer.rails.send_refused(route_index, status.to_string());
+}
+
+void EngineCore::rebind_frames() {
+  rebind_pending_ = false;
+  for (Peer& peer : peers_) {
+    while (peer.rebind_needed) {
+      peer.rebind_needed = false;
+      scratch_indices_.clear();
+      std::size_t off_down_rails = 0;
+      std::sort(peer.resend_now.begin(), peer.resend_now.end());
+      for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
+        const RetainedFrame& f = peer.retained[i];
+        if (f.received) continue;
+        if (out_of_service(peer.rails[f.route].state)) {
+          ++peer.rails[f.route].counters.rebound;
+          ++off_down_rails;
+          scratch_indices_.push_back(i);
+        } else if (std::binary_search(peer.resend_now.begin(), peer.resend_now.end(), f.range.first)) {
+          scratch_indices_.push_back(i);  // its send was refused
+        }
+      }
+      peer.resend_now.clear();
+      if (off_down_rails != 0) {
+        base::logger().info("moving {} unacknowledged frames to rank {} off down rails", off_down_rails, peer.rank);
+      }
+      resend_elsewhere(peer, scratch_indices_);
+    }
+  }
+}
+
+base::Status EngineCore::send_probe_frame(Peer& peer, std::uint32_t route_index, frag::FrameType type,
+                                          std::uint64_t id) {
+  Route& route = peer.rails[route_index];
+  frag::FrameHeader h = header_for(peer, type);
+  h.sender_request = id;
+  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, header_checked_[route.path_index] != 0);
+  ++route.counters.frames_sent;
+  route.counters.bytes_sent += frame.frame_size();
+  counters_.bytes_sent += frame.frame_size();
+  return route.path->send(peer.rank, frame);
+}
+
+void EngineCore::handle_probe(Peer& peer, const frag::FrameHeader& h) {
+  Route* route = arrival_route(peer);
+  if (route == nullptr) return;
+  const auto index = static_cast<std::uint32_t>(route - &peer.rails[0]);
+  if (h.type == frag::FrameType::probe) {
+    // A reply that cannot leave is a lost reply: the prober's silence rules decide. The peer answers on
+    // the rail the probe arrived on, whatever it thinks of that rail itself.
+    (void)send_probe_frame(peer, index, frag::FrameType::probe_reply, h.sender_request);
+    return;
+  }
+  peer.rails.probe_replied(index, h.sender_request);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What the rails ask
+
+base::Status EngineCore::send_probe(std::uint32_t peer_rank, std::uint32_t rail, std::uint64_t probe_id) {
+  Peer& peer = peers_[peer_rank];
+  base::Status sent = send_probe_frame(peer, rail, frag::FrameType::probe, probe_id);
+  if (!sent && base::severity_of(sent.code()) == base::Severity::caller) {
+    abort(1, "internal error probing rank " + std::to_string(peer_rank) + ": " + sent.to_string());
+  }
+  return sent;
+}
+
+void EngineCore::frames_stranded(std::uint32_t peer_rank) {
+  peers_[peer_rank].rebind_needed = true;  // moved at the next progress round, never mid-walk
+  rebind_pending_ = true;
+}
+
+void EngineCore::no_rail_left(std::uint32_t, std::string message) { abort(1, message); }
+
+// ---------------------------------------------------------------------------------------------------
+// Statistics
+
+EngineStats EngineCore::stats() const {
+  EngineStats out;
+  out.rank = id_.rank;
+  out.size = id_.size;
+  out.totals = counters_;
+  const Clock::time_point now = Clock::now();
+  for (const Peer& peer : peers_) {
+    if (peer.rank == id_.rank) continue;
+    for (const Route& r : peer.rails) {
+      RailStats& rail = out.rails.emplace_back();
+      rail.peer = peer.rank;
+      rail.index = r.path_index;
+      rail.name = std::string(r.name);
+      rail.state = r.state;
+      rail.state_for = now - r.state_since;
+      rail.srtt = r.srtt;
+      rail.rto = r.rto;
+      rail.counters = r.counters;
+      rail.changes.assign(r.changes.begin(), r.changes.end());
+    }
+  }
+  for (std::size_t i = 0; i < paths_.size(); ++i) {
+    std::vector<path::PathCounterGroup> groups = paths_[i]->stats();
+    if (groups.empty()) continue;
+    out.paths.push_back({static_cast<std::uint32_t>(i), paths_[i]->info().name, std::move(groups)});
+  }
+  return out;
+}
+
+}  // namespace ftmpi::engine
