@@ -22,6 +22,7 @@
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/path/params.hpp"
+#include "ftmpi/path/registry.hpp"
 #include "ftmpi/rte/hosts.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/rte/launcher.hpp"
@@ -97,6 +98,20 @@ class HelpFormatter : public CLI::Formatter {
   std::string make_usage(const CLI::App*, std::string) const override { return ""; }
 };
 
+// --paths: its help and value type name from the path driver registry.
+std::string paths_help() {
+  std::string help = "Path kinds the ranks may use, comma-separated (sets path.kinds):";
+  for (const ftmpi::path::Driver* d : ftmpi::path::drivers()) {
+    help += "\n  " + std::string(d->kind()) + ": " + std::string(d->summary());
+  }
+  return help;
+}
+std::string kinds_type_name() {
+  std::string name;
+  for (const ftmpi::path::Driver* d : ftmpi::path::drivers()) name += (name.empty() ? "" : ",") + std::string(d->kind());
+  return name;
+}
+
 struct CommandLine {
   std::optional<long long> ranks;
   std::string bind_to = "none";
@@ -151,7 +166,7 @@ std::optional<CommandLine> parse(int argc, char** argv) {
   app.add_option("--launch-agent", cl.launch_agent,
                  "Starts ranks on other hosts, called as CMD HOST COMMAND like ssh (default: ssh)")
       ->type_name("CMD");
-  app.add_option("--paths", cl.paths, "Path kinds the ranks may use (sets path.kinds)")->type_name("shm,udp");
+  app.add_option("--paths", cl.paths, paths_help())->type_name(kinds_type_name());
   app.add_option("--rails", cl.rails, "UDP rails: interfaces, local addresses or subnets (sets path.rails)")
       ->type_name("LIST");
   app.add_option("--fault", cl.faults,
@@ -214,10 +229,9 @@ void apply_path_flags(const CommandLine& cl, base::ParamSet& params) {
     }
   };
   if (cl.paths) {
-    for (const std::string& kind : split_list(*cl.paths, "--paths")) {
-      if (kind != "shm" && kind != "udp") {
-        throw UsageError{"--paths: '" + kind + "' is not a path kind (shm, udp)"};
-      }
+    (void)split_list(*cl.paths, "--paths");
+    if (auto kinds = ftmpi::path::parse_driver_kinds(*cl.paths); !kinds) {
+      throw UsageError{"--paths: " + kinds.status().message()};
     }
     set(ftmpi::path::kKinds, *cl.paths, "--paths");
   }

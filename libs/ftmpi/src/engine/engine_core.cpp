@@ -124,14 +124,14 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       route.name = info.name;
       route.path_index = i;
       route.max_payload = p->max_frame_to(r) - frag::kHeaderSize;
-      route.eager_limit = info.kind == path::PathKind::shm ? config_.shm_eager_limit
+      route.eager_limit = info.host_local ? config_.shm_eager_limit
                                                            : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
       peer.reliable_routes = peer.reliable_routes && info.reliable;
-      // Shared memory alone when there is some: it is the fastest way to a peer on this host, and a
-      // network rail beside it would only be used by failover, which shared memory never needs.
-      if (info.kind == path::PathKind::shm) peer.rails.clear();
-      if (!peer.rails.empty() && peer.rails[0].path->info().kind == path::PathKind::shm) continue;
+      // A host-local path (shared memory) alone when there is one: it is the fastest way to a peer on
+      // this host, and a network rail beside it would only be used by failover, which it never needs.
+      if (info.host_local) peer.rails.clear();
+      if (!peer.rails.empty() && peer.rails[0].path->info().host_local) continue;
       peer.rails.add(std::move(route));
     }
     peer.route_of_path.assign(paths_.size(), -1);

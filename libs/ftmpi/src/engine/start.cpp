@@ -14,8 +14,7 @@
 #include "ftmpi/path/fault.hpp"
 #include "ftmpi/path/params.hpp"
 #include "ftmpi/path/peer_memory.hpp"
-#include "ftmpi/path/shm.hpp"
-#include "ftmpi/path/udp.hpp"
+#include "ftmpi/path/registry.hpp"
 #include "ftmpi/rte/client.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/params/catalogue.hpp"
@@ -45,37 +44,6 @@ base::Status with_context(const base::Status& s, std::string_view what) {
   return s ? s : base::Status(s.code(), std::string(what) + ": " + s.message());
 }
 
-std::vector<std::string> split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(separator, start), text.size());
-    parts.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
-struct PathKinds {
-  bool shm = false;
-  bool udp = false;
-};
-
-base::Result<PathKinds> parse_path_kinds(std::string_view text) {
-  PathKinds kinds;
-  for (const std::string& kind : split(text, ',')) {
-    if (kind == "shm") {
-      kinds.shm = true;
-    } else if (kind == "udp") {
-      kinds.udp = true;
-    } else {
-      return base::Status(base::Errc::invalid_argument,
-                          "path.kinds: unknown path kind '" + kind + "' (known: shm, udp)");
-    }
-  }
-  return kinds;
-}
-
 // path.fault and the file named by path.fault_plan, as one plan.
 base::Result<std::vector<path::FaultSpec>> fault_plan(const base::ParamSet& params) {
   auto plan = path::parse_fault_plan(params.get_string(path::kFault), "path.fault");
@@ -92,84 +60,21 @@ base::Result<std::vector<path::FaultSpec>> fault_plan(const base::ParamSet& para
   return plan;
 }
 
-// The rails this process can use, by index (rail k talks to rail k of every peer): nullopt where a rail
-// does not work here, which is reported and left out. An entry that cannot be a rail at all is an error.
-base::Result<std::vector<std::optional<path::RailAddress>>> local_rails(std::string spec) {
-  std::vector<std::optional<path::RailAddress>> rails;
-  if (spec.empty()) {
-    auto all = path::resolve_rails("");
-    if (!all) return all.status();
-    for (auto& rail : *all) rails.emplace_back(std::move(rail));
-    return rails;
+// The launcher's key-value store, as the path drivers' start-up sees it.
+class ClientExchange final : public path::AddressExchange {
+ public:
+  explicit ClientExchange(rte::Client& client) : client_(client) {}
+  base::Status put(std::string_view key, std::string_view value) override {
+    return client_.put(std::string(key), std::string(value));
   }
-  for (const std::string& entry : split(spec, ',')) {
-    auto one = path::resolve_rails(entry);
-    if (one) {
-      rails.emplace_back(std::move(one->front()));
-    } else if (one.code() == base::Errc::invalid_argument || one.code() == base::Errc::unsupported) {
-      return with_context(one.status(), "path.rails");
-    } else {
-      base::logger().warn("rail {} '{}' is left out: {}", rails.size(), entry, one.status().to_string());
-      rails.emplace_back(std::nullopt);
-    }
+  base::Status fence() override { return client_.fence(); }
+  base::Result<std::string> get(path::Rank rank, std::string_view key) override {
+    return client_.get(rank, std::string(key));
   }
-  return rails;
-}
 
-// UDP paths, one per working rail, wired to every rank that `needs_network`. Rank r's endpoints are
-// published as "udp" = "ep0/max0;ep1/max1;..." (endpoint and largest frame it takes) with "-" for a rail
-// that does not work there.
-base::Result<std::vector<std::unique_ptr<path::UdpPath>>> udp_paths(
-    const base::ParamSet& params, rte::Client& client, bool one_host, const std::vector<bool>& needs_network) {
-  const rte::JobInfo& job = client.job();
-  std::string spec = params.get_string(path::kRails);
-  if (spec.empty() && one_host) spec = "127.0.0.1";  // UDP forced between ranks of one host
-  auto rails = local_rails(spec);
-  if (!rails) return rails.status();
-  path::UdpOptions options = path::UdpOptions::from_params(params);
-  options.peers = job.size;
-  std::vector<std::unique_ptr<path::UdpPath>> paths(rails->size());
-  std::string published;
-  for (std::size_t k = 0; k < rails->size(); ++k) {
-    if (k > 0) published += ';';
-    const auto& rail = (*rails)[k];
-    if (rail) {
-      auto made = path::UdpPath::create(*rail, options);
-      if (made) {
-        paths[k] = std::move(*made);
-      } else {
-        base::logger().warn("rail {} '{}' is left out: {}", k, rail->name, made.status().to_string());
-      }
-    }
-    // "address:short:long/max_frame": a peer sends us no frame larger than we take.
-    published += paths[k] ? paths[k]->endpoint() + "/" + std::to_string(paths[k]->info().max_frame) : "-";
-  }
-  if (auto s = client.put("udp", published); !s) return with_context(s, "publishing UDP endpoints");
-  if (auto s = client.fence(); !s) return with_context(s, "wire-up fence");
-  for (std::uint32_t r = 0; r < job.size; ++r) {
-    if (!needs_network[r]) continue;
-    auto theirs = client.get(r, "udp");
-    if (!theirs) return with_context(theirs.status(), "reading rank " + std::to_string(r) + "'s UDP endpoints");
-    const std::vector<std::string> endpoints = split(*theirs, ';');
-    for (std::size_t k = 0; k < paths.size() && k < endpoints.size(); ++k) {
-      if (!paths[k] || endpoints[k] == "-") continue;
-      const std::size_t slash = endpoints[k].find('/');
-      std::size_t max_frame = 0;
-      if (slash != std::string::npos) {
-        const std::string size = endpoints[k].substr(slash + 1);
-        if (size.empty() || size.find_first_not_of("0123456789") != std::string::npos || size.size() > 9) {
-          return base::Status(base::Errc::invalid_argument, "rank " + std::to_string(r) + " published a bad frame size '" +
-                                                               size + "' on rail " + std::to_string(k));
-        }
-        max_frame = std::stoul(size);
-      }
-      if (auto s = paths[k]->add_peer(r, std::string_view(endpoints[k]).substr(0, slash), max_frame); !s) {
-        return with_context(s, "rank " + std::to_string(r) + "'s endpoint on rail " + std::to_string(k));
-      }
-    }
-  }
-  return paths;
-}
+ private:
+  rte::Client& client_;
+};
 
 // CPUs online on this host, at least 1. Not this process's affinity mask: ftrun --bind-to core gives each
 // rank one core, which is not oversubscription.
@@ -182,8 +87,8 @@ std::uint32_t usable_cpus() {
 // Processes that can share memory: same kernel boot, same network namespace, same mount namespace (a
 // private /dev/shm is a separate mount). The hostname alone cannot tell, since namespaces share it.
 bool shared_memory_allowed(const base::ParamSet& params) {
-  auto kinds = parse_path_kinds(params.get_string(path::kKinds));
-  return kinds && kinds->shm;
+  auto kinds = path::parse_driver_kinds(params.get_string(path::kKinds));
+  return kinds && std::any_of(kinds->begin(), kinds->end(), [](const path::Driver* d) { return d->caps().host_local; });
 }
 
 std::string host_identity(const base::ParamSet& params) {
@@ -196,8 +101,6 @@ std::string host_identity(const base::ParamSet& params) {
 base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params) {
   auto config = EngineConfig::from(params);
   if (!config) return config.status();
-  auto geometry = path::ShmGeometry::from_params(params);
-  if (!geometry) return geometry.status();
   auto connected = rte::Client::from_environment(environ, rte::ClientOptions::from(params));
   if (!connected) return connected.status();
   auto client = std::make_shared<rte::Client>(std::move(*connected));
@@ -207,8 +110,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   // on 2 cores: barrier and small allreduce 10-40x faster. An explicit engine.progress.spin wins.
   if (!params.is_overridden(kSpinRounds) && job.local_size > usable_cpus()) config->spin_rounds = 0;
 
-  auto kinds = parse_path_kinds(params.get_string(path::kKinds));
-  if (!kinds) return kinds.status();
+  auto kinds = path::parse_driver_kinds(params.get_string(path::kKinds));
+  if (!kinds) return with_context(kinds.status(), "path.kinds");
   auto plan = fault_plan(params);
   if (!plan) return plan.status();
 
@@ -224,61 +127,65 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     if (*theirs == host) local.push_back(r);
     hosts.insert(*theirs);
   }
-  // Every rank decides the same from the same facts, so all take part in the same fences.
-  const bool one_host = hosts.size() == 1;
-  const bool network = !kinds->shm || !one_host;
-  if (network && !kinds->udp) {
-    return base::Status(base::Errc::peer_unreachable,
-                        kinds->shm ? "the job spans hosts but path.kinds allows no network path"
-                                   : "path.kinds allows no path at all");
-  }
-  std::vector<bool> needs_network(job.size, !kinds->shm);
-  if (kinds->shm) {
-    for (std::uint32_t r = 0; r < job.size; ++r) {
-      needs_network[r] = std::find(local.begin(), local.end(), r) == local.end();
+  path::JobView view;
+  view.rank = job.rank;
+  view.size = job.size;
+  view.local = local;
+  view.one_host = hosts.size() == 1;
+  view.shm_prefix = rte::shm_prefix(job.identity.job_id);
+  view.params = &params;
+
+  // Ranks of this host are reached by the host-local driver (shared memory) when one is allowed, every
+  // other rank by each network driver (their paths are rails, striped and failed over alike). Every rank
+  // decides the same from the same facts, so all start the same drivers and take part in the same fences.
+  const path::Driver* host_driver = nullptr;
+  std::vector<const path::Driver*> network_drivers;
+  for (const path::Driver* d : *kinds) {
+    if (!d->caps().host_local) {
+      network_drivers.push_back(d);
+    } else if (host_driver == nullptr) {
+      host_driver = d;
     }
+  }
+  const bool network = host_driver == nullptr || !view.one_host;
+  if (network && network_drivers.empty()) {
+    return base::Status(base::Errc::peer_unreachable,
+                        host_driver != nullptr ? "the job spans hosts but path.kinds allows no network path"
+                                               : "path.kinds allows no path at all");
+  }
+  std::vector<bool> on_this_host(job.size, false);
+  for (path::Rank r : local) on_this_host[r] = true;
+  std::vector<bool> needs_network(job.size, true);
+  if (host_driver != nullptr) {
+    for (std::uint32_t r = 0; r < job.size; ++r) needs_network[r] = !on_this_host[r];
   }
 
   std::vector<std::unique_ptr<path::Path>> paths;
-  path::ShmPath* shm_path = nullptr;
-  if (kinds->shm) {
-    path::ShmConfig shm_config;
-    shm_config.name = "/" + rte::shm_prefix(job.identity.job_id) + "shm-" + std::to_string(local.front());
-    shm_config.local_rank = static_cast<std::uint32_t>(
-        std::find(local.begin(), local.end(), job.rank) - local.begin());
-    shm_config.world_ranks = local;
-    shm_config.geometry = *geometry;
-
-    // The host's first rank makes the segment, everyone attaches, then the name goes (see ShmPath).
-    if (shm_config.local_rank == 0) {
-      if (auto s = path::ShmPath::create(shm_config); !s) return with_context(s, "creating shared memory");
+  ClientExchange exchange(*client);
+  if (host_driver != nullptr) {
+    auto started = path::start_driver(*host_driver, view, on_this_host, exchange);
+    if (!started) return started.status();
+    for (auto& p : *started) {
+      if (p) paths.push_back(std::move(p));
     }
-    if (auto s = client->fence(); !s) return with_context(s, "wire-up fence");
-    auto shm = path::ShmPath::attach(shm_config);
-    if (!shm) return with_context(shm.status(), "attaching shared memory");
-    if (auto s = client->fence(); !s) return with_context(s, "wire-up fence");
-    if (shm_config.local_rank == 0) {
-      if (auto s = (*shm)->unlink_name(); !s) return with_context(s, "unlinking shared memory");
-    }
-    shm_path = shm->get();
-    paths.push_back(std::move(*shm));
   }
   // Fault windows given in traffic count the engine's bytes on every path; the engine is made after its
   // paths, so they read it through this slot, filled below (no frame moves before).
   auto engine_slot = std::make_shared<const EngineCore*>(nullptr);
-  if (network) {
-    auto udp = udp_paths(params, *client, one_host, needs_network);
-    if (!udp) return udp.status();
-    for (std::size_t k = 0; k < udp->size(); ++k) {
-      auto& rail = (*udp)[k];
+  std::size_t rail_index = 0;  // rails are numbered across the network drivers, in registry order
+  for (const path::Driver* driver : network ? network_drivers : std::vector<const path::Driver*>{}) {
+    auto started = path::start_driver(*driver, view, needs_network, exchange);
+    if (!started) return started.status();
+    for (auto& rail : *started) {
+      const std::size_t k = rail_index++;
       if (!rail) continue;
       // Faults go on network rails only: shared memory is no rail an operator can break.
-      auto specs = path::fault_specs_for_rail(*plan, k, rail->rail().name);
+      auto specs = path::fault_specs_for_rail(*plan, k, rail->info().rail);
       if (specs.empty()) {
         paths.push_back(std::move(rail));
         continue;
       }
-      base::logger().info("rail {} '{}': injecting faults: {} spec(s)", k, rail->rail().name, specs.size());
+      base::logger().info("rail {} '{}': injecting faults: {} spec(s)", k, rail->info().rail, specs.size());
       path::FaultOptions options;
       options.stream = (std::uint64_t{job.rank} << 16) | k;  // every rank and rail draws its own faults
       options.traffic = [engine_slot]() -> std::uint64_t {
@@ -317,13 +224,17 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
       }
     };
   }
+  // Peers whose memory a path reads (single copy): their pids, as that path learned them.
+  std::vector<std::pair<path::Rank, std::int64_t>> peer_pids;
+  for (path::Rank r : local) {
+    for (const auto& p : paths) {
+      if (auto pid = p->peer_pid(r)) peer_pids.emplace_back(r, *pid);
+    }
+  }
   auto core = std::make_unique<EngineCore>(Identity{job.rank, job.size, job.identity.job_key}, *config,
                                            std::move(paths), std::move(env));
   *engine_slot = core.get();
-  for (path::Rank r : local) {
-    if (shm_path == nullptr) break;
-    if (auto pid = shm_path->peer_pid(r)) core->set_peer_pid(r, *pid);
-  }
+  for (const auto& [r, pid] : peer_pids) core->set_peer_pid(r, pid);
   base::logger().debug("engine started: rank {} of {}, {} on this host", job.rank, job.size, local.size());
   if (params.get_bool(kProgressThread)) {
     return std::unique_ptr<Engine>(

@@ -324,6 +324,7 @@ ShmPath::ShmPath(const ShmConfig& config, std::byte* base, std::size_t size, boo
   }
   info_.kind = PathKind::shm;
   info_.name = "shm";
+  info_.host_local = true;
   info_.max_frame = max_frame_;
   info_.reliable = true;
   info_.single_copy_read = single_copy_read;
@@ -340,7 +341,7 @@ Status ShmPath::unlink_name() {
   return {};
 }
 
-std::optional<pid_t> ShmPath::peer_pid(Rank peer) const noexcept {
+std::optional<std::int64_t> ShmPath::peer_pid(Rank peer) const noexcept {
   const std::uint32_t local = local_of(peer);
   if (local == kNotLocal) return std::nullopt;
   const pid_t pid = std::atomic_ref<std::int32_t>(shm::entries_of(base_)[local].pid).load(std::memory_order_acquire);

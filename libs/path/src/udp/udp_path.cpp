@@ -290,6 +290,7 @@ UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t
            (options.place == UdpPlace::automatic && max_frame >= kUdpPlaceAutoMinFrame);
   info_.kind = PathKind::udp;
   info_.name = "udp " + rail.interface + " " + format_ipv4(rail.ipv4);
+  info_.rail = rail.name;
   info_.max_frame = max_frame;
   info_.reliable = false;
   info_.single_copy_read = false;

@@ -26,8 +26,8 @@ inline constexpr base::ParamRow kShmSlotSize{
 // Which kinds of path ranks may use; ftrun --paths.
 inline constexpr base::ParamRow kKinds{
     "path.kinds", base::ParamType::string, "shm,udp",
-    "path kinds ranks may use, comma-separated: shm, udp; 'udp' alone sends even between ranks on one "
-    "host over the network",
+    "path kinds ranks may use, comma-separated, among the registered drivers (ftrun --help lists them); "
+    "'udp' alone sends even between ranks on one host over the network",
     base::ParamLevel::basic, base::ParamScope::job};
 
 // Rail k of every rank talks to rail k of its peers, so every host lists its rails in the same order.

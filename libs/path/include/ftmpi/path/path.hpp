@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,9 +32,11 @@ enum class PathKind : std::uint8_t { shm, udp, verbs_ud, loop };
 struct PathInfo {
   PathKind kind = PathKind::loop;
   std::string name;             // for logs and tools: "shm", "udp 10.77.1.1"
+  std::string rail;             // the path.rails entry that chose it ("eth1", "10.77.1.0/24"); empty for shm
   std::size_t max_frame = 0;    // largest frame, header included, in bytes
   bool reliable = false;        // never loses, corrupts, duplicates or reorders frames
   bool single_copy_read = false;  // can read a peer's memory directly (process_vm_readv)
+  bool host_local = false;      // reaches the ranks of this host only (shared memory): preferred for them
   double bandwidth_hint = 0;    // bytes/s, used until measured throughput exists
 };
 
@@ -141,6 +144,12 @@ class Path {
 
   // A snapshot of the driver's counters (not the engine's per-rail ones). Not for the data path.
   virtual std::vector<PathCounterGroup> stats() const { return {}; }
+
+  // The process id of a peer this path can read the memory of (PathInfo::single_copy_read), once known.
+  virtual std::optional<std::int64_t> peer_pid(Rank peer) const noexcept {
+    (void)peer;
+    return std::nullopt;
+  }
 };
 
 }  // namespace ftmpi::path

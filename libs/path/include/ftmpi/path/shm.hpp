@@ -73,7 +73,7 @@ class ShmPath final : public Path {
   base::Status unlink_name();
 
   // The process id of a local peer once it has attached (for read_peer_memory), else nullopt.
-  std::optional<pid_t> peer_pid(Rank peer) const noexcept;
+  std::optional<std::int64_t> peer_pid(Rank peer) const noexcept override;
 
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return local_of(peer) != kNotLocal; }

@@ -1,0 +1,90 @@
+// The path driver registry and the start-up sequence every driver follows (registry.hpp).
+#include "ftmpi/path/registry.hpp"
+
+#include <algorithm>
+
+#include "drivers.hpp"
+
+namespace ftmpi::path {
+namespace {
+
+base::Status with_context(const base::Status& s, const std::string& what) {
+  return s ? s : base::Status(s.code(), what + ": " + s.message());
+}
+
+}  // namespace
+
+std::span<const Driver* const> drivers() noexcept {
+  // The registry: one line per driver, host-local ones first.
+  static const Driver* const kDrivers[] = {
+      &shm_driver(),
+      &udp_driver(),
+  };
+  return kDrivers;
+}
+
+const Driver* find_driver(std::string_view kind) noexcept {
+  for (const Driver* d : drivers()) {
+    if (d->kind() == kind) return d;
+  }
+  return nullptr;
+}
+
+std::string driver_kinds() {
+  std::string out;
+  for (const Driver* d : drivers()) {
+    if (!out.empty()) out += ", ";
+    out += d->kind();
+  }
+  return out;
+}
+
+base::Result<std::vector<const Driver*>> parse_driver_kinds(std::string_view text) {
+  std::vector<const Driver*> chosen;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view kind = text.substr(start, end - start);
+    const Driver* d = find_driver(kind);
+    if (d == nullptr) {
+      return base::Status(base::Errc::invalid_argument,
+                          "unknown path kind '" + std::string(kind) + "' (known: " + driver_kinds() + ")");
+    }
+    if (std::find(chosen.begin(), chosen.end(), d) != chosen.end()) {
+      return base::Status(base::Errc::invalid_argument, "path kind '" + std::string(kind) + "' is given twice");
+    }
+    chosen.push_back(d);
+    start = end + 1;
+  }
+  // Registry order: the preference among them does not depend on how the user listed them.
+  std::vector<const Driver*> ordered;
+  for (const Driver* d : drivers()) {
+    if (std::find(chosen.begin(), chosen.end(), d) != chosen.end()) ordered.push_back(d);
+  }
+  return ordered;
+}
+
+base::Result<std::vector<std::unique_ptr<Path>>> start_driver(const Driver& driver, const JobView& job,
+                                                              const std::vector<bool>& peers,
+                                                              AddressExchange& exchange) {
+  const std::string kind(driver.kind());
+  auto opened = driver.open(job);
+  if (!opened) return with_context(opened.status(), "opening " + kind);
+  Endpoint& endpoint = **opened;
+  if (auto s = exchange.put(kind, endpoint.address()); !s) return with_context(s, "publishing the " + kind + " address");
+  if (auto s = exchange.fence(); !s) return with_context(s, "wire-up fence");
+  for (Rank r = 0; r < job.size; ++r) {
+    if (r >= peers.size() || !peers[r]) continue;
+    auto theirs = exchange.get(r, kind);
+    if (!theirs) return with_context(theirs.status(), "reading rank " + std::to_string(r) + "'s " + kind + " address");
+    if (auto s = endpoint.connect(r, *theirs); !s) {
+      return with_context(s, "rank " + std::to_string(r) + "'s " + kind + " address");
+    }
+  }
+  if (auto s = endpoint.connected(); !s) return with_context(s, kind);
+  if (auto s = exchange.fence(); !s) return with_context(s, "wire-up fence");
+  if (auto s = endpoint.finish(); !s) return with_context(s, kind);
+  return endpoint.take_paths();
+}
+
+}  // namespace ftmpi::path
