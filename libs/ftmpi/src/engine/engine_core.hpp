@@ -56,11 +56,15 @@
 #include "ftmpi/rte/protocol.hpp"
 #include "ftmpi/seq/peer_sequence.hpp"
 #include "ftmpi/seq/range_list.hpp"
+#include "peer.hpp"
 #include "rail_set.hpp"
 #include "request.hpp"
 #include "stats.hpp"
 
 namespace ftmpi::engine {
+
+// A single-copy RTS carries {pid, address}, little-endian u64 each.
+inline constexpr std::size_t kSingleCopyDescriptorSize = 16;
 
 enum class Reliability : std::uint8_t { automatic, force, off };
 
@@ -141,96 +145,6 @@ struct Payload {
   std::size_t size() const noexcept { return layout != nullptr ? length : bytes.size(); }
 };
 
-
-struct IncomingMessage {
-  std::uint32_t peer = 0;
-  std::uint32_t context = 0;
-  std::int32_t tag = 0;
-  std::uint64_t msg_seq = 0;
-  std::uint64_t length = 0;
-  std::uint64_t arrived = 0;          // payload bytes verified so far (delivered or buffered)
-  seq::Range first_part{};            // byte sequence range of the eager fragments or of the RTS
-  bool rendezvous = false;
-  bool synchronous = false;
-  bool single_copy = false;
-  bool indexed = false;               // listed in its peer's `incoming`
-  std::int64_t remote_pid = 0;        // single copy
-  std::uint64_t remote_address = 0;   // single copy
-  std::uint64_t sender_cookie = 0;
-  Request* receive = nullptr;
-  std::vector<std::byte> early;       // payload that arrived before the match, by message offset
-  std::vector<seq::Range> buffered;   // byte ranges in `early`: delivered once the message matches
-};
-
-// A frame's bytes, kept for resending. Unlike a vector it never zero-fills what the frame overwrites,
-// and the engine recycles them, so keeping a frame costs no allocation in the steady state.
-class FrameBytes {
- public:
-  std::byte* data() noexcept { return data_.get(); }
-  const std::byte* data() const noexcept { return data_.get(); }
-  std::size_t size() const noexcept { return size_; }
-  void resize(std::size_t n) {
-    if (n > capacity_) {
-      data_ = std::make_unique_for_overwrite<std::byte[]>(n);
-      capacity_ = n;
-    }
-    size_ = n;
-  }
-  operator std::span<std::byte>() noexcept { return {data_.get(), size_}; }
-  operator std::span<const std::byte>() const noexcept { return {data_.get(), size_}; }
-
- private:
-  std::unique_ptr<std::byte[]> data_;
-  std::size_t size_ = 0;
-  std::size_t capacity_ = 0;
-};
-
-struct RetainedFrame {
-  seq::Range range{};
-  FrameBytes bytes;              // the whole frame as it was sent
-  Clock::time_point sent_at{};
-  std::uint32_t attempts = 1;
-  std::uint32_t route = 0;       // index in Peer::rails it was last sent on
-  bool bulk = false;             // rendezvous data after CTS (a path's bulk lane)
-  bool received = false;         // the peer has it (LIRS or a selective ACK): never resent, not in flight
-};
-
-struct Peer {
-  Peer(std::uint32_t r, const RailSet::Context* rails_context) : rank(r), rails(r, rails_context) {}
-  // The engine reserves its peers up front and never moves them; a vector needs this to reserve.
-  Peer(Peer&&) noexcept = default;
-
-  std::uint32_t rank = 0;
-  RailSet rails;                            // its routes: rail health, probes, the choice of rail
-  std::vector<std::int32_t> route_of_path;  // by path index: index in `rails`, or -1
-  bool reliable_routes = true;  // every route reliable: sequence tracking can be skipped
-  bool tracking = false;        // reliability machinery on for this peer
-  std::int64_t pid = 0;
-  std::size_t eager_limit = 0;  // the smallest of its routes': any route can carry any eager message
-  std::size_t rts_payload = 0;  // first fragment of a rendezvous: fits every route, so never re-cut
-  bool single_copy = false;
-  // Its one route is a trusted path (shared memory, reliability not forced): whole eager messages that
-  // fit one frame go as short frames (frag::ShortHeader), and short frames from it are accepted.
-  bool short_frames = false;
-  bool rebind_needed = false;    // frames sit on a down route, or in resend_now
-  std::vector<std::uint64_t> resend_now;  // first sequence numbers of frames whose send was refused
-
-  // Our stream to this peer: its byte and message numbering.
-  seq::SendSequence out;
-  std::deque<RetainedFrame> retained;  // in sequence order
-  std::size_t received_prefix = 0;     // retained[0, received_prefix) are covered by acked_lirs
-  std::uint64_t acked_lirs = 0;
-  std::uint64_t acked_lids = 0;
-
-  // Its stream to us: what arrived, and what reached the user.
-  seq::ReceiveSequence in;
-  std::uint32_t frames_unacked = 0;
-  std::uint64_t last_received_seq = 0;  // first number of the latest frame accepted: its block is SACKed
-  Clock::time_point ack_owed_since{};
-  // Records that later frames must find, by msg_seq: messages of several frames, and every message
-  // when reliability is on (a retransmitted RTS must find its record).
-  std::unordered_map<std::uint64_t, IncomingMessage*> incoming;
-};
 
 // Writes a frame the engine still holds in full (a retransmission).
 class StoredFrame final : public path::FrameWriter {

@@ -1,0 +1,60 @@
+// The engine's settings (EngineConfig): read from its parameter rows (ftmpi/params/engine_params.hpp,
+// where the defaults live) and checked together.
+#include "engine_core.hpp"
+#include "ftmpi/params/catalogue.hpp"
+#include "ftmpi/params/engine_params.hpp"
+
+namespace ftmpi::engine {
+
+base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
+  EngineConfig c;
+  const std::string reliability = params.get_string(kReliability);
+  c.reliability = reliability == "force" ? Reliability::force
+                  : reliability == "off" ? Reliability::off
+                                         : Reliability::automatic;
+  auto checksum = frag::parse_checksum_kind(params.get_string(kChecksum));
+  if (!checksum) return checksum.status();
+  c.checksum = *checksum;
+  c.shm_eager_limit = params.get_size(kShmEagerLimit);
+  c.net_eager_limit = params.get_size(kNetEagerLimit);
+  c.single_copy_min = params.get_size(kShmSingleCopyMin);
+  c.retransmit_min = params.get_duration(kRetransmitMin);
+  c.retransmit_max = params.get_duration(kRetransmitMax);
+  if (c.retransmit_min.count() <= 0 || c.retransmit_max < c.retransmit_min) {
+    return base::Status(base::Errc::invalid_argument,
+                        "engine.retransmit.max must be at least engine.retransmit.min, which must be > 0");
+  }
+  const std::int64_t ack_every = params.get_integer(kAckEvery);
+  if (ack_every < 1) return base::Status(base::Errc::invalid_argument, "engine.ack.every must be >= 1");
+  c.ack_every = static_cast<std::uint32_t>(ack_every);
+  c.ack_delay = params.get_duration(kAckDelay);
+  const std::int64_t spin = params.get_integer(kSpinRounds);
+  if (spin < 0) return base::Status(base::Errc::invalid_argument, "engine.progress.spin must be >= 0");
+  c.spin_rounds = static_cast<std::uint64_t>(spin);
+  c.ahead_window = match::matcher_config(params, 1).ahead_window;
+  c.window = params.get_size(kWindow);
+  if (c.window == 0) return base::Status(base::Errc::invalid_argument, "engine.window must be > 0");
+  const std::int64_t window_frames = params.get_integer(kWindowFrames);
+  if (window_frames < 1) return base::Status(base::Errc::invalid_argument, "engine.window_frames must be >= 1");
+  c.window_frames = static_cast<std::size_t>(window_frames);
+  c.rail_down_after = params.get_duration(kRailDownAfter);
+  c.peer_timeout = params.get_duration(kPeerTimeout);
+  c.probe_min = params.get_duration(kProbeMin);
+  c.probe_max = params.get_duration(kProbeMax);
+  auto report = parse_report_format(params.get_string(kReport));
+  if (!report) return report.status();
+  c.report = *report;
+  if (c.probe_min.count() <= 0 || c.probe_max < c.probe_min) {
+    return base::Status(base::Errc::invalid_argument,
+                        "engine.rail.probe_max must be at least engine.rail.probe_min, which must be > 0");
+  }
+  return c;
+}
+
+EngineConfig EngineConfig::defaults() {
+  base::ParamSet params;
+  for (auto table : ftmpi::params::all_param_tables()) (void)params.add_table(table);
+  return from(params).value();
+}
+
+}  // namespace ftmpi::engine

@@ -1,0 +1,519 @@
+// Receiving: frames from the paths decoded and validated, checksums verified while copying out, byte
+// ranges recorded as received and delivered, messages matched in per-peer order (the matcher), payload
+// placed into receives (or buffered until they are posted), single copies read, CTS and FIN answered.
+#include <algorithm>
+#include <cstring>
+
+#include "engine_core.hpp"
+#include "ftmpi/base/log.hpp"
+
+namespace ftmpi::engine {
+namespace {
+
+// Receives and probes match on the sender's world rank (see CommView).
+match::Pattern pattern_for(const CommView& comm, int source, int tag) {
+  return {comm.context, source == kAnySource ? match::kAnySource : comm.world_rank_of(source),
+          tag == kAnyTag ? match::kAnyTag : tag};
+}
+
+std::uint64_t load_le64(const std::byte* in) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(in[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+Request* EngineCore::irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) {
+  return start_receive(comm, buf, capacity, nullptr, source, tag);
+}
+
+Request* EngineCore::irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout, int source,
+                                  int tag) {
+  return start_receive(comm, base, layout.packed_size(), &layout, source, tag);
+}
+
+Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t capacity,
+                                   const frag::PiecesLayout* layout, int source, int tag) {
+  Request* r = requests_.allocate(RequestKind::receive);
+  r->comm = comm;
+  r->recv_buf = static_cast<std::byte*>(buf);
+  r->capacity = capacity;
+  r->layout = layout;
+  const match::Pattern pattern = pattern_for(comm, source, tag);
+  auto taken = matcher_.post_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
+  if (!taken) {
+    base::logger().error("irecv: {}", taken.status().to_string());
+    abort(1, "internal error: the matcher refused a receive the MPI layer accepted");
+  }
+  if (*taken) {
+    auto* message = reinterpret_cast<IncomingMessage*>((*taken)->handle);
+    on_matched(r, message);
+    finish_message_if_complete(message);
+  }
+  return r;
+}
+
+bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* out) {
+  const match::Pattern pattern = pattern_for(comm, source, tag);
+  auto found = matcher_.probe(pattern);
+  if (!found) return false;
+  if (out != nullptr) {
+    const auto* message = reinterpret_cast<const IncomingMessage*>(found->handle);
+    *out = Completion{};
+    out->source = comm.comm_rank_of(static_cast<int>(found->peer));
+    out->tag = found->tag;
+    out->bytes = message->length;
+  }
+  return true;
+}
+
+void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
+  ++counters_.frames_received;
+  if (frag::is_short_frame(frame)) {
+    handle_short_frame(frame);
+    return;
+  }
+  frag::FrameHeader h;
+  if (!frag::try_decode(frame, limits_, h)) [[unlikely]] {
+    // Refused: decode() again, slowly, to learn why.
+    auto decoded = frag::decode(frame, limits_);
+    if (decoded.code() == base::Errc::wrong_job) {
+      ++counters_.dropped_wrong_job;
+    } else {
+      ++counters_.dropped_malformed;
+    }
+    base::logger().debug("dropped a frame: {}", decoded.status().to_string());
+    return;
+  }
+  handle_frame(h, frame.subspan(frag::kHeaderSize));
+}
+
+bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
+                                        std::uint64_t message_seq, std::span<const std::byte> payload) {
+  const match::Envelope envelope{source, static_cast<std::int32_t>(source), context, tag, message_seq, 0};
+  const std::optional<match::ReceiveHandle> taken = matcher_.match_next_in_order(envelope);
+  if (!taken) return false;
+  Request* r = reinterpret_cast<Request*>(*taken);
+  copy_into_receive(*r, payload);
+  complete_receive(r, source, tag, payload.size());
+  return true;
+}
+
+// Verified bytes of a whole message into a receive: as much as fits, into its buffer or its pieces.
+void EngineCore::copy_into_receive(Request& r, std::span<const std::byte> bytes) {
+  const std::size_t fits = std::min(bytes.size(), r.capacity);
+  if (fits == 0) return;
+  if (r.layout == nullptr) {
+    std::memcpy(r.recv_buf, bytes.data(), fits);
+    return;
+  }
+  frag::Checksummer none(frag::ChecksumKind::none);
+  (void)frag::scatter_with_checksum(*r.layout, r.recv_buf, 0, bytes.first(fits), none);
+}
+
+// Single copy: `len` bytes of the sender's buffer straight into the receive's buffer, or its pieces.
+base::Result<std::size_t> EngineCore::read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address,
+                                                        std::size_t len) {
+  if (r.layout == nullptr) {
+    const ::iovec block{r.recv_buf, len};
+    return env_.read_peer_memory(pid, address, {&block, 1});
+  }
+  std::vector<::iovec>& blocks = scratch_blocks_;
+  blocks.clear();
+  (void)frag::visit_blocks(*r.layout, r.recv_buf, 0, len, [&](std::byte* block, std::size_t, std::size_t n) {
+    blocks.push_back({block, n});
+  });
+  return env_.read_peer_memory(pid, address, blocks);
+}
+
+void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
+  frag::ShortHeader s;
+  // Only a trusted path carries short frames, and only from a peer that sends them on it.
+  if (limits_.verify_header_checksum || !frag::try_decode_short(frame, limits_, s) || !peers_[s.source].short_frames ||
+      s.payload_length > max_eager_) [[unlikely]] {
+    ++counters_.dropped_malformed;
+    if (limits_.verify_header_checksum) {
+      base::logger().debug("dropped a short frame from a path that does not carry them");
+    } else {
+      auto decoded = frag::decode_short(frame, limits_);
+      base::logger().debug("dropped a short frame: {}",
+                           decoded ? "its peer does not send short frames, or it is too long" : decoded.status().to_string());
+    }
+    return;
+  }
+  Peer& peer = peers_[s.source];
+  counters_.bytes_received += frame.size();
+  if (Route* arrived_on = arrival_route(peer)) {
+    ++arrived_on->counters.frames_received;
+    arrived_on->counters.bytes_received += frame.size();
+  }
+  const std::span<const std::byte> payload = frame.subspan(frag::kShortHeaderSize);
+  if (deliver_whole_in_order(s.source, s.context, s.tag, s.message_seq, payload)) return;
+  // Unexpected or out of order: the general path, as the DATA frame this short one stands for.
+  frag::FrameHeader h = header_for(peer, frag::FrameType::data);
+  h.source = s.source;
+  h.destination = id_.rank;
+  h.flags = frag::kFlagFirstFragment | frag::kFlagLastFragment;
+  h.context = s.context;
+  h.tag = s.tag;
+  h.message_seq = s.message_seq;
+  h.message_length = s.payload_length;
+  h.payload_length = s.payload_length;
+  handle_message_fragment(peer, h, payload);
+}
+
+void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
+  using frag::FrameType;
+  Peer& peer = peers_[h.source];
+  counters_.bytes_received += frag::kHeaderSize + payload.size();
+  Route* arrived_on = arrival_route(peer);
+  if (arrived_on != nullptr) {
+    ++arrived_on->counters.frames_received;
+    arrived_on->counters.bytes_received += frag::kHeaderSize + payload.size();
+  }
+  if ((h.flags & frag::kFlagAckValid) != 0) handle_ack(peer, h.lirs, h.lids);
+  switch (h.type) {
+    case FrameType::ack:
+      if (h.seq_count != 0) handle_selective_ack(peer, h.seq_first, h.seq_first + h.seq_count - 1);
+      return;
+    case FrameType::probe:
+    case FrameType::probe_reply:
+      handle_probe(peer, h);
+      return;
+    case FrameType::nack:
+      handle_nack(peer, h);
+      return;
+    default:
+      break;
+  }
+  if (peer.tracking) {
+    auto coverage = peer.in.received().coverage(h.seq_first, h.seq_first + h.seq_count - 1);
+    if (coverage && *coverage == seq::Coverage::full) {
+      // Checked even though it is dropped, so that every corrupted frame is counted as one.
+      if (frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) {
+        ++counters_.dropped_bad_payload;
+        if (arrived_on != nullptr) ++arrived_on->counters.checksum_failures;
+      } else {
+        ++counters_.duplicates;
+        if (arrived_on != nullptr) ++arrived_on->counters.duplicates;
+      }
+      send_ack(peer);  // its ACK may have been lost: say again what we have
+      return;
+    }
+    // Part of it arrived already (a range cut again after a failover): verify before any byte moves, or
+    // a corrupt copy would overwrite bytes that were received and will never be sent again.
+    if (coverage && *coverage == seq::Coverage::partial && h.payload_length != 0 &&
+        frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) [[unlikely]] {
+      reject_payload(peer, h);
+      return;
+    }
+  }
+  switch (h.type) {
+    case FrameType::data:
+    case FrameType::rts:
+      if (h.receiver_request != 0) {
+        handle_rendezvous_data(peer, h, payload);
+      } else {
+        handle_message_fragment(peer, h, payload);
+      }
+      break;
+    case FrameType::cts: {
+      Request* r = requests_.find(h.sender_request, RequestKind::send);
+      if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
+          r->send_state != SendState::awaiting_cts) {
+        ++counters_.dropped_malformed;
+        return;
+      }
+      accept_sequenced(peer, h, /*delivered=*/true);
+      r->receiver_cookie = h.receiver_request;
+      if (r->next_offset < r->bytes) {
+        r->send_state = SendState::streaming;
+        streaming_.push_back(r);
+        push_streams();
+      } else {
+        complete(r);
+      }
+      break;
+    }
+    case FrameType::fin: {
+      Request* r = requests_.find(h.sender_request, RequestKind::send);
+      if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
+          r->send_state != SendState::awaiting_fin) {
+        ++counters_.dropped_malformed;
+        return;
+      }
+      accept_sequenced(peer, h, /*delivered=*/true);
+      complete(r);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// Records a frame's byte range as received (and delivered, when its bytes reached the user), and owes
+// the peer an ACK. Returns how many of its sequence numbers were new.
+std::uint64_t EngineCore::accept_sequenced(Peer& peer, const frag::FrameHeader& h, bool delivered) {
+  if (!peer.tracking) return h.payload_length;
+  const std::uint64_t last = h.seq_first + h.seq_count - 1;
+  auto added = peer.in.on_received({h.seq_first, last});
+  peer.last_received_seq = h.seq_first;
+  if (delivered) (void)peer.in.on_delivered({h.seq_first, last});
+  owe_ack(peer);
+  return added ? (h.payload_length == 0 ? 0 : added->added) : 0;
+}
+
+void EngineCore::owe_ack(Peer& peer) {
+  if (peer.frames_unacked++ == 0) peer.ack_owed_since = Clock::now();
+  if (peer.frames_unacked >= config_.ack_every) send_ack(peer);
+}
+
+bool EngineCore::single_copy_allowed(Peer& peer, std::uint64_t pid) noexcept {
+  const Route* arrived_on = arrival_route(peer);
+  return peer.single_copy && !peer.tracking && arrived_on != nullptr && arrived_on->single_copy && peer.pid > 0 &&
+         pid == static_cast<std::uint64_t>(peer.pid);
+}
+
+void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
+                                         std::span<const std::byte> payload) {
+  using frag::FrameType;
+  IncomingMessage* m = nullptr;
+  // A frame that carries a whole message on a reliable route cannot belong to a record already made,
+  // so it skips the index both ways (the common small message).
+  const bool whole = (h.flags & frag::kFlagFirstFragment) != 0 && (h.flags & frag::kFlagLastFragment) != 0;
+  // And when it is next in order and a posted receive takes it, it needs no record at all: straight
+  // into the receive buffer (the payload is verified first, so a bad one takes the slow way below).
+  if (whole && !peer.tracking && h.type == FrameType::data && (h.flags & frag::kFlagAckRequested) == 0 &&
+      h.message_length <= max_eager_ &&
+      (h.checksum_kind == frag::ChecksumKind::none ||
+       frag::checksum(h.checksum_kind, payload.data(), payload.size()) == h.payload_checksum)) {
+    if (deliver_whole_in_order(h.source, h.context, h.tag, h.message_seq, payload)) return;
+  }
+  const bool indexed = peer.tracking || !whole;
+  auto it = indexed ? peer.incoming.find(h.message_seq) : peer.incoming.end();
+  if (it == peer.incoming.end()) {
+    // An eager message may be buffered whole before it matches; anything larger must come as an RTS.
+    if (h.type == FrameType::data && h.message_length > max_eager_) {
+      ++counters_.dropped_malformed;
+      return;
+    }
+    const bool single_copy = (h.flags & frag::kFlagSingleCopy) != 0;
+    if (single_copy && payload.size() != kSingleCopyDescriptorSize) {
+      ++counters_.dropped_malformed;
+      return;
+    }
+    // A single copy reads another process's memory into this one: only a peer that sends them (its one
+    // route reads memory, reliability not forced) may ask, only over that route (never a datagram), and
+    // only naming the pid it registered in shared memory.
+    if (single_copy && !single_copy_allowed(peer, load_le64(payload.data()))) [[unlikely]] {
+      ++counters_.refused_single_copy;
+      base::logger().warn("refused a single-copy request from rank {} (not over its shared memory, or not its pid)",
+                          h.source);
+      return;
+    }
+    m = acquire_message();
+    m->peer = h.source;
+    m->context = h.context;
+    m->tag = h.tag;
+    m->msg_seq = h.message_seq;
+    m->length = h.message_length;
+    m->rendezvous = h.type == FrameType::rts;
+    m->synchronous = (h.flags & frag::kFlagAckRequested) != 0;
+    m->single_copy = single_copy;
+    m->sender_cookie = h.sender_request;
+    if (single_copy) {
+      m->remote_pid = static_cast<std::int64_t>(load_le64(payload.data()));
+      m->remote_address = load_le64(payload.data() + 8);
+    }
+    if (indexed) {
+      m->indexed = true;
+      peer.incoming.emplace(h.message_seq, m);
+    }
+    in_hand_ = m;
+    match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq,
+                             reinterpret_cast<match::MessageHandle>(m)};
+    if (base::Status s = matcher_.message_arrived(envelope, events_); !s) {
+      in_hand_ = nullptr;
+      release_message(m);
+      ++(s.code() == base::Errc::duplicate ? counters_.duplicates : counters_.dropped_malformed);
+      base::logger().debug("message {} from rank {} refused by the matcher: {}", h.message_seq, h.source,
+                           s.to_string());
+      return;
+    }
+    process_events();
+  } else {
+    m = it->second;
+    // Later frames must agree with the first: more DATA of an eager message, or the RTS of a rendezvous
+    // again (its first copy's payload failed its checksum). Anything else is forged or corrupt.
+    const bool same_kind = h.type == FrameType::rts ? m->rendezvous && !m->single_copy : !m->rendezvous;
+    if (!same_kind || m->context != h.context || m->tag != h.tag || m->length != h.message_length) {
+      ++counters_.dropped_malformed;
+      return;
+    }
+    in_hand_ = m;
+  }
+
+  if (!m->single_copy) {
+    if (!place_payload(*m, h, payload)) {
+      in_hand_ = nullptr;
+      reject_payload(peer, h);
+      finish_message_if_complete(m);
+      return;
+    }
+    const bool delivered = m->receive != nullptr;
+    const std::uint64_t added = accept_sequenced(peer, h, delivered);
+    if (!delivered && peer.tracking) m->buffered.push_back({h.seq_first, h.seq_first + h.seq_count - 1});
+    m->arrived += added;
+  } else {
+    accept_sequenced(peer, h, m->receive != nullptr);
+    if (m->receive == nullptr && peer.tracking) m->buffered.push_back({h.seq_first, h.seq_first + h.seq_count - 1});
+  }
+  in_hand_ = nullptr;
+  finish_message_if_complete(m);
+}
+
+void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,
+                                        std::span<const std::byte> payload) {
+  Request* r = requests_.find(h.receiver_request, RequestKind::receive);
+  IncomingMessage* m = r != nullptr ? r->message : nullptr;
+  if (m == nullptr || m->peer != h.source || m->msg_seq != h.message_seq || m->length != h.message_length ||
+      h.type != frag::FrameType::data) {
+    ++counters_.dropped_malformed;
+    return;
+  }
+  if (!place_payload(*m, h, payload)) {
+    reject_payload(peer, h);
+    return;
+  }
+  m->arrived += accept_sequenced(peer, h, /*delivered=*/true);
+  finish_message_if_complete(m);
+}
+
+void EngineCore::reject_payload(Peer& peer, const frag::FrameHeader& h) {
+  ++counters_.dropped_bad_payload;
+  if (Route* route = arrival_route(peer)) ++route->counters.checksum_failures;
+  base::logger().debug("payload checksum mismatch: {}", frag::describe(h));
+  if (!peer.tracking) return;
+  frag::FrameHeader nack = header_for(peer, frag::FrameType::nack);
+  nack.seq_first = h.seq_first;
+  nack.seq_count = h.seq_count;
+  ++counters_.nacks_sent;
+  send_frame(peer, nack, {});
+}
+
+bool EngineCore::place_payload(IncomingMessage& m, const frag::FrameHeader& h,
+                               std::span<const std::byte> payload) {
+  const std::size_t offset = h.fragment_offset;
+  const std::size_t len = payload.size();
+  if (m.receive != nullptr) {
+    Request& r = *m.receive;
+    const std::size_t fits = offset >= r.capacity ? 0 : std::min(len, r.capacity - offset);
+    if (r.layout != nullptr) {
+      // Scattered into the pieces, checksummed in the same pass; what does not fit is still checksummed.
+      frag::Checksummer sum(h.checksum_kind);
+      (void)frag::scatter_with_checksum(*r.layout, r.recv_buf, offset, payload.first(fits), sum);
+      sum.update(payload.data() + fits, len - fits);
+      return sum.value() == h.payload_checksum;
+    }
+    if (fits == len) {
+      // Received straight into place (place(), engine_place.cpp): only the check is left; a copy onto
+      // itself would be undefined.
+      if (payload.data() == r.recv_buf + offset) {
+        return frag::checksum(h.checksum_kind, payload.data(), len) == h.payload_checksum;
+      }
+      return frag::copy_and_verify(h.checksum_kind, r.recv_buf + offset, payload.data(), len,
+                                   h.payload_checksum);
+    }
+    // Truncated receive: what does not fit is still checksummed, so corruption is still caught.
+    frag::Checksummer sum(h.checksum_kind);
+    sum.copy(r.recv_buf + offset, payload.data(), fits);
+    sum.update(payload.data() + fits, len - fits);
+    return sum.value() == h.payload_checksum;
+  }
+  if (m.early.size() < offset + len) m.early.resize(offset + len);
+  return frag::copy_and_verify(h.checksum_kind, m.early.data() + offset, payload.data(), len,
+                               h.payload_checksum);
+}
+
+// Message records are reused: a small message costs no allocation.
+IncomingMessage* EngineCore::acquire_message() {
+  if (free_messages_.empty()) return &message_store_.emplace_back();
+  IncomingMessage* m = free_messages_.back();
+  free_messages_.pop_back();
+  return m;
+}
+
+void EngineCore::release_message(IncomingMessage* m) {
+  if (m->indexed) peers_[m->peer].incoming.erase(m->msg_seq);
+  *m = IncomingMessage{};
+  free_messages_.push_back(m);
+}
+
+// Matching raises no new events (only frame arrivals do, and handling an event never polls a path).
+void EngineCore::process_events() {
+  for (const match::Event& e : events_) {
+    if (e.kind != match::Event::Kind::matched) continue;
+    auto* message = reinterpret_cast<IncomingMessage*>(e.message.handle);
+    on_matched(reinterpret_cast<Request*>(e.receive), message);
+    finish_message_if_complete(message);
+  }
+  events_.clear();
+}
+
+void EngineCore::on_matched(Request* r, IncomingMessage* m) {
+  r->message = m;
+  m->receive = r;
+  Peer& peer = peers_[m->peer];
+  if (!m->early.empty()) {
+    copy_into_receive(*r, m->early);
+    m->early = {};
+  }
+  if (peer.tracking && !m->buffered.empty()) {
+    for (const seq::Range& range : m->buffered) (void)peer.in.on_delivered(range);
+    m->buffered.clear();
+    owe_ack(peer);
+  }
+  if (!m->rendezvous) return;
+  if (m->single_copy) {
+    const std::size_t len = std::min<std::size_t>(m->length, r->capacity);
+    auto read = env_.read_peer_memory ? read_into_receive(*r, m->remote_pid, m->remote_address, len)
+                                      : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
+    if (!read || *read != len) {
+      abort(1, "cannot read a message from rank " + std::to_string(m->peer) + "'s memory: " +
+                   read.status().to_string());
+    }
+    m->arrived = m->length;
+    send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
+  } else {
+    if (bulk_receives_++ == 0) expect_bulk(true);
+    send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+  }
+}
+
+void EngineCore::finish_message_if_complete(IncomingMessage* m) {
+  if (m == in_hand_ || m->receive == nullptr || m->arrived < m->length) return;
+  Request* r = m->receive;
+  r->message = nullptr;
+  if (m->rendezvous && !m->single_copy && --bulk_receives_ == 0) expect_bulk(false);
+  const std::uint32_t peer = m->peer;
+  const std::int32_t tag = m->tag;
+  const std::uint64_t length = m->length;
+  release_message(m);
+  complete_receive(r, peer, tag, length);
+}
+
+void EngineCore::expect_bulk(bool expected) noexcept {
+  for (auto& p : paths_) p->expect_bulk(expected);
+}
+
+void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t tag, std::uint64_t length) {
+  r->completion = Completion{};
+  r->completion.source = r->comm.comm_rank_of(static_cast<int>(peer));
+  r->completion.tag = tag;
+  r->completion.bytes = std::min<std::size_t>(length, r->capacity);
+  r->completion.truncated = length > r->capacity;
+  complete(r);
+}
+
+}  // namespace ftmpi::engine

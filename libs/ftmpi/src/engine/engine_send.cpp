@@ -1,0 +1,264 @@
+// Sending: a message's protocol (eager as DATA fragments or one short frame, rendezvous with an RTS and a
+// stream after the CTS, single copy), its sequence numbers, and each frame built in one pass into the
+// room a path found (OutgoingFrame), kept whole for resending when the peer is tracked.
+#include <algorithm>
+#include <cstring>
+
+#include "engine_core.hpp"
+#include "ftmpi/base/log.hpp"
+
+namespace ftmpi::engine {
+namespace {
+
+void store_le64(std::byte* out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>(v >> (8 * i));
+}
+
+}  // namespace
+
+frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexcept {
+  frag::FrameHeader h;
+  h.type = type;
+  h.job_key = id_.job_key;
+  h.source = id_.rank;
+  h.destination = peer.rank;
+  return h;
+}
+
+void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHeader& h, const Payload& payload,
+                            bool bulk) {
+  const bool sequenced = frag::occupies_sequence(h.type);
+  if (sequenced) {
+    const auto numbers = peer.out.assign(payload.size());
+    if (!numbers) [[unlikely]] abort(1, "sending to rank " + std::to_string(peer.rank) + ": " + numbers.status().to_string());
+    h.seq_first = numbers->first;
+    h.seq_count = static_cast<std::uint32_t>(numbers->size());
+  }
+  Route& route = peer.rails[route_index];
+  RetainedFrame* keep = nullptr;
+  if (peer.tracking) {
+    h.flags |= frag::kFlagAckValid;
+    h.lirs = peer.in.lirs();
+    h.lids = peer.in.lids();
+    // This frame carries the ACK; but past a hole only an explicit ACK can say what arrived beyond it.
+    if (!peer.in.received().has_gaps()) peer.frames_unacked = 0;
+    if (sequenced) {
+      keep = &peer.retained.emplace_back();
+      if (!spare_frames_.empty()) {
+        keep->bytes = std::move(spare_frames_.back());
+        spare_frames_.pop_back();
+      }
+      keep->range = {h.seq_first, h.seq_first + h.seq_count - 1};
+      keep->sent_at = Clock::now();
+      keep->route = route_index;
+      keep->bulk = bulk;
+    }
+  }
+  OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none, bulk,
+                      header_checked_[route.path_index] != 0);
+  ++counters_.frames_sent;
+  ++route.counters.frames_sent;
+  route.counters.bytes_sent += frame.frame_size();
+  counters_.bytes_sent += frame.frame_size();
+  base::Status sent;
+  if (keep != nullptr) {
+    // The copy kept for retransmission is the frame itself, built before the path sees it: a path may
+    // lose a frame without ever writing it.
+    keep->bytes.resize(frame.frame_size());
+    frame.write(keep->bytes);
+    route.in_flight += keep->bytes.size();
+    ++route.frames_in_flight;
+    StoredFrame stored(keep->bytes, bulk);
+    sent = route.path->send(peer.rank, stored);
+  } else {
+    sent = route.path->send(peer.rank, frame);
+  }
+  if (!sent) [[unlikely]] {
+    route_failed(peer, route_index, sent, keep != nullptr ? std::optional(h.seq_first) : std::nullopt);
+    // An ACK or NACK is not kept, yet the refusal says it is lost: say it again at once on a rail that is
+    // up (a lost ACK leaves the sender waiting for its timer with a full window). The refused rail is
+    // not up any more, so this ends.
+    if (keep == nullptr && peer.tracking && (h.type == frag::FrameType::ack || h.type == frag::FrameType::nack)) {
+      const std::uint32_t other = pick_route(peer);
+      if (other != route_index && peer.rails[other].state == RailState::up) send_frame(peer, other, h, payload, bulk);
+    }
+  }
+}
+
+void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq,
+                              std::uint64_t sender_cookie, std::uint64_t receiver_cookie) {
+  frag::FrameHeader h = header_for(peer, type);
+  h.message_seq = msg_seq;
+  h.sender_request = sender_cookie;
+  h.receiver_request = receiver_cookie;
+  send_frame(peer, h, {});
+}
+
+void EngineCore::send_ack(Peer& peer) {
+  frag::FrameHeader h = header_for(peer, frag::FrameType::ack);
+  if (peer.in.received().has_gaps()) {
+    // Selective: the block the latest frame joined, so that the sender does not resend what lies there.
+    if (auto block = peer.in.received().range_above_prefix(peer.last_received_seq)) {
+      h.seq_first = block->first;
+      h.seq_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(block->size(), UINT32_MAX));
+    }
+  }
+  peer.frames_unacked = 0;
+  ++counters_.acks_sent;
+  send_frame(peer, h, {});
+}
+
+// One DATA fragment of a send: `len` bytes at `offset`, on `route`.
+void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std::size_t offset, std::size_t len) {
+  const bool bulk = r.receiver_cookie != 0;
+  frag::FrameHeader h = header_for(peer, frag::FrameType::data);
+  h.flags = frag::fragment_position_flags(offset, len, r.bytes);
+  h.context = r.context;
+  h.tag = r.tag;
+  h.message_seq = r.msg_seq;
+  h.message_length = r.bytes;
+  h.fragment_offset = offset;
+  h.payload_length = static_cast<std::uint32_t>(len);
+  if (bulk) {
+    h.sender_request = r.cookie();
+    h.receiver_request = r.receiver_cookie;
+  }
+  send_frame(peer, route, h, Payload::of(r, offset, len), bulk);
+}
+
+// DATA fragments for bytes [from, to) of a send: each goes on the least loaded working rail, cut at
+// that rail's payload size, so one message stripes over every rail to the peer.
+void EngineCore::send_fragments(Peer& peer, Request& r, std::size_t from, std::size_t to) {
+  std::size_t offset = from;
+  do {
+    const std::uint32_t route = pick_route(peer);
+    const std::size_t len = std::min(peer.rails[route].max_payload, to - offset);
+    send_fragment(peer, r, route, offset, len);
+    offset += len;
+  } while (offset < to);
+}
+
+Peer& EngineCore::prepare_send(Request& r, const CommView& comm, const void* buf, std::size_t bytes, int dest,
+                               int tag, SendMode mode) noexcept {
+  r.send_buf = static_cast<const std::byte*>(buf);
+  r.bytes = bytes;
+  r.peer = static_cast<std::uint32_t>(comm.world_rank_of(dest));
+  r.context = comm.context;
+  r.tag = tag;
+  r.mode = mode;
+  Peer& peer = peers_[r.peer];
+  r.msg_seq = peer.out.assign_message();
+  return peer;
+}
+
+bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                            SendMode mode) {
+  if (!goes_eager(peers_[static_cast<std::uint32_t>(comm.world_rank_of(dest))], bytes, mode)) return false;
+  // Never in the table: an eager message's frames name no request.
+  Request r;
+  Peer& peer = prepare_send(r, comm, buf, bytes, dest, tag, mode);
+  send_whole_eager(peer, r);
+  return true;
+}
+
+void EngineCore::send_whole_eager(Peer& peer, Request& r) {
+  // short_frames: the peer has exactly one route. A message in pieces goes as DATA, gathered.
+  if (!peer.short_frames || r.layout != nullptr || r.bytes > peer.rails[0].max_payload ||
+      peer.rails[0].state != RailState::up) {
+    send_fragments(peer, r, 0, r.bytes);
+    return;
+  }
+  Route& route = peer.rails[0];
+  const frag::ShortHeader h{id_.rank, r.context, r.tag, static_cast<std::uint32_t>(r.bytes), r.msg_seq};
+  ShortFrame frame(h, r.send_buf);
+  ++counters_.frames_sent;
+  ++route.counters.frames_sent;
+  route.counters.bytes_sent += frame.frame_size();
+  counters_.bytes_sent += frame.frame_size();
+  if (const base::Status sent = route.path->send(peer.rank, frame); !sent) route_failed(peer, 0, sent);
+}
+
+Request* EngineCore::isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                           SendMode mode) {
+  return start_send(comm, buf, bytes, nullptr, dest, tag, mode);
+}
+
+Request* EngineCore::isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout, int dest,
+                                  int tag, SendMode mode) {
+  return start_send(comm, base, layout.packed_size(), &layout, dest, tag, mode);
+}
+
+Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size_t bytes,
+                                const frag::PiecesLayout* layout, int dest, int tag, SendMode mode) {
+  Request* r = requests_.allocate(RequestKind::send);
+  Peer& peer = prepare_send(*r, comm, buf, bytes, dest, tag, mode);
+  r->layout = layout;
+  if (goes_eager(peer, bytes, mode)) {
+    send_whole_eager(peer, *r);
+    complete(r);
+    return r;
+  }
+
+  frag::FrameHeader h = header_for(peer, frag::FrameType::rts);
+  h.flags = frag::kFlagFirstFragment;
+  if (mode == SendMode::synchronous) h.flags |= frag::kFlagAckRequested;
+  h.context = r->context;
+  h.tag = tag;
+  h.message_seq = r->msg_seq;
+  h.message_length = bytes;
+  h.sender_request = r->cookie();
+  // Single copy hands the receiver one block to read: a message in pieces streams instead (one gather into
+  // the frames, one scatter out, where packing first would add a copy).
+  if (peer.single_copy && !peer.tracking && peer.pid != 0 && layout == nullptr &&
+      bytes >= std::max(config_.single_copy_min, kSingleCopyDescriptorSize)) {
+    std::array<std::byte, kSingleCopyDescriptorSize> descriptor{};
+    store_le64(descriptor.data(), static_cast<std::uint64_t>(::getpid()));
+    store_le64(descriptor.data() + 8, reinterpret_cast<std::uintptr_t>(buf));
+    h.flags |= frag::kFlagSingleCopy;
+    h.payload_length = kSingleCopyDescriptorSize;
+    r->next_offset = bytes;
+    r->send_state = SendState::awaiting_fin;
+    send_frame(peer, h, std::span<const std::byte>(descriptor));
+    return r;
+  }
+  const std::size_t first = std::min(bytes, peer.rts_payload);
+  h.flags |= frag::fragment_position_flags(0, first, bytes);
+  h.payload_length = static_cast<std::uint32_t>(first);
+  r->next_offset = first;
+  r->send_state = SendState::awaiting_cts;
+  send_frame(peer, h, Payload::of(*r, 0, first));
+  return r;
+}
+
+// Streams rendezvous data only while the rail takes frames without queueing them (shared memory: the
+// message moves through the FIFOs as the receiver drains them instead of piling up in overflow buffers)
+// and, where frames are acknowledged, while the rail's window has room.
+bool EngineCore::push_streams() {
+  bool did = false;
+  for (std::size_t i = 0; i < streaming_.size();) {
+    Request* r = streaming_[i];
+    Peer& peer = peers_[r->peer];
+    while (r->next_offset < r->bytes) {
+      const std::uint32_t index = pick_route(peer);
+      const Route& route = peer.rails[index];
+      if (route.path->has_queued_frames() ||
+          (peer.tracking && (route.in_flight >= config_.window || route.frames_in_flight >= config_.window_frames))) {
+        break;
+      }
+      const std::size_t len = std::min(r->bytes - r->next_offset, route.max_payload);
+      send_fragment(peer, *r, index, r->next_offset, len);
+      r->next_offset += len;
+      did = true;
+    }
+    if (r->next_offset == r->bytes) {
+      streaming_[i] = streaming_.back();
+      streaming_.pop_back();
+      complete(r);
+    } else {
+      ++i;
+    }
+  }
+  return did;
+}
+
+}  // namespace ftmpi::engine
