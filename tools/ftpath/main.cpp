@@ -205,6 +205,8 @@ int show(const std::string& which, const rte::ControlRequest& request, bool json
         continue;
       }
       const JsonValue& reply = rank["reply"];
+      w.key("warnings");
+      write(w, reply["warnings"]);
       w.key("totals");
       write(w, reply["totals"]);
       w.key("rails");
@@ -243,6 +245,16 @@ int show(const std::string& which, const rte::ControlRequest& request, bool json
     }
   }
   std::cout << t.text();
+  // Integrity switched off: the same words from every rank, said once with the ranks that say them.
+  std::map<std::string, std::string> warnings;
+  for (const JsonValue& rank : a.reply["ranks"].items()) {
+    if (!rank["ok"].as_bool()) continue;
+    for (const JsonValue& w : rank["reply"]["warnings"].items()) {
+      std::string& ranks = warnings[w.as_string()];
+      ranks += (ranks.empty() ? "" : ",") + std::to_string(rank["rank"].as_u64());
+    }
+  }
+  for (const auto& [text, ranks] : warnings) std::cout << "WARNING (ranks " << ranks << "): " << text << "\n";
   if (!changes.empty()) {
     std::cout << "recent state changes (UTC):\n";
     for (const std::string& c : changes) std::cout << c << "\n";

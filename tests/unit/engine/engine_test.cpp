@@ -467,6 +467,42 @@ BOOST_AUTO_TEST_CASE(a_single_copy_request_is_honoured_only_over_the_peers_memor
   }
 }
 
+// Integrity switched off on a network path (here a loop path that claims to be unreliable) is said in
+// the statistics, which engine.report and ftpath show print; on trusted paths nothing is said.
+BOOST_AUTO_TEST_CASE(integrity_switched_off_on_a_network_path_is_never_silent) {
+  path::LoopOptions network;
+  network.reliable = false;
+  {
+    World w(2, plain_config(), network);
+    BOOST_TEST(w.ranks[1]->stats().warnings.empty());  // crc32c and reliability on: nothing to say
+  }
+  {
+    EngineConfig config = plain_config();
+    config.checksum = frag::ChecksumKind::none;
+    World w(2, config, network);
+    const auto warnings = w.ranks[1]->stats().warnings;
+    BOOST_REQUIRE(warnings.size() == 1u);
+    BOOST_TEST(warnings[0] == "engine.checksum=none on network paths (loop 1): corrupted payloads reach the "
+                              "application undetected");
+    exchange_and_verify(w, {100, 20'000});  // and it still works
+  }
+  {
+    EngineConfig config = plain_config();
+    config.reliability = Reliability::off;
+    World w(2, config, network);
+    const auto warnings = w.ranks[0]->stats().warnings;
+    BOOST_REQUIRE(warnings.size() == 1u);
+    BOOST_TEST(warnings[0].starts_with("engine.reliability=off on network paths (loop 0): lost, duplicated or "
+                                       "corrupted frames are neither detected nor repaired"));
+  }
+  {
+    EngineConfig config = plain_config();
+    config.checksum = frag::ChecksumKind::none;
+    World w(2, config);  // a trusted path (like shared memory): checksums are not its protection
+    BOOST_TEST(w.ranks[0]->stats().warnings.empty());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(whole_eager_messages_go_as_short_frames_on_a_trusted_path) {
   World w(2, plain_config());  // loop paths claim to be reliable, like shared memory
   BOOST_REQUIRE(w.ranks[0]->peer(1).short_frames);

@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(the_json_report_is_valid_and_carries_the_stable_names) {
   const std::string json = report_json(sample());
   BOOST_TEST(ftmpi::test::JsonCheck::valid(json), json);
   for (const char* part :
-       {R"j({"rank":1,"size":2,"totals":{"frames_sent":10,)j", R"j("rails":[{"peer":0,"index":1,)j",
+       {R"j({"rank":1,"size":2,"warnings":[],"totals":{"frames_sent":10,)j", R"j("rails":[{"peer":0,"index":1,)j",
         R"j("name":"fault(udp lo 127.0.0.2)","state":"suspect","state_for_ms":2500,"rtt_us":250,"rto_us":2000,)j",
         R"j("bytes_sent":7000,)j", R"j("checksum_failures":2,)j", R"j("refused_sends":1,)j",
         R"j("changes":[{"at":"2025-11-24T16:00:00.123Z","state":"down","reason":"no answer for 51 ms"},)j",
@@ -75,6 +75,19 @@ BOOST_AUTO_TEST_CASE(the_json_report_is_valid_and_carries_the_stable_names) {
         R"j("counters":{"frames_placed":5,"truncated":0}},{"kind":"faults",)j"}) {
     BOOST_TEST(json.find(part) != std::string::npos, "missing " << part << " in " << json);
   }
+}
+
+BOOST_AUTO_TEST_CASE(integrity_switched_off_is_said_first_in_both_reports) {
+  EngineStats s = sample();
+  s.warnings.push_back("engine.checksum=none on network paths (udp lo 127.0.0.1): corrupted payloads reach the "
+                       "application undetected");
+  const std::string text = report_text(s);
+  BOOST_TEST(text.starts_with("ftmpi warning: rank=1 engine.checksum=none on network paths (udp lo 127.0.0.1): "
+                              "corrupted payloads reach the application undetected\nftmpi counters: engine rank=1 "),
+             text);
+  const std::string json = report_json(s);
+  BOOST_TEST(ftmpi::test::JsonCheck::valid(json), json);
+  BOOST_TEST(json.starts_with(R"j({"rank":1,"size":2,"warnings":["engine.checksum=none on network paths)j"), json);
 }
 
 BOOST_AUTO_TEST_CASE(report_formats_are_booleans_and_json) {

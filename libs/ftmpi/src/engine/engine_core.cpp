@@ -99,9 +99,29 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   limits_.world_size = id_.size;
   limits_.my_rank = id_.rank;
   limits_.max_payload = static_cast<std::uint32_t>(max_payload);
+  integrity_warnings();
 }
 
 EngineCore::~EngineCore() = default;
+
+// Switching integrity off on a network path is allowed (to measure what it costs) but never silent.
+void EngineCore::integrity_warnings() {
+  std::string network;
+  for (const auto& p : paths_) {
+    if (!p->info().reliable) network += (network.empty() ? "" : ", ") + p->info().name;
+  }
+  if (network.empty()) return;
+  if (config_.reliability == Reliability::off) {
+    warnings_.push_back("engine.reliability=off on network paths (" + network +
+                        "): lost, duplicated or corrupted frames are neither detected nor repaired");
+  } else if (config_.checksum == frag::ChecksumKind::none) {
+    warnings_.push_back("engine.checksum=none on network paths (" + network +
+                        "): corrupted payloads reach the application undetected");
+  }
+  if (id_.rank == 0) {
+    for (const std::string& w : warnings_) base::logger().warn("{}", w);
+  }
+}
 
 void EngineCore::set_peer_pid(std::uint32_t peer, std::int64_t pid) { peers_.at(peer).pid = pid; }
 

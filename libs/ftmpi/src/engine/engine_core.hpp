@@ -291,6 +291,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void serve_control();
 
   void complete(Request* request);
+  // Says (rank 0, at start-up) and keeps for stats() where integrity is switched off on a network path.
+  void integrity_warnings();
   // A send on `route` failed with `status`; `lost_seq` is the first sequence number of the frame it
   // carried, if the frame is retained (engine_reliability.cpp).
   void route_failed(Peer& peer, std::uint32_t route, const base::Status& status,
@@ -324,6 +326,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones
   std::uint32_t rounds_since_timer_check_ = 0;
   std::uint32_t bulk_receives_ = 0;  // matched rendezvous receives that sent a CTS and are not complete
+  std::vector<std::string> warnings_;  // integrity switched off on a network path (stats())
 };
 
 // Builds a new frame into the room a path found: header and payload, checksummed during the copy (for a

@@ -339,6 +339,7 @@ EngineStats EngineCore::stats() const {
   EngineStats out;
   out.rank = id_.rank;
   out.size = id_.size;
+  out.warnings = warnings_;
   out.totals = counters_;
   const Clock::time_point now = Clock::now();
   for (const Peer& peer : peers_) {

@@ -84,7 +84,9 @@ std::string iso8601(std::chrono::system_clock::time_point at) {
 
 std::string report_text(const EngineStats& stats) {
   const std::string me = "rank=" + std::to_string(stats.rank);
-  std::string out = "ftmpi counters: engine " + me;
+  std::string out;
+  for (const std::string& warning : stats.warnings) out += "ftmpi warning: " + me + " " + warning + "\n";
+  out += "ftmpi counters: engine " + me;
   each_counter(stats.totals, [&](std::string_view name, std::uint64_t v) {
     out += " " + std::string(name) + "=" + std::to_string(v);
   });
@@ -111,6 +113,9 @@ std::string report_text(const EngineStats& stats) {
 std::string report_json(const EngineStats& stats) {
   base::JsonWriter w;
   w.begin_object().field("rank", stats.rank).field("size", stats.size);
+  w.key("warnings").begin_array();
+  for (const std::string& warning : stats.warnings) w.value(warning);
+  w.end_array();
   w.key("totals").begin_object();
   each_counter(stats.totals, [&](std::string_view name, std::uint64_t v) { w.field(name, v); });
   w.end_object();

@@ -92,6 +92,9 @@ struct PathStats {
 struct EngineStats {
   std::uint32_t rank = 0;
   std::uint32_t size = 0;
+  // Integrity switched off where it matters (a checksum or reliability off on a network path): said at
+  // start-up, and in every report, so that nobody runs that way without knowing.
+  std::vector<std::string> warnings;
   EngineCounters totals;
   std::vector<RailStats> rails;  // by peer, then by rail; the rank itself is left out
   std::vector<PathStats> paths;
