@@ -1,3 +1,5 @@
+// The request table (request.hpp): slots reused with a new generation each time, so a cookie from the
+// wire finds a live request of the right kind, or nothing.
 #include "request.hpp"
 
 namespace ftmpi::engine {

@@ -1,3 +1,5 @@
+// The progress thread (threaded_engine.hpp): one lock around every engine call, and the loop that polls
+// while the application computes.
 #include "threaded_engine.hpp"
 
 #include <sched.h>
