@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build pkg-config
   libcli11-dev libspdlog-dev libfmt-dev
-  libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev
+  libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev libsodium-dev
   libboost-test-dev libbenchmark-dev
   clang libclang-rt-14-dev
   iproute2 nftables procps jq

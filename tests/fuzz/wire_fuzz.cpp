@@ -179,9 +179,11 @@ void put_le(std::byte* out, T value) {
   for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(static_cast<std::uint64_t>(value) >> (8 * i));
 }
 
+// Seals the header with kLimits' key, as a sender of the job would.
 void reseal(std::span<std::byte> frame) {
-  put_le(frame.data() + wire_offset::header_checksum, std::uint32_t{0});
-  put_le(frame.data() + wire_offset::header_checksum, crc32c(frame.data(), kHeaderSize));
+  const std::uint64_t mac = header_mac(frame.data(), kLimits.key);
+  put_le(frame.data() + wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
+  put_le(frame.data() + wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
 }
 
 FrameHeader template_header(FrameType type) {
@@ -243,7 +245,8 @@ void try_edits(const std::uint8_t* script, std::size_t size) {
     const std::size_t n = std::min(field.size, size - at);
     std::memcpy(header.data() + field.offset, script + at, n);
     at += n;
-    checksum_edited = checksum_edited || field.offset == wire_offset::header_checksum;
+    checksum_edited = checksum_edited || field.offset == wire_offset::header_mac_low ||
+                      field.offset == wire_offset::header_mac_high;
   }
   if (!checksum_edited) reseal(header);
   std::uint32_t payload_length = 0;

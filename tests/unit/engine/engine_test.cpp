@@ -28,7 +28,8 @@ struct World {
   std::vector<std::unique_ptr<EngineCore>> ranks;
   int peer_memory_reads = 0;
 
-  World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}) : network(n, options) {
+  World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}, frag::FrameKey key = {})
+      : network(n, options) {
     for (std::uint32_t r = 0; r < n; ++r) {
       std::vector<std::unique_ptr<path::Path>> paths;
       paths.push_back(std::make_unique<path::LoopPath>(network, r));
@@ -41,7 +42,7 @@ struct World {
         ++peer_memory_reads;
         return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
       };
-      ranks.push_back(std::make_unique<EngineCore>(Identity{r, n, kJobKey}, config, std::move(paths), env));
+      ranks.push_back(std::make_unique<EngineCore>(Identity{r, n, kJobKey, key}, config, std::move(paths), env));
     }
   }
 
@@ -465,6 +466,47 @@ BOOST_AUTO_TEST_CASE(a_single_copy_request_is_honoured_only_over_the_peers_memor
       BOOST_TEST(w.ranks[1]->counters().refused_single_copy == (reads_memory ? 1u : 2u));
     }
   }
+}
+
+// A forger on the network knows the job key (it travels in clear) and the protocol, not the job's secret:
+// its frames, however well made, are dropped and counted, and nothing of them reaches the application.
+BOOST_AUTO_TEST_CASE(frames_forged_without_the_jobs_secret_are_counted_and_dropped) {
+  path::LoopOptions network;
+  network.reliable = false;  // a network path: headers are authenticated
+  const frag::FrameKey key = frag::derive_frame_key(std::vector<std::uint8_t>(32, 0x5a));
+  World w(2, plain_config(), network, key);
+  std::vector<std::byte> got(64);
+  Request* recv = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 7);
+  const std::vector<std::byte> forged_payload(64, std::byte{0x66});
+  auto& sink = static_cast<path::FrameSink&>(*w.ranks[1]);
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    frag::FrameHeader h;
+    h.type = frag::FrameType::data;
+    h.flags = frag::kFlagFirstFragment | frag::kFlagLastFragment | frag::kFlagAckValid;
+    h.checksum_kind = frag::ChecksumKind::crc32c;
+    h.job_key = kJobKey;
+    h.source = 0;
+    h.destination = 1;
+    h.tag = 7;
+    h.message_seq = 1 + i;
+    h.seq_first = 1 + 64 * i;
+    h.seq_count = 64;
+    h.message_length = 64;
+    h.payload_length = 64;
+    h.payload_checksum = frag::checksum(frag::ChecksumKind::crc32c, forged_payload.data(), forged_payload.size());
+    std::vector<std::byte> frame(frag::kHeaderSize + 64);
+    // Sealed as well as it can be: with a key of its own (here the default one).
+    frag::encode(h, std::span<std::byte, frag::kHeaderSize>(frame.data(), frag::kHeaderSize));
+    std::copy(forged_payload.begin(), forged_payload.end(), frame.begin() + frag::kHeaderSize);
+    sink.on_frame(frame);
+  }
+  BOOST_TEST(w.ranks[1]->counters().dropped_malformed == 100u);
+  for (int i = 0; i < 100; ++i) w.ranks[1]->progress();
+  BOOST_TEST(!w.complete(1, recv));
+  w.ranks[1]->cancel(recv);
+  w.ranks[1]->release(recv);
+  exchange_and_verify(w, {64, 100'000});  // the real messages are delivered, none refused as duplicates
+  BOOST_TEST(w.ranks[1]->counters().duplicates == 0u);
 }
 
 // Integrity switched off on a network path (here a loop path that claims to be unreliable) is said in

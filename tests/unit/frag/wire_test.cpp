@@ -1,4 +1,5 @@
 #include <boost/test/unit_test.hpp>
+#include <sodium.h>
 
 #include <array>
 #include <cstddef>
@@ -46,10 +47,11 @@ std::uint64_t get_le(const std::vector<std::byte>& frame, std::size_t offset, st
   return value;
 }
 
-// Recomputes the header checksum as the wire format defines it, after a test has edited raw bytes.
+// Recomputes the header MAC as the wire format defines it (kLimits' key), after a test has edited raw bytes.
 void reseal(std::vector<std::byte>& frame) {
-  put_le(frame, wire_offset::header_checksum, std::uint32_t{0});
-  put_le(frame, wire_offset::header_checksum, crc32c(frame.data(), kHeaderSize));
+  const std::uint64_t mac = header_mac(frame.data(), kLimits.key);
+  put_le(frame, wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
+  put_le(frame, wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
 }
 
 // One valid header of each type, with every field it uses set to something unremarkable.
@@ -209,14 +211,59 @@ BOOST_AUTO_TEST_CASE(header_fields_sit_little_endian_at_their_documented_offsets
   BOOST_TEST(get_le(frame, wire_offset::lids, 8) == 800u);
   BOOST_TEST(get_le(frame, wire_offset::receiver_request, 8) == 0xdefu);
   BOOST_TEST(get_le(frame, wire_offset::payload_checksum, 4) == 0x12345678u);
-  BOOST_TEST(get_le(frame, wire_offset::reserved, 4) == 0u);
+  BOOST_TEST((get_le(frame, wire_offset::header_mac_low, 4) | get_le(frame, wire_offset::header_mac_high, 4) << 32) ==
+             header_mac(frame.data(), kLimits.key));
 }
 
-BOOST_AUTO_TEST_CASE(header_checksum_is_crc32c_of_the_header_with_that_field_zero) {
-  auto frame = make_frame(valid_header(FrameType::nack));
-  const std::uint64_t stored = get_le(frame, wire_offset::header_checksum, 4);
-  put_le(frame, wire_offset::header_checksum, std::uint32_t{0});
-  BOOST_TEST(stored == crc32c(frame.data(), kHeaderSize));
+BOOST_AUTO_TEST_CASE(header_mac_is_siphash_2_4_of_the_header_with_its_halves_zero_keyed_by_the_job) {
+  FrameKey key;
+  for (std::size_t i = 0; i < key.size(); ++i) key[i] = std::byte(0x10 + i);
+  const FrameHeader h = valid_header(FrameType::nack);
+  std::vector<std::byte> frame(kHeaderSize);
+  encode(h, std::span<std::byte, kHeaderSize>(frame.data(), kHeaderSize), true, key);
+  const std::uint64_t stored = get_le(frame, wire_offset::header_mac_low, 4) | get_le(frame, wire_offset::header_mac_high, 4) << 32;
+  // Recomputed here with libsodium itself, over the bytes as the format defines them.
+  put_le(frame, wire_offset::header_mac_low, std::uint32_t{0});
+  put_le(frame, wire_offset::header_mac_high, std::uint32_t{0});
+  unsigned char tag[8];
+  crypto_shorthash_siphash24(tag, reinterpret_cast<const unsigned char*>(frame.data()), kHeaderSize,
+                             reinterpret_cast<const unsigned char*>(key.data()));
+  std::uint64_t expected = 0;
+  for (int i = 0; i < 8; ++i) expected |= std::uint64_t{tag[i]} << (8 * i);
+  BOOST_TEST(stored == expected);
+}
+
+BOOST_AUTO_TEST_CASE(a_frame_sealed_without_the_jobs_key_is_refused_whatever_else_is_right) {
+  // A forger who read the job key off the wire (it travels in clear) builds a perfect frame, but cannot
+  // make its MAC without the job's FrameKey.
+  DecodeLimits keyed = kLimits;
+  keyed.key = derive_frame_key(std::vector<std::uint8_t>(32, 7));
+  for (FrameType type : kAllTypes) {
+    const FrameHeader h = valid_header(type);
+    std::vector<std::byte> frame(kHeaderSize + h.payload_length);
+    encode(h, std::span<std::byte, kHeaderSize>(frame.data(), kHeaderSize), true, kLimits.key);  // not the job's
+    FrameHeader out;
+    BOOST_TEST(!try_decode(frame, keyed, out));
+    BOOST_TEST((decode(frame, keyed).code() == Errc::bad_checksum));
+    encode(h, std::span<std::byte, kHeaderSize>(frame.data(), kHeaderSize), true, keyed.key);
+    BOOST_TEST(try_decode(frame, keyed, out), to_string(type));
+    // And any bit of the header changed afterwards is caught.
+    for (std::size_t byte = 0; byte < kHeaderSize; byte += 7) {
+      frame[byte] ^= std::byte{0x20};
+      BOOST_TEST(!try_decode(frame, keyed, out), "byte " << byte);
+      frame[byte] ^= std::byte{0x20};
+    }
+  }
+  // Another job's frame (its job key and its MAC key both other) fails the MAC like a corrupted one: a
+  // corrupted job key could not be told from it.
+  FrameHeader stray = valid_header(FrameType::data);
+  stray.job_key ^= 1;
+  std::vector<std::byte> frame(kHeaderSize + stray.payload_length);
+  encode(stray, std::span<std::byte, kHeaderSize>(frame.data(), kHeaderSize), true, kLimits.key);
+  BOOST_TEST((decode(frame, keyed).code() == Errc::bad_checksum));
+  // Keys differ with the secret, and say nothing of it.
+  BOOST_TEST((derive_frame_key(std::vector<std::uint8_t>(32, 7)) != derive_frame_key(std::vector<std::uint8_t>(32, 8))));
+  BOOST_TEST((derive_frame_key(std::vector<std::uint8_t>(32, 7)) == derive_frame_key(std::vector<std::uint8_t>(32, 7))));
 }
 
 BOOST_AUTO_TEST_CASE(every_frame_type_round_trips_with_random_fields) {
@@ -312,10 +359,12 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
   using FH = FrameHeader&;
   using FB = std::vector<std::byte>&;
   const std::vector<Rejection> cases = {
-      {"unknown version", FrameType::data, nullptr, [](FB f) { f[0] = std::byte{2}; }, Errc::unsupported_version, "version 2"},
+      {"unknown version", FrameType::data, nullptr, [](FB f) { f[0] = std::byte{3}; }, Errc::unsupported_version, "version 3"},
       {"version 0", FrameType::ack, nullptr, [](FB f) { f[0] = std::byte{0}; }, Errc::unsupported_version, "version 0"},
-      {"header checksum", FrameType::data, nullptr, [](FB f) { f[wire_offset::header_checksum] ^= std::byte{1}; },
-       Errc::bad_checksum, "header_checksum"},
+      {"header MAC", FrameType::data, nullptr, [](FB f) { f[wire_offset::header_mac_low] ^= std::byte{1}; },
+       Errc::bad_checksum, "header_mac"},
+      {"header MAC, high half", FrameType::probe, nullptr,
+       [](FB f) { f[wire_offset::header_mac_high + 2] ^= std::byte{1}; }, Errc::bad_checksum, "header_mac"},
       {"wrong job", FrameType::data, [](FH h) { h.job_key ^= 1; }, nullptr, Errc::wrong_job, "job_key"},
       {"frame type 0", FrameType::ack, nullptr, [](FB f) { f[wire_offset::type] = std::byte{0}; reseal(f); },
        Errc::malformed, "frame type 0"},
@@ -324,8 +373,6 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
       {"unknown flag bit", FrameType::data, [](FH h) { h.flags |= 0x80; }, nullptr, Errc::malformed, "unknown bits"},
       {"unknown checksum kind", FrameType::data, nullptr,
        [](FB f) { f[wire_offset::checksum_kind] = std::byte{3}; reseal(f); }, Errc::malformed, "checksum_kind 3"},
-      {"reserved bytes", FrameType::probe, nullptr,
-       [](FB f) { f[wire_offset::reserved + 2] = std::byte{1}; reseal(f); }, Errc::malformed, "reserved"},
       {"flag not for this type", FrameType::ack, [](FH h) { h.flags |= kFlagFirstFragment; }, nullptr,
        Errc::malformed, "not allowed"},
       {"source out of range", FrameType::data, [](FH h) { h.source = 16; }, nullptr, Errc::malformed, "source rank 16"},
@@ -449,9 +496,9 @@ BOOST_AUTO_TEST_CASE(every_single_bit_flip_in_a_header_is_rejected) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_trusted_path_skips_only_the_header_checksum) {
-  // Shared memory: the sender leaves the checksum 0 and the receiver does not check it; every other
-  // rule still refuses a bad header.
+BOOST_AUTO_TEST_CASE(a_trusted_path_skips_only_the_header_mac) {
+  // Shared memory: the sender leaves the MAC 0 and the receiver does not check it; every other rule
+  // still refuses a bad header.
   DecodeLimits trusted = kLimits;
   trusted.verify_header_checksum = false;
   for (FrameType type : kAllTypes) {
@@ -459,14 +506,15 @@ BOOST_AUTO_TEST_CASE(a_trusted_path_skips_only_the_header_checksum) {
       const FrameHeader h = valid_header(type);
       auto frame = make_frame(h);
       std::array<std::byte, kHeaderSize> bare{};
-      encode(h, bare, /*with_header_checksum=*/false);
-      BOOST_TEST(get_le(std::vector<std::byte>(bare.begin(), bare.end()), wire_offset::header_checksum, 4) == 0u);
+      encode(h, bare, /*with_header_mac=*/false);
+      BOOST_TEST(get_le(std::vector<std::byte>(bare.begin(), bare.end()), wire_offset::header_mac_low, 4) == 0u);
+      BOOST_TEST(get_le(std::vector<std::byte>(bare.begin(), bare.end()), wire_offset::header_mac_high, 4) == 0u);
       std::copy(bare.begin(), bare.end(), frame.begin());
       FrameHeader quick;
       BOOST_TEST(try_decode(frame, trusted, quick));
       BOOST_TEST((quick == h));
       BOOST_TEST((decode(frame, kLimits).code() == Errc::bad_checksum));
-      frame[wire_offset::reserved] = std::byte{1};
+      frame[wire_offset::type] = std::byte{0};
       BOOST_TEST(!try_decode(frame, trusted, quick));
       BOOST_TEST((decode(frame, trusted).code() == Errc::malformed));
     }
@@ -566,7 +614,7 @@ BOOST_AUTO_TEST_CASE(a_broken_short_frame_is_refused_with_its_reason) {
     Errc code;
   };
   const Case cases[] = {
-      {"version", [](auto& f) { f[0] = std::byte{2}; }, Errc::unsupported_version},
+      {"version", [](auto& f) { f[0] = std::byte{3}; }, Errc::unsupported_version},
       {"type", [](auto& f) { f[1] = std::byte{1}; }, Errc::malformed},
       {"flags", [](auto& f) { f[2] = std::byte{1}; }, Errc::malformed},
       {"pad", [](auto& f) { f[3] = std::byte{1}; }, Errc::malformed},

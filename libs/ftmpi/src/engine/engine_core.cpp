@@ -99,6 +99,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   limits_.world_size = id_.size;
   limits_.my_rank = id_.rank;
   limits_.max_payload = static_cast<std::uint32_t>(max_payload);
+  limits_.key = id_.frame_key;
   integrity_warnings();
 }
 

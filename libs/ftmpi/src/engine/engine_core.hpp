@@ -98,6 +98,7 @@ struct Identity {
   std::uint32_t rank = 0;
   std::uint32_t size = 1;
   std::uint64_t job_key = 0;
+  frag::FrameKey frame_key{};  // the header MAC's key (frag::derive_frame_key of the job's secret)
 };
 
 // What the engine needs from its surroundings besides paths.
@@ -315,6 +316,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // By path index: whether its frames carry a header checksum, sent and checked (every path but a
   // reliable one, shared memory, unless reliability is forced).
   std::vector<std::uint8_t> header_checked_;
+  const frag::FrameKey* mac_key(std::uint32_t path_index) const noexcept {
+    return header_checked_[path_index] != 0 ? &id_.frame_key : nullptr;
+  }
   std::size_t max_eager_ = 0;            // largest eager message any route sends
   IncomingMessage* in_hand_ = nullptr;   // the message whose frame is being handled: not completed
                                          // (and freed) by events raised during its own handling
@@ -333,9 +337,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
 // message in pieces, gathered from them in the same pass).
 class EngineCore::OutgoingFrame final : public path::FrameWriter {
  public:
+  // `mac_key`: the job's key when the path checks headers, null on a trusted path (no MAC).
   OutgoingFrame(frag::FrameHeader& header, const Payload& payload, frag::ChecksumKind kind, bool bulk,
-                bool header_checksum)
-      : header_(header), payload_(payload), kind_(kind), bulk_(bulk), header_checksum_(header_checksum) {}
+                const frag::FrameKey* mac_key)
+      : header_(header), payload_(payload), kind_(kind), bulk_(bulk), mac_key_(mac_key) {}
 
   std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
   bool bulk() const noexcept override { return bulk_; }
@@ -357,7 +362,11 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
       sum.copy(out, payload_.bytes.data(), payload_.bytes.size());
       header_.payload_checksum = sum.value();
     }
-    frag::encode(header_, room.first<frag::kHeaderSize>(), header_checksum_);
+    if (mac_key_ != nullptr) {
+      frag::encode(header_, room.first<frag::kHeaderSize>(), true, *mac_key_);
+    } else {
+      frag::encode(header_, room.first<frag::kHeaderSize>(), false);
+    }
   }
 
  private:
@@ -365,7 +374,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   Payload payload_;  // a copy: callers may pass a temporary
   frag::ChecksumKind kind_;
   bool bulk_;
-  bool header_checksum_;
+  const frag::FrameKey* mac_key_;
 };
 
 // A whole eager message as a short frame (trusted paths only): the 48-byte header and the payload.

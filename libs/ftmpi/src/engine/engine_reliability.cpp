@@ -151,6 +151,7 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
     }
     // Only DATA frames can be larger than another rail takes: an RTS is cut to fit every rail.
     frag::DecodeLimits own{id_.job_key, id_.size, peer.rank, static_cast<std::uint32_t>(f.bytes.size())};
+    own.key = id_.frame_key;
     auto decoded = frag::decode(f.bytes, own);
     if (!decoded || decoded->type != frag::FrameType::data) {
       abort(1, "internal error: a retained frame cannot be cut for another rail: " +
@@ -183,7 +184,9 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
       frag::Checksummer sum(old.checksum_kind);
       sum.copy(piece.bytes.data() + frag::kHeaderSize, payload.data() + (cut.offset - old.fragment_offset), cut.length);
       h.payload_checksum = sum.value();
-      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize));
+      // Sealed for any rail: a MAC is only ignored on a trusted one.
+      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize), true,
+                   id_.frame_key);
       piece.route = old_route;
       piece.bulk = bulk;
       piece.attempts = attempts;
@@ -293,7 +296,7 @@ base::Status EngineCore::send_probe_frame(Peer& peer, std::uint32_t route_index,
   Route& route = peer.rails[route_index];
   frag::FrameHeader h = header_for(peer, type);
   h.sender_request = id;
-  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, header_checked_[route.path_index] != 0);
+  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, mac_key(route.path_index));
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
   counters_.bytes_sent += frame.frame_size();

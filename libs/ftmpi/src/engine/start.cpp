@@ -231,7 +231,10 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
       if (auto pid = p->peer_pid(r)) peer_pids.emplace_back(r, *pid);
     }
   }
-  auto core = std::make_unique<EngineCore>(Identity{job.rank, job.size, job.identity.job_key}, *config,
+  // The frames' MAC key comes from the job's secret, which reached this rank by its environment (local)
+  // or the launch agent's stdin (remote), never a command line; the job key on the wire is only a filter.
+  const Identity identity{job.rank, job.size, job.identity.job_key, frag::derive_frame_key(job.identity.secret)};
+  auto core = std::make_unique<EngineCore>(identity, *config,
                                            std::move(paths), std::move(env));
   *engine_slot = core.get();
   for (const auto& [r, pid] : peer_pids) core->set_peer_pid(r, pid);

@@ -8,7 +8,7 @@
 //
 //   byte  0         1         2         3         4         5         6         7
 //       +---------+---------+---------+---------+---------+---------+---------+---------+
-//     0 | version |  type   |  flags  | cksum   |          header_checksum (CRC32C)     |
+//     0 | version |  type   |  flags  | cksum   |      header_mac, low 32 bits          |
 //       +---------+---------+---------+---------+---------+---------+---------+---------+
 //     8 |                               job_key                                         |
 //       +---------------------------------------+---------------------------------------+
@@ -34,7 +34,7 @@
 //       +-------------------------------------------------------------------------------+
 //    96 |                           receiver_request                                    |
 //       +---------------------------------------+---------------------------------------+
-//   104 |           payload_checksum            |          reserved (must be 0)         |
+//   104 |           payload_checksum            |      header_mac, high 32 bits         |
 //       +---------------------------------------+---------------------------------------+
 //   112   payload (payload_length bytes)
 //
@@ -59,6 +59,13 @@
 //   | 7     | probe       | none        | no      | is this (down) rail alive again?                   |
 //   | 8     | probe_reply | none        | no      | yes: echoes the probe's sender_request             |
 //
+// header_mac: SipHash-2-4 (libsodium's crypto_shorthash) of the 112 header bytes with both of its halves
+// taken as zero, keyed with the job's FrameKey, which is derived from the job's secret and never travels.
+// The header carries the payload checksum, so the MAC covers the payload too: a frame from anyone
+// without the key (another job, a forger who read the job key off the wire) is refused as bad_checksum,
+// and accidental corruption of the header is caught with 2^-64 odds of a miss, not CRC32C's 2^-32.
+// Frames on a trusted path (DecodeLimits::verify_header_checksum false) carry 0 there.
+//
 // Type 0 is invalid so that a zeroed buffer is never a frame. A field that a frame type does not use
 // must be zero; decode() enforces it, so every accepted header re-encodes to the same bytes.
 #pragma once
@@ -75,8 +82,11 @@
 
 namespace ftmpi::frag {
 
-inline constexpr std::uint8_t kWireVersion = 1;
+inline constexpr std::uint8_t kWireVersion = 2;  // 2: a keyed MAC where 1 had CRC32C and reserved bytes
 inline constexpr std::size_t kHeaderSize = 112;
+
+// The key of every frame's header MAC: 16 bytes, the same for every rank of a job.
+using FrameKey = std::array<std::byte, 16>;
 
 enum class FrameType : std::uint8_t {
   data = 1,
@@ -173,7 +183,7 @@ inline constexpr std::size_t version = 0;
 inline constexpr std::size_t type = 1;
 inline constexpr std::size_t flags = 2;
 inline constexpr std::size_t checksum_kind = 3;
-inline constexpr std::size_t header_checksum = 4;
+inline constexpr std::size_t header_mac_low = 4;
 inline constexpr std::size_t job_key = 8;
 inline constexpr std::size_t source = 16;
 inline constexpr std::size_t destination = 20;
@@ -190,7 +200,7 @@ inline constexpr std::size_t lids = 80;
 inline constexpr std::size_t sender_request = 88;
 inline constexpr std::size_t receiver_request = 96;
 inline constexpr std::size_t payload_checksum = 104;
-inline constexpr std::size_t reserved = 108;
+inline constexpr std::size_t header_mac_high = 108;
 }  // namespace wire_offset
 
 inline constexpr std::array<WireField, 22> kWireFields{{
@@ -198,7 +208,7 @@ inline constexpr std::array<WireField, 22> kWireFields{{
     {"type", wire_offset::type, 1},
     {"flags", wire_offset::flags, 1},
     {"checksum_kind", wire_offset::checksum_kind, 1},
-    {"header_checksum", wire_offset::header_checksum, 4},
+    {"header_mac_low", wire_offset::header_mac_low, 4},
     {"job_key", wire_offset::job_key, 8},
     {"source", wire_offset::source, 4},
     {"destination", wire_offset::destination, 4},
@@ -215,7 +225,7 @@ inline constexpr std::array<WireField, 22> kWireFields{{
     {"sender_request", wire_offset::sender_request, 8},
     {"receiver_request", wire_offset::receiver_request, 8},
     {"payload_checksum", wire_offset::payload_checksum, 4},
-    {"reserved", wire_offset::reserved, 4},
+    {"header_mac_high", wire_offset::header_mac_high, 4},
 }};
 
 namespace detail {
@@ -235,12 +245,20 @@ static_assert(detail::fields_tile_header(), "wire fields must tile the header, n
 static_assert(kHeaderSize % 8 == 0, "payload must stay 8-byte aligned behind the header");
 static_assert(wire_offset::version == 0, "the version byte comes first, whatever the version");
 
-// Serialises `header` (version kWireVersion, reserved 0) and fills in the header checksum, or leaves
-// that field 0 when `with_header_checksum` is false (frames on a path the engine trusts, see
+// Serialises `header` (version kWireVersion) and fills in its MAC keyed with `key`, or leaves the MAC 0
+// when `with_header_mac` is false (frames on a path the engine trusts, see
 // DecodeLimits::verify_header_checksum). It does not validate: a header that decode() would refuse
 // encodes as faithfully as a good one.
-void encode(const FrameHeader& header, std::span<std::byte, kHeaderSize> out,
-            bool with_header_checksum = true) noexcept;
+void encode(const FrameHeader& header, std::span<std::byte, kHeaderSize> out, bool with_header_mac = true,
+            const FrameKey& key = FrameKey{}) noexcept;
+
+// The MAC of the kHeaderSize bytes at `header`, its own two halves taken as zero.
+std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept;
+
+// The job's FrameKey from its secret (at least 16 bytes; the launcher's 32-byte one): BLAKE2b keyed with
+// the secret over a fixed label, so the key says nothing of the secret, which authenticates ranks to
+// the launcher.
+FrameKey derive_frame_key(std::span<const std::uint8_t> secret) noexcept;
 
 // What a receiver knows and will accept.
 struct DecodeLimits {
@@ -249,9 +267,10 @@ struct DecodeLimits {
   std::uint32_t my_rank = 0;
   std::uint32_t max_payload = 0;  // the path's MTU minus kHeaderSize
   // False only for frames from a path that never corrupts (shared memory between ranks of one job) while
-  // reliability is not forced: their senders leave the header checksum 0 and it is not checked. Every
-  // other rule still holds for them.
+  // reliability is not forced: their senders leave the header MAC 0 and it is not checked. Every other
+  // rule still holds for them.
   bool verify_header_checksum = true;
+  FrameKey key{};  // the job's: the header MAC must have been made with it
 };
 
 // Parses and validates a whole frame (header followed by exactly payload_length bytes). On refusal the
