@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -507,6 +508,46 @@ BOOST_AUTO_TEST_CASE(frames_forged_without_the_jobs_secret_are_counted_and_dropp
   w.ranks[1]->release(recv);
   exchange_and_verify(w, {64, 100'000});  // the real messages are delivered, none refused as duplicates
   BOOST_TEST(w.ranks[1]->counters().duplicates == 0u);
+}
+
+// A NACK storm (someone replaying or forging NACKs, or a receiver gone wrong) amplifies nothing: a frame is
+// resent for a NACK only once it had half a round trip to arrive; a NACK for bytes never sent is forged.
+BOOST_AUTO_TEST_CASE(a_nack_storm_resends_no_frame_sent_less_than_half_a_round_trip_ago) {
+  path::LoopOptions network;
+  network.reliable = false;
+  EngineConfig config = plain_config();
+  config.retransmit_min = config.retransmit_max = std::chrono::seconds(30);  // no timer fires in this test
+  World w(2, config, network);
+  const std::vector<std::byte> message = pattern(200'000, 5);
+  Request* send = w.ranks[0]->isend(w.world(0), message.data(), message.size(), 1, 7, SendMode::standard);
+  w.ranks[0]->progress();  // rank 1 does not run: nothing is acknowledged, every frame stays in flight
+  const std::uint64_t sent_bytes = w.ranks[0]->peer(1).out.next_byte() - 1;
+  BOOST_REQUIRE(sent_bytes > 0u);
+  auto nack = [&](std::uint64_t first, std::uint64_t count) {
+    frag::FrameHeader h;
+    h.type = frag::FrameType::nack;
+    h.job_key = kJobKey;
+    h.source = 1;
+    h.destination = 0;
+    h.seq_first = first;
+    h.seq_count = static_cast<std::uint32_t>(count);
+    std::array<std::byte, frag::kHeaderSize> frame{};
+    frag::encode(h, frame);
+    static_cast<path::FrameSink&>(*w.ranks[0]).on_frame(frame);
+  };
+  for (int i = 0; i < 20'000; ++i) nack(1, sent_bytes);
+  BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
+  BOOST_TEST(w.ranks[0]->counters().nacks_ignored >= 20'000u);
+  nack(sent_bytes, 2);  // reaches past what was sent
+  BOOST_TEST(w.ranks[0]->counters().dropped_malformed == 1u);
+  // The message still arrives, once, intact.
+  std::vector<std::byte> got(message.size());
+  Request* recv = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 7);
+  w.run_until([&] { return w.complete(0, send) && w.complete(1, recv); });
+  BOOST_TEST((got == message));
+  BOOST_TEST(w.ranks[1]->counters().duplicates == 0u);
+  w.ranks[0]->release(send);
+  w.ranks[1]->release(recv);
 }
 
 // Integrity switched off on a network path (here a loop path that claims to be unreliable) is said in
