@@ -25,6 +25,9 @@ template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
 };
+// Spelled out: clang 14 does not deduce an aggregate's template arguments (C++20's P1816) by itself.
+template <typename... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
 
 RankEvent event(RankEvent::Kind kind, std::uint32_t rank) { return RankEvent{kind, rank, 0, 0, {}, 0, false}; }
 
