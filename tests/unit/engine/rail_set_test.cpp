@@ -105,6 +105,14 @@ class SimulatedPeer final : public RailSet::Actions {
     return clock_.now() - start;
   }
 
+  // The peer stops polling (it computes): no rail answers anything, and a frame times out on each.
+  void peer_stops_answering() {
+    for (std::uint32_t k = 0; k < set_->size(); ++k) {
+      rails_[k].alive = false;
+      set_->frame_timed_out(k);
+    }
+  }
+
   RailSet& rails() { return *set_; }
   Rail& rail(std::uint32_t k) { return rails_[k]; }
   FakeClock& clock() { return clock_; }
@@ -236,10 +244,7 @@ BOOST_AUTO_TEST_CASE(a_rail_losing_a_share_of_its_probes_is_not_taken_down) {
 
 BOOST_AUTO_TEST_CASE(a_peer_busy_computing_keeps_its_rails_until_the_peer_timeout_then_the_job_ends) {
   SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set busy peer"));
-  // The peer stops polling: no rail answers anything. Neither rail may go down for that...
-  sim.rail(0).alive = sim.rail(1).alive = false;
-  sim.rails().frame_timed_out(0);
-  sim.rails().frame_timed_out(1);
+  sim.peer_stops_answering();  // neither rail may go down for that...
   sim.run(9s, 1ms);
   BOOST_TEST(sim.state(0) == RailState::suspect);
   BOOST_TEST(sim.state(1) == RailState::suspect);
@@ -258,9 +263,7 @@ BOOST_AUTO_TEST_CASE(a_peer_busy_computing_keeps_its_rails_until_the_peer_timeou
 
 BOOST_AUTO_TEST_CASE(a_peer_that_polls_again_before_the_timeout_loses_no_rail) {
   SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set resumed peer"));
-  sim.rail(0).alive = sim.rail(1).alive = false;
-  sim.rails().frame_timed_out(0);
-  sim.rails().frame_timed_out(1);
+  sim.peer_stops_answering();
   sim.run(5s, 1ms);
   sim.rail(0).alive = sim.rail(1).alive = true;  // it answers again: the backlog of probes first
   sim.run(100ms);
