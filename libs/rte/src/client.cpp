@@ -87,35 +87,60 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
                                               "' is malformed: " + addresses.status().message());
   }
   const auto deadline = sys::Clock::now() + options.connect_timeout;
-  auto fd = connect_any(*addresses, options.attempt_timeout, deadline);
-  if (!fd) {
-    return Status(fd.code(), "cannot reach ftrun at " + job.launcher_address +
-                                 " within rte.connect_timeout (" +
-                                 sys::seconds_text(options.connect_timeout) + "): " + fd.status().message());
-  }
-  const std::string peer = sys::peer_address(fd->get());
-  Client client(job, std::move(*fd), options.connect_timeout);
-  client.table_.resize(job.size);
-  Hello hello{kProtocolVersion, job.rank, static_cast<std::uint32_t>(::getpid()), job.identity.secret};
-  if (Status s = client.send(hello); !s) return s;
-  auto reply = client.receive(deadline);
-  if (!reply) {
-    if (reply.code() == Errc::peer_unreachable) {
-      return Status(Errc::peer_unreachable,
-                    "ftrun at " + peer + " refused rank " + std::to_string(job.rank) +
-                        " (does FTMPI_RTE_SECRET belong to this job?): " + reply.status().message());
+  // ftrun answers `busy` when a flood of unauthenticated connections makes it close the oldest: this rank
+  // tries again, with back-off, until its deadline.
+  std::chrono::milliseconds pause = kFirstRetryPause;
+  std::uint32_t busy = 0;
+  for (;;) {
+    auto fd = connect_any(*addresses, options.attempt_timeout, deadline);
+    if (!fd) {
+      return Status(fd.code(), "cannot reach ftrun at " + job.launcher_address + " within rte.connect_timeout (" +
+                                   sys::seconds_text(options.connect_timeout) + "): " + fd.status().message() +
+                                   (busy > 0 ? " (it was busy " + std::to_string(busy) + " times before)" : ""));
     }
-    return reply.status();
+    const std::string peer = sys::peer_address(fd->get());
+    Client client(job, std::move(*fd), options.connect_timeout);
+    client.table_.resize(job.size);
+    Hello hello{kProtocolVersion, job.rank, static_cast<std::uint32_t>(::getpid()), job.identity.secret};
+    if (Status s = client.send(hello); !s) return s;
+    auto reply = client.receive(deadline);
+    if (reply && std::holds_alternative<Busy>(*reply)) {
+      ++busy;
+      const auto now = sys::Clock::now();
+      if (now >= deadline) {
+        return Status(Errc::peer_unreachable,
+                      "ftrun at " + peer + " was busy " + std::to_string(busy) +
+                          " times within rte.connect_timeout (" + sys::seconds_text(options.connect_timeout) +
+                          "): too many unauthenticated connections to its port (a flood of connections?)");
+      }
+      ::poll(nullptr, 0, static_cast<int>(std::min(pause, std::chrono::ceil<std::chrono::milliseconds>(deadline - now)).count()));
+      pause = std::min(pause * 2, kMaxRetryPause);
+      continue;
+    }
+    if (!reply) {
+      if (reply.code() == Errc::peer_unreachable) {
+        return Status(Errc::peer_unreachable,
+                      "ftrun at " + peer + " refused rank " + std::to_string(job.rank) +
+                          " (does FTMPI_RTE_SECRET belong to this job?): " + reply.status().message());
+      }
+      return reply.status();
+    }
+    if (Status s = client.welcomed(*reply); !s) return s;
+    return client;
   }
-  auto* welcome = std::get_if<Welcome>(&*reply);
+}
+
+Status Client::welcomed(const Message& reply) {
+  const JobInfo& job = job_;
+  auto* welcome = std::get_if<Welcome>(&reply);
   if (welcome == nullptr) {
-    return Status(Errc::malformed, "ftrun answered a hello with " + std::string(to_string(type_of(*reply))));
+    return Status(Errc::malformed, "ftrun answered a hello with " + std::string(to_string(type_of(reply))));
   }
   if (welcome->size != job.size) {
     return Status(Errc::invalid_argument, "ftrun runs a job of " + std::to_string(welcome->size) +
                                               " ranks but FTMPI_SIZE is " + std::to_string(job.size));
   }
-  return client;
+  return {};
 }
 
 Status Client::put(std::string_view key, std::string_view value) {

@@ -123,6 +123,7 @@ struct Encoder {
   void operator()(const AbortAck&) {}
   void operator()(const Finalize&) {}
   void operator()(const FinalizeAck&) {}
+  void operator()(const Busy&) {}
   void operator()(const Control& m) {
     w.u32(m.id);
     w.u32(static_cast<std::uint32_t>(m.request.size()));
@@ -197,6 +198,7 @@ Result<Message> decode_body(MsgType type, Reader& r) {
     case MsgType::abort_ack: return Message(AbortAck{});
     case MsgType::finalize: return Message(Finalize{});
     case MsgType::finalize_ack: return Message(FinalizeAck{});
+    case MsgType::busy: return Message(Busy{});
     case MsgType::control: {
       Control m;
       std::uint32_t len = 0;
@@ -235,6 +237,7 @@ std::string_view to_string(MsgType type) noexcept {
     case MsgType::finalize_ack: return "finalize_ack";
     case MsgType::control: return "control";
     case MsgType::control_reply: return "control_reply";
+    case MsgType::busy: return "busy";
   }
   return "unknown";
 }
@@ -249,7 +252,8 @@ std::size_t max_body_bytes(MsgType type) noexcept {
     case MsgType::abort: return 4 + 2 + kMaxAbortMessageBytes;
     case MsgType::abort_ack:
     case MsgType::finalize:
-    case MsgType::finalize_ack: return 0;
+    case MsgType::finalize_ack:
+    case MsgType::busy: return 0;
     case MsgType::control: return 4 + 4 + kMaxControlRequestBytes;
     case MsgType::control_reply: return 4 + 1 + 4 + kMaxControlReplyBytes;
   }
@@ -298,7 +302,7 @@ Result<std::optional<Message>> FrameReader::next() {
   const auto type = static_cast<MsgType>(raw_type);
   if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
     const bool known = raw_type >= static_cast<std::uint8_t>(MsgType::hello) &&
-                       raw_type <= static_cast<std::uint8_t>(MsgType::control_reply);
+                       raw_type <= static_cast<std::uint8_t>(MsgType::busy);
     return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
                                          : "unknown frame type " + std::to_string(raw_type));
   }

@@ -16,8 +16,10 @@ using base::Errc;
 using base::Result;
 using base::Status;
 
-// Unauthenticated connections beyond the ranks still expected are refused at once, so that a flood of
-// idle connections cannot exhaust ftrun's descriptors.
+// Unauthenticated connections are bounded (the ranks still expected, plus this), so that a flood of idle
+// connections cannot exhaust ftrun's descriptors. At the bound the oldest one goes, told `busy`, and the
+// newcomer stays: a rank sends its hello at once and is authenticated at the next poll, while idle
+// connections age out, so a flood can delay a rank (which tries again) but not shut it out.
 constexpr std::size_t kSparePendingConnections = 64;
 constexpr std::size_t kReadChunk = 64 * 1024;
 
@@ -117,13 +119,13 @@ void Server::accept_all(Clock::time_point now) {
     c->peer = sys::peer_address(fd);
     c->auth_deadline = now + auth_timeout_;
     const auto pending = static_cast<std::size_t>(
-        std::count_if(connections_.begin(), connections_.end(), [](const auto& p) { return !p->rank; }));
+        std::count_if(connections_.begin(), connections_.end(), [](const auto& p) { return !p->rank && !p->closed; }));
     std::size_t expected = 0;
     for (const RankState& r : ranks_) expected += r.joined ? 0 : 1;
     if (pending >= expected + kSparePendingConnections) {
-      ++auth_failures_;
-      base::logger().warn("refused connection from {}: too many unauthenticated connections", c->peer);
-      continue;
+      auto oldest = std::find_if(connections_.begin(), connections_.end(),
+                                 [](const auto& p) { return !p->rank && !p->closed; });
+      if (oldest != connections_.end()) evict(**oldest);
     }
     sys::set_nodelay(fd);
     connections_.push_back(std::move(c));
@@ -314,6 +316,18 @@ void Server::complete_fence() {
   for (const auto& c : connections_) {
     if (!c->closed && c->rank) send(*c, frame);
   }
+}
+
+void Server::evict(Connection& c) {
+  ++evicted_;
+  if (evicted_ == 1 || evicted_ % 1000 == 0) {
+    base::logger().warn("too many unauthenticated connections: closed the oldest, from {} ({} so far)", c.peer,
+                        evicted_);
+  }
+  // Best effort, on a fresh connection whose send buffer is empty: a rank told `busy` tries again.
+  const std::string busy = encode(Message(Busy{}));
+  (void)::send(c.fd.get(), busy.data(), busy.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  close(c);
 }
 
 void Server::reject(Connection& c, std::string_view why, bool auth_failure) {

@@ -14,7 +14,7 @@ namespace {
 constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,      MsgType::put,
                                   MsgType::fence,     MsgType::fence_done,   MsgType::abort,
                                   MsgType::abort_ack, MsgType::finalize,     MsgType::finalize_ack,
-                                  MsgType::control,   MsgType::control_reply};
+                                  MsgType::control,   MsgType::control_reply, MsgType::busy};
 
 std::string header(std::uint32_t length, std::uint8_t type) {
   std::string h;
@@ -76,6 +76,8 @@ BOOST_AUTO_TEST_CASE(every_message_round_trips) {
   BOOST_TEST(abort.message == "out of cheese");
 
   BOOST_TEST(std::holds_alternative<AbortAck>(*round_trip(AbortAck{})));
+  BOOST_TEST(std::holds_alternative<Busy>(*round_trip(Busy{})));
+  BOOST_TEST(encode(Busy{}).size() == kFrameHeaderBytes);  // nothing but the header
   BOOST_TEST(std::holds_alternative<Finalize>(*round_trip(Finalize{})));
   BOOST_TEST(std::holds_alternative<FinalizeAck>(*round_trip(FinalizeAck{})));
 
@@ -145,6 +147,9 @@ BOOST_AUTO_TEST_CASE(unknown_types_and_frames_of_the_other_direction_are_refused
   FrameReader launcher_side(kRankToLauncher);
   launcher_side.append(encode(Welcome{2}));
   BOOST_TEST((launcher_side.next().code() == Errc::malformed));
+  FrameReader launcher_busy(kRankToLauncher);
+  launcher_busy.append(encode(Busy{}));  // only ftrun says busy
+  BOOST_TEST((launcher_busy.next().code() == Errc::malformed));
 
   FrameReader before_auth(kRankHello);
   before_auth.append(encode(Put{"k", "v"}));

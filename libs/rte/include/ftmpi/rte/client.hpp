@@ -85,6 +85,8 @@ class Client {
  private:
   Client(JobInfo job, UniqueFd socket, std::chrono::nanoseconds timeout)
       : job_(std::move(job)), socket_(std::move(socket)), timeout_(timeout) {}
+  // Checks ftrun's answer to this rank's hello: a welcome to a job of this size.
+  base::Status welcomed(const Message& reply);
 
   base::Status send(const Message& message);
   // Waits for the next message from ftrun until `deadline` (Clock::time_point::max(): forever).

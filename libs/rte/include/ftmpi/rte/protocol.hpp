@@ -25,6 +25,8 @@
 //   9     finalize_ack  ftrun->rank   empty
 //   10    control       ftrun->rank   u32 id, u32 length, request text (rte/control.hpp)     (any time)
 //   11    control_reply rank->ftrun   u32 id, u8 ok, u32 length, reply text (JSON when ok)
+//   12    busy          ftrun->rank   empty: too many unauthenticated connections; this one is closed,
+//                                     try again (sent before authentication, so it tells nothing secret)
 //
 // A rank answers each control request once, from its progress loop (so a rank computing without MPI
 // calls answers late; ftrun's deadline, not the rank, bounds a tool's wait).
@@ -72,6 +74,7 @@ enum class MsgType : std::uint8_t {
   finalize_ack = 9,
   control = 10,
   control_reply = 11,
+  busy = 12,
 };
 
 std::string_view to_string(MsgType type) noexcept;
@@ -83,7 +86,7 @@ inline constexpr MsgType kRankHello[] = {MsgType::hello};
 inline constexpr MsgType kRankToLauncher[] = {MsgType::put, MsgType::fence, MsgType::abort, MsgType::finalize,
                                               MsgType::control_reply};
 inline constexpr MsgType kLauncherToRank[] = {MsgType::welcome, MsgType::fence_done, MsgType::abort_ack,
-                                              MsgType::finalize_ack, MsgType::control};
+                                              MsgType::finalize_ack, MsgType::control, MsgType::busy};
 
 struct Hello {
   std::uint16_t version = kProtocolVersion;
@@ -121,6 +124,7 @@ struct Control {
   std::uint32_t id = 0;
   std::string request;  // at most kMaxControlRequestBytes
 };
+struct Busy {};
 struct ControlReply {
   std::uint32_t id = 0;
   bool ok = false;
@@ -129,7 +133,7 @@ struct ControlReply {
 
 // Alternatives in MsgType order, so index() + 1 is the type byte.
 using Message = std::variant<Hello, Welcome, Put, Fence, FenceDone, Abort, AbortAck, Finalize, FinalizeAck,
-                             Control, ControlReply>;
+                             Control, ControlReply, Busy>;
 
 MsgType type_of(const Message& message) noexcept;
 

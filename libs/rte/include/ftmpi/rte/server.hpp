@@ -93,6 +93,8 @@ class Server {
 
   std::uint64_t auth_failures() const noexcept { return auth_failures_; }
   std::uint64_t protocol_errors() const noexcept { return protocol_errors_; }
+  // Unauthenticated connections closed to make room for newer ones (a flood).
+  std::uint64_t evicted() const noexcept { return evicted_; }
 
  private:
   struct Connection {
@@ -126,6 +128,8 @@ class Server {
   bool handle_fence(Connection& c, std::uint32_t rank, std::uint32_t epoch);
   void send(Connection& c, std::shared_ptr<const std::string> frame);
   void reject(Connection& c, std::string_view why, bool auth_failure);
+  // Closes an unauthenticated connection to make room, telling it `busy`.
+  void evict(Connection& c);
   void close(Connection& c);
   void complete_fence();
 
@@ -142,6 +146,7 @@ class Server {
   std::uint32_t fence_entered_ = 0;  // ranks waiting in it
   std::vector<RankEvent> events_;
   std::uint64_t auth_failures_ = 0;
+  std::uint64_t evicted_ = 0;
   std::uint64_t protocol_errors_ = 0;
 };
 
