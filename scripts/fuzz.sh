@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes with libFuzzer (clang, ASan + UBSan): the wire decoder by default, or another target of
-# tests/fuzz (wire, json, control, engine). docs/wire-format.md says more.
+# tests/fuzz (wire, json, control, engine, fault_spec, rte_frames). docs/wire-format.md says more.
 #
 #   scripts/fuzz.sh [--target NAME] [SECONDS]   build NAME_fuzz, run it SECONDS (default 60) on the corpus
 #   scripts/fuzz.sh [--target NAME] --minimize  merge what the runs found into tests/fuzz/corpus/NAME, minimized
@@ -14,12 +14,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target=wire
 if [ "${1:-}" = "--target" ]; then
-  target=${2:?--target needs one of wire, json, control, engine}
+  target=${2:?--target needs one of wire, json, control, engine, fault_spec, rte_frames}
   shift 2
 fi
 case "$target" in
-  wire|json|control|engine) ;;
-  *) echo "fuzz.sh: unknown target '$target' (wire, json, control, engine)" >&2; exit 2 ;;
+  wire|json|control|engine|fault_spec|rte_frames) ;;
+  *) echo "fuzz.sh: unknown target '$target' (wire, json, control, engine, fault_spec, rte_frames)" >&2; exit 2 ;;
 esac
 build=${BUILD_DIR:-build/fuzz}
 committed=tests/fuzz/corpus/$target
