@@ -11,14 +11,12 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_rule.hpp"
 #include "ftmpi/rte/control.hpp"
 
 namespace {
 
-[[noreturn]] void violated(const char* rule, std::string_view detail) {
-  std::fprintf(stderr, "control_fuzz: %s: %.*s\n", rule, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
+[[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("control_fuzz", rule, detail); }
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_rule.hpp"
 #include "engine/engine_core.hpp"
 #include "ftmpi/frag/wire.hpp"
 #include "ftmpi/path/loop.hpp"
@@ -26,10 +27,7 @@ namespace {
 
 constexpr std::uint64_t kJobKey = 0xf022'0000'0000'0001ULL;
 
-[[noreturn]] void violated(const char* rule, std::string_view detail) {
-  std::fprintf(stderr, "engine_fuzz: %s: %.*s\n", rule, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
+[[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("engine_fuzz", rule, detail); }
 
 // Reads the input as a stream of small numbers; zeros once it is used up.
 class Script {

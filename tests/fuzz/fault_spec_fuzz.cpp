@@ -10,14 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_rule.hpp"
 #include "ftmpi/path/fault.hpp"
 
 namespace {
 
-[[noreturn]] void violated(const char* rule, std::string_view detail) {
-  std::fprintf(stderr, "fault_spec_fuzz: %s: %.*s\n", rule, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
+[[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("fault_spec_fuzz", rule, detail); }
 
 }  // namespace
 

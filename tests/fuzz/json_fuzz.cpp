@@ -11,16 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_rule.hpp"
 #include "ftmpi/base/json_value.hpp"
 
 namespace {
 
 using namespace ftmpi::base;
 
-[[noreturn]] void violated(const char* rule, std::string_view detail) {
-  std::fprintf(stderr, "json_fuzz: %s: %.*s\n", rule, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
+[[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("json_fuzz", rule, detail); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_rule.hpp"
 #include "ftmpi/rte/protocol.hpp"
 
 using namespace ftmpi::rte;
@@ -23,10 +24,7 @@ constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,      Msg
                                   MsgType::abort_ack, MsgType::finalize,     MsgType::finalize_ack,
                                   MsgType::control,   MsgType::control_reply, MsgType::busy};
 
-[[noreturn]] void violated(const char* rule, std::string_view detail) {
-  std::fprintf(stderr, "rte_frames_fuzz: %s: %.*s\n", rule, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
+[[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("rte_frames_fuzz", rule, detail); }
 
 }  // namespace
 
