@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything with AddressSanitizer + UBSan and -Werror, runs every test.
-# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` for the quick unit tests alone.
+# Installs what is missing, builds everything with AddressSanitizer + UBSan and -Werror, runs every test,
+# then builds what the progress-thread tests need with ThreadSanitizer (TSan and ASan do not mix) and runs
+# those again under it: a data race reported there fails the run (TSan's exit status 66).
+# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` for the quick unit tests alone (no TSan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -9,3 +11,10 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_SANITIZE=ON -DF
       -DFTMPI_BUILD_BENCH=OFF
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
+[ "$#" -eq 0 ] || exit 0
+tsan=${TSAN_BUILD_DIR:-build/tsan}
+cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_WERROR=ON -DFTMPI_BUILD_BENCH=OFF \
+      -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+      -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
+cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives
+ctest --test-dir "$tsan" --output-on-failure -j "$(nproc)" -R progress_thread
