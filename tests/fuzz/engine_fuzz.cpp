@@ -85,11 +85,7 @@ class ScriptedPath final : public path::Path {
           bytes.resize(std::max<std::size_t>(frag::kHeaderSize, script_.u16() % (inner_.info().max_frame + 1)));
         }
         if (bytes.size() >= frag::kHeaderSize) {
-          const std::uint64_t mac = frag::header_mac(bytes.data(), key_);
-          for (int i = 0; i < 4; ++i) {
-            bytes[frag::wire_offset::header_mac_low + static_cast<std::size_t>(i)] = std::byte(mac >> (8 * i));
-            bytes[frag::wire_offset::header_mac_high + static_cast<std::size_t>(i)] = std::byte(mac >> (32 + 8 * i));
-          }
+          frag::seal_header(std::span<std::byte, frag::kHeaderSize>(bytes.data(), frag::kHeaderSize), key_);
         }
         break;
       }

@@ -174,17 +174,8 @@ void try_short(std::span<const std::byte> frame) {
   }
 }
 
-template <typename T>
-void put_le(std::byte* out, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(static_cast<std::uint64_t>(value) >> (8 * i));
-}
-
 // Seals the header with kLimits' key, as a sender of the job would.
-void reseal(std::span<std::byte> frame) {
-  const std::uint64_t mac = header_mac(frame.data(), kLimits.key);
-  put_le(frame.data() + wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
-  put_le(frame.data() + wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
-}
+void reseal(std::span<std::byte> frame) { seal_header(frame.first<kHeaderSize>(), kLimits.key); }
 
 FrameHeader template_header(FrameType type) {
   FrameHeader h;

@@ -514,11 +514,13 @@ void encode(const FrameHeader& h, std::span<std::byte, kHeaderSize> out, bool wi
   store(p, wire_offset::receiver_request, h.receiver_request);
   store(p, wire_offset::payload_checksum, h.payload_checksum);
   store(p, wire_offset::header_mac_high, std::uint32_t{0});
-  if (with_header_mac) {
-    const std::uint64_t mac = header_mac(p, key);
-    store(p, wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
-    store(p, wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
-  }
+  if (with_header_mac) seal_header(out, key);
+}
+
+void seal_header(std::span<std::byte, kHeaderSize> header, const FrameKey& key) noexcept {
+  const std::uint64_t mac = header_mac(header.data(), key);
+  store(header.data(), wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
+  store(header.data(), wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
 }
 
 FrameKey derive_frame_key(std::span<const std::uint8_t> secret) noexcept {

@@ -6,14 +6,6 @@
 #include "drivers.hpp"
 
 namespace ftmpi::path {
-namespace {
-
-base::Status with_context(const base::Status& s, const std::string& what) {
-  return s ? s : base::Status(s.code(), what + ": " + s.message());
-}
-
-}  // namespace
-
 std::span<const Driver* const> drivers() noexcept {
   // The registry: one line per driver, host-local ones first.
   static const Driver* const kDrivers[] = {
@@ -69,21 +61,21 @@ base::Result<std::vector<std::unique_ptr<Path>>> start_driver(const Driver& driv
                                                               AddressExchange& exchange) {
   const std::string kind(driver.kind());
   auto opened = driver.open(job);
-  if (!opened) return with_context(opened.status(), "opening " + kind);
+  if (!opened) return opened.status().prefixed("opening " + kind);
   Endpoint& endpoint = **opened;
-  if (auto s = exchange.put(kind, endpoint.address()); !s) return with_context(s, "publishing the " + kind + " address");
-  if (auto s = exchange.fence(); !s) return with_context(s, "wire-up fence");
+  if (auto s = exchange.put(kind, endpoint.address()); !s) return s.prefixed("publishing the " + kind + " address");
+  if (auto s = exchange.fence(); !s) return s.prefixed("wire-up fence");
   for (Rank r = 0; r < job.size; ++r) {
     if (r >= peers.size() || !peers[r]) continue;
     auto theirs = exchange.get(r, kind);
-    if (!theirs) return with_context(theirs.status(), "reading rank " + std::to_string(r) + "'s " + kind + " address");
+    if (!theirs) return theirs.status().prefixed("reading rank " + std::to_string(r) + "'s " + kind + " address");
     if (auto s = endpoint.connect(r, *theirs); !s) {
-      return with_context(s, "rank " + std::to_string(r) + "'s " + kind + " address");
+      return s.prefixed("rank " + std::to_string(r) + "'s " + kind + " address");
     }
   }
-  if (auto s = endpoint.connected(); !s) return with_context(s, kind);
-  if (auto s = exchange.fence(); !s) return with_context(s, "wire-up fence");
-  if (auto s = endpoint.finish(); !s) return with_context(s, kind);
+  if (auto s = endpoint.connected(); !s) return s.prefixed(kind);
+  if (auto s = exchange.fence(); !s) return s.prefixed("wire-up fence");
+  if (auto s = endpoint.finish(); !s) return s.prefixed(kind);
   return endpoint.take_paths();
 }
 

@@ -24,6 +24,17 @@ using base::Status;
 constexpr std::chrono::milliseconds kFirstRetryPause{50};
 constexpr std::chrono::milliseconds kMaxRetryPause{1000};
 
+// Waits `pause`, or until `deadline` if sooner, then doubles it up to kMaxRetryPause: the back-off
+// between tries.
+void back_off(std::chrono::milliseconds& pause, sys::Clock::time_point deadline) {
+  const auto now = sys::Clock::now();
+  if (now < deadline) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    ::poll(nullptr, 0, static_cast<int>(std::min(pause, left).count()));
+  }
+  pause = std::min(pause * 2, kMaxRetryPause);
+}
+
 // The first of `addresses` that accepts a TCP connection, trying each for up to `attempt` in rounds
 // until `deadline`. The error names every address with the last reason it failed.
 Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
@@ -38,11 +49,8 @@ Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chr
       if (fd) return fd;
       reasons[i] = fd.status().message();
     }
-    const auto now = sys::Clock::now();
-    if (now >= deadline) break;
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-    ::poll(nullptr, 0, static_cast<int>(std::min(pause, left).count()));
-    pause = std::min(pause * 2, kMaxRetryPause);
+    if (sys::Clock::now() >= deadline) break;
+    back_off(pause, deadline);
   }
   std::string why;
   for (std::size_t i = 0; i < addresses.size(); ++i) {
@@ -106,15 +114,13 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
     auto reply = client.receive(deadline);
     if (reply && std::holds_alternative<Busy>(*reply)) {
       ++busy;
-      const auto now = sys::Clock::now();
-      if (now >= deadline) {
+      if (sys::Clock::now() >= deadline) {
         return Status(Errc::peer_unreachable,
                       "ftrun at " + peer + " was busy " + std::to_string(busy) +
                           " times within rte.connect_timeout (" + sys::seconds_text(options.connect_timeout) +
                           "): too many unauthenticated connections to its port (a flood of connections?)");
       }
-      ::poll(nullptr, 0, static_cast<int>(std::min(pause, std::chrono::ceil<std::chrono::milliseconds>(deadline - now)).count()));
-      pause = std::min(pause * 2, kMaxRetryPause);
+      back_off(pause, deadline);
       continue;
     }
     if (!reply) {
@@ -131,14 +137,13 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
 }
 
 Status Client::welcomed(const Message& reply) {
-  const JobInfo& job = job_;
   auto* welcome = std::get_if<Welcome>(&reply);
   if (welcome == nullptr) {
     return Status(Errc::malformed, "ftrun answered a hello with " + std::string(to_string(type_of(reply))));
   }
-  if (welcome->size != job.size) {
+  if (welcome->size != job_.size) {
     return Status(Errc::invalid_argument, "ftrun runs a job of " + std::to_string(welcome->size) +
-                                              " ranks but FTMPI_SIZE is " + std::to_string(job.size));
+                                              " ranks but FTMPI_SIZE is " + std::to_string(job_.size));
   }
   return {};
 }

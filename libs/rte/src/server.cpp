@@ -118,13 +118,14 @@ void Server::accept_all(Clock::time_point now) {
     c->fd.reset(fd);
     c->peer = sys::peer_address(fd);
     c->auth_deadline = now + auth_timeout_;
-    const auto pending = static_cast<std::size_t>(
-        std::count_if(connections_.begin(), connections_.end(), [](const auto& p) { return !p->rank && !p->closed; }));
+    const auto unauthenticated = [](const auto& p) { return !p->rank && !p->closed; };
+    const auto pending =
+        static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(), unauthenticated));
     std::size_t expected = 0;
     for (const RankState& r : ranks_) expected += r.joined ? 0 : 1;
     if (pending >= expected + kSparePendingConnections) {
-      auto oldest = std::find_if(connections_.begin(), connections_.end(),
-                                 [](const auto& p) { return !p->rank && !p->closed; });
+      // The oldest, connections_ being in accept order.
+      auto oldest = std::find_if(connections_.begin(), connections_.end(), unauthenticated);
       if (oldest != connections_.end()) evict(**oldest);
     }
     sys::set_nodelay(fd);

@@ -49,9 +49,7 @@ std::uint64_t get_le(const std::vector<std::byte>& frame, std::size_t offset, st
 
 // Recomputes the header MAC as the wire format defines it (kLimits' key), after a test has edited raw bytes.
 void reseal(std::vector<std::byte>& frame) {
-  const std::uint64_t mac = header_mac(frame.data(), kLimits.key);
-  put_le(frame, wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
-  put_le(frame, wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
+  seal_header(std::span<std::byte, kHeaderSize>(frame.data(), kHeaderSize), kLimits.key);
 }
 
 // One valid header of each type, with every field it uses set to something unremarkable.

@@ -62,8 +62,8 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       route.name = info.name;
       route.path_index = i;
       route.max_payload = p->max_frame_to(r) - frag::kHeaderSize;
-      route.eager_limit = info.host_local ? config_.shm_eager_limit
-                                                           : std::max(route.max_payload, config_.net_eager_limit);
+      route.eager_limit =
+          info.host_local ? config_.shm_eager_limit : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;
       peer.reliable_routes = peer.reliable_routes && info.reliable;
       // A host-local path (shared memory) alone when there is one: it is the fastest way to a peer on

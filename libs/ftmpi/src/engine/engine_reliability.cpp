@@ -275,8 +275,7 @@ void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base:
   // here: a caller may be walking the retained frames).
   if (lost_seq) {
     peer.resend_now.push_back(*lost_seq);
-    peer.rebind_needed = true;
-    rebind_pending_ = true;
+    frames_stranded(peer.rank);
   }
   peer.rails.send_refused(route_index, status.to_string());
 }

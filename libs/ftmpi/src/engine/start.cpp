@@ -40,9 +40,6 @@ std::string namespace_of(const char* link) {
 }
 
 
-base::Status with_context(const base::Status& s, std::string_view what) {
-  return s ? s : base::Status(s.code(), std::string(what) + ": " + s.message());
-}
 
 // path.fault and the file named by path.fault_plan, as one plan.
 base::Result<std::vector<path::FaultSpec>> fault_plan(const base::ParamSet& params) {
@@ -111,19 +108,19 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   if (!params.is_overridden(kSpinRounds) && job.local_size > usable_cpus()) config->spin_rounds = 0;
 
   auto kinds = path::parse_driver_kinds(params.get_string(path::kKinds));
-  if (!kinds) return with_context(kinds.status(), "path.kinds");
+  if (!kinds) return kinds.status().prefixed("path.kinds");
   auto plan = fault_plan(params);
   if (!plan) return plan.status();
 
   // Which ranks share this host.
   const std::string host = host_identity(params);
-  if (auto s = client->put("host", host); !s) return with_context(s, "publishing the host identity");
-  if (auto s = client->fence(); !s) return with_context(s, "wire-up fence");
+  if (auto s = client->put("host", host); !s) return s.prefixed("publishing the host identity");
+  if (auto s = client->fence(); !s) return s.prefixed("wire-up fence");
   std::vector<path::Rank> local;
   std::set<std::string> hosts;
   for (std::uint32_t r = 0; r < job.size; ++r) {
     auto theirs = client->get(r, "host");
-    if (!theirs) return with_context(theirs.status(), "reading rank " + std::to_string(r) + "'s host");
+    if (!theirs) return theirs.status().prefixed("reading rank " + std::to_string(r) + "'s host");
     if (*theirs == host) local.push_back(r);
     hosts.insert(*theirs);
   }
@@ -153,12 +150,11 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
                         host_driver != nullptr ? "the job spans hosts but path.kinds allows no network path"
                                                : "path.kinds allows no path at all");
   }
+  if (!network) network_drivers.clear();  // shared memory reaches every rank
   std::vector<bool> on_this_host(job.size, false);
   for (path::Rank r : local) on_this_host[r] = true;
-  std::vector<bool> needs_network(job.size, true);
-  if (host_driver != nullptr) {
-    for (std::uint32_t r = 0; r < job.size; ++r) needs_network[r] = !on_this_host[r];
-  }
+  std::vector<bool> needs_network(job.size);
+  for (std::uint32_t r = 0; r < job.size; ++r) needs_network[r] = host_driver == nullptr || !on_this_host[r];
 
   std::vector<std::unique_ptr<path::Path>> paths;
   ClientExchange exchange(*client);
@@ -173,7 +169,7 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   // paths, so they read it through this slot, filled below (no frame moves before).
   auto engine_slot = std::make_shared<const EngineCore*>(nullptr);
   std::size_t rail_index = 0;  // rails are numbered across the network drivers, in registry order
-  for (const path::Driver* driver : network ? network_drivers : std::vector<const path::Driver*>{}) {
+  for (const path::Driver* driver : network_drivers) {
     auto started = path::start_driver(*driver, view, needs_network, exchange);
     if (!started) return started.status();
     for (auto& rail : *started) {
@@ -215,7 +211,7 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   };
   // Tools (ftpath) reach the rank through ftrun; a watcher thread raises a flag the progress loop tests.
   if (!client->is_singleton()) {
-    if (auto s = client->watch_control(); !s) return with_context(s, "starting the control watcher");
+    if (auto s = client->watch_control(); !s) return s.prefixed("starting the control watcher");
     env.control_pending = client->control_pending();
     env.take_control = [client] { return client->take_control(); };
     env.reply_control = [client](std::uint32_t id, bool ok, std::string text) {

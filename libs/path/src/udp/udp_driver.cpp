@@ -40,7 +40,7 @@ base::Result<std::vector<std::optional<RailAddress>>> local_rails(const std::str
     if (one) {
       rails.emplace_back(std::move(one->front()));
     } else if (one.code() == base::Errc::invalid_argument || one.code() == base::Errc::unsupported) {
-      return base::Status(one.code(), "path.rails: " + one.status().message());
+      return one.status().prefixed("path.rails");
     } else {
       base::logger().warn("rail {} '{}' is left out: {}", rails.size(), entry, one.status().to_string());
       rails.emplace_back(std::nullopt);
@@ -76,7 +76,7 @@ class UdpEndpoint final : public Endpoint {
         max_frame = std::stoul(size);
       }
       if (auto s = paths_[k]->add_peer(peer, std::string_view(endpoints[k]).substr(0, slash), max_frame); !s) {
-        return base::Status(s.code(), "rail " + std::to_string(k) + ": " + s.message());
+        return s.prefixed("rail " + std::to_string(k));
       }
     }
     return {};

@@ -56,6 +56,10 @@ class [[nodiscard]] Status {
   const std::string& message() const noexcept { return message_; }
   // "malformed: fragment offset beyond message length"
   std::string to_string() const;
+  // The same error with "what: " in front of its message, saying where it happened; ok stays ok.
+  Status prefixed(std::string_view what) const {
+    return is_ok() ? Status{} : Status(code_, std::string(what) + ": " + message_);
+  }
 
  private:
   Errc code_ = Errc::ok;

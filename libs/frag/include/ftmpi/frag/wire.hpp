@@ -254,6 +254,9 @@ void encode(const FrameHeader& header, std::span<std::byte, kHeaderSize> out, bo
 
 // The MAC of the kHeaderSize bytes at `header`, its own two halves taken as zero.
 std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept;
+// Writes that MAC into a header whose other bytes are final (encode does; so may whoever edits a header's
+// bytes and must seal it again).
+void seal_header(std::span<std::byte, kHeaderSize> header, const FrameKey& key) noexcept;
 
 // The job's FrameKey from its secret (at least 16 bytes; the launcher's 32-byte one): BLAKE2b keyed with
 // the secret over a fixed label, so the key says nothing of the secret, which authenticates ranks to
