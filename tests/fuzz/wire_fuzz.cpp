@@ -58,8 +58,9 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
   }
   const bool carries_payload = h.type == FrameType::data || h.type == FrameType::rts;
   require(carries_payload || h.payload_length == 0, "payload only on data and rts", h);
-  require(carries_payload || (h.message_length == 0 && h.fragment_offset == 0 && h.tag == 0 && h.context == 0),
-          "placement and matching only on data and rts", h);
+  require(carries_payload || ((h.message_length == 0 || h.type == FrameType::credit) && h.fragment_offset == 0 &&
+                              h.tag == 0 && h.context == 0),
+          "placement and matching only on data and rts (and a credit's grant)", h);
   switch (h.type) {
     case FrameType::data:
     case FrameType::rts: {
@@ -81,6 +82,11 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
       require((h.flags & (kFlagFirstFragment | kFlagLastFragment)) ==
                   fragment_position_flags(h.fragment_offset, h.payload_length, h.message_length),
               "first/last flags", h);
+      // An RTS sent without eager credit carries none of its message: nothing for the fragmenter to cut.
+      if (h.payload_length == 0 && h.message_length != 0) {
+        require(h.type == FrameType::rts, "only an rts may carry none of a non-empty message", h);
+        break;
+      }
       // The fragmenter must agree: re-cutting exactly this frame's range gives back this frame.
       require(h.seq_first > h.fragment_offset, "message starts at sequence >= 1", h);
       const auto cut = recut(h.message_length, h.seq_first - h.fragment_offset, h.seq_first, h.seq_count,
@@ -114,6 +120,11 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
     case FrameType::probe:
     case FrameType::probe_reply:
       require(h.seq_first == 0 && h.seq_count == 0 && h.message_seq == 0, "no sequence", h);
+      break;
+    case FrameType::credit:
+      require(h.seq_first >= 1 && h.seq_count == 1 && h.message_seq == 0 && h.payload_length == 0 &&
+                  h.fragment_offset == 0 && h.sender_request == 0,
+              "credit", h);
       break;
   }
 }
@@ -219,6 +230,11 @@ FrameHeader template_header(FrameType type) {
     case FrameType::probe_reply:
       h.sender_request = 1;
       break;
+    case FrameType::credit:
+      h.seq_first = 5;
+      h.seq_count = 1;
+      h.message_length = 1 << 20;
+      break;
   }
   return h;
 }
@@ -226,7 +242,10 @@ FrameHeader template_header(FrameType type) {
 // Way 3: `script` = type byte, payload-presence byte, then (field index, value bytes) records.
 void try_edits(const std::uint8_t* script, std::size_t size) {
   if (size < 2) return;
-  const auto type = static_cast<FrameType>(1 + script[0] % 8);
+  constexpr FrameType kTypes[] = {FrameType::data, FrameType::ack,   FrameType::nack,        FrameType::rts,
+                                  FrameType::cts,  FrameType::fin,   FrameType::probe,       FrameType::probe_reply,
+                                  FrameType::credit};
+  const FrameType type = kTypes[script[0] % std::size(kTypes)];
   std::array<std::byte, kHeaderSize> header{};
   encode(template_header(type), header);
   bool checksum_edited = false;

@@ -54,9 +54,10 @@ enum Uses : std::uint16_t {
   kUsesMessageSeq = 1 << 1,
   kUsesSeqRange = 1 << 2,     // seq_first, seq_count
   kUsesPayload = 1 << 3,      // payload_length, payload_checksum
-  kUsesPlacement = 1 << 4,    // message_length, fragment_offset
+  kUsesMessageLength = 1 << 4,  // message_length (a credit frame's grant)
   kUsesSenderRequest = 1 << 5,
   kUsesReceiverRequest = 1 << 6,
+  kUsesFragmentOffset = 1 << 7,
 };
 
 struct TypeRule {
@@ -65,7 +66,7 @@ struct TypeRule {
 };
 
 constexpr std::uint16_t kFragmentUses = kUsesMatching | kUsesMessageSeq | kUsesSeqRange | kUsesPayload |
-                                        kUsesPlacement | kUsesSenderRequest;
+                                        kUsesMessageLength | kUsesFragmentOffset | kUsesSenderRequest;
 
 // Indexed by FrameType; index 0 is no type.
 constexpr TypeRule kTypeRules[] = {
@@ -78,8 +79,10 @@ constexpr TypeRule kTypeRules[] = {
     {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid},  // fin
     {kUsesSenderRequest, kFlagAckValid},                                                    // probe
     {kUsesSenderRequest, kFlagAckValid},                                                    // probe_reply
+    {0, 0},                                                                                 // 9: a short frame
+    {kUsesSeqRange | kUsesMessageLength, kFlagAckValid},                                    // credit
 };
-constexpr auto kMaxFrameType = static_cast<std::uint8_t>(FrameType::probe_reply);
+constexpr auto kMaxFrameType = static_cast<std::uint8_t>(FrameType::credit);
 static_assert(std::size(kTypeRules) == kMaxFrameType + 1u);
 
 std::string hex(std::uint64_t value) {
@@ -140,8 +143,8 @@ typename V::R check_unused_fields(const FrameHeader& h, std::uint16_t uses) {
       {kUsesSeqRange, "seq_count", h.seq_count},
       {kUsesPayload, "payload_length", h.payload_length},
       {kUsesPayload, "payload_checksum", h.payload_checksum},
-      {kUsesPlacement, "message_length", h.message_length},
-      {kUsesPlacement, "fragment_offset", h.fragment_offset},
+      {kUsesMessageLength, "message_length", h.message_length},
+      {kUsesFragmentOffset, "fragment_offset", h.fragment_offset},
       {kUsesSenderRequest, "sender_request", h.sender_request},
       {kUsesReceiverRequest, "receiver_request", h.receiver_request},
   };
@@ -209,7 +212,8 @@ typename V::R check_fragment(const FrameHeader& h) {
     }
     return V::kOk;
   }
-  if (h.payload_length == 0 && h.message_length != 0) {
+  // An RTS may come without payload (its sender was out of eager credit); a DATA fragment may not.
+  if (h.type == FrameType::data && h.payload_length == 0 && h.message_length != 0) {
     return V::malformed(h, [&] { return "payload_length 0 in a message of " + num(h.message_length) + " bytes"; });
   }
   if (h.fragment_offset > h.message_length || h.payload_length > h.message_length - h.fragment_offset) {
@@ -260,6 +264,9 @@ typename V::R check_type_specific(const FrameHeader& h) {
       if (h.type == FrameType::cts && h.receiver_request == 0) {
         return V::malformed(h, [] { return std::string("receiver_request 0"); });
       }
+      return V::kOk;
+    case FrameType::credit:
+      if (h.seq_count != 1) return V::malformed(h, [&] { return "seq_count " + num(h.seq_count) + " is not 1"; });
       return V::kOk;
     case FrameType::ack:
     case FrameType::nack:
@@ -363,7 +370,7 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
     return V::fail(Errc::wrong_job, [&] { return "job_key " + hex(h.job_key) + ", expected " + hex(limits.job_key); });
   }
   const auto type = load<std::uint8_t>(p, wire_offset::type);
-  if (type == 0 || type > kMaxFrameType) [[unlikely]] {
+  if (type == 0 || type == kShortFrameType || type > kMaxFrameType) [[unlikely]] {
     return V::fail(Errc::malformed, [&] { return "frame type " + num(type) + " unknown"; });
   }
   h.type = static_cast<FrameType>(type);
@@ -485,6 +492,7 @@ std::string_view to_string(FrameType type) noexcept {
     case FrameType::fin: return "fin";
     case FrameType::probe: return "probe";
     case FrameType::probe_reply: return "probe_reply";
+    case FrameType::credit: return "credit";
   }
   return "unknown";
 }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <functional>
@@ -317,6 +318,58 @@ BOOST_AUTO_TEST_CASE(forced_reliability_acknowledges_and_frees_every_frame) {
   BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
   BOOST_TEST(w.ranks[1]->counters().acks_sent > 0u);
   BOOST_TEST(w.ranks[1]->peer(0).in.lids() == w.ranks[0]->peer(1).out.next_byte() - 1);
+}
+
+// A receiver that posts nothing holds at most its grant of a peer's messages: past it, sends that would go
+// eagerly go by rendezvous with nothing in the RTS, and wait for their match. Once the receives are
+// posted, every message arrives intact and the credit comes back (the next eager send goes eagerly).
+BOOST_AUTO_TEST_CASE(eager_sends_past_the_receivers_credit_wait_for_their_match) {
+  constexpr std::size_t kMessages = 64, kBytes = 4096, kCredit = 64 * 1024;
+  for (const bool tracked : {false, true}) {
+    BOOST_TEST_CONTEXT((tracked ? "unreliable path, frames tracked" : "reliable path")) {
+      EngineConfig config = plain_config();
+      config.eager_credit = kCredit;
+      World w(2, config, path::LoopOptions{8192, !tracked});
+      std::vector<std::vector<std::byte>> sent, got;
+      std::vector<Request*> sends, recvs;
+      for (std::size_t i = 0; i < kMessages; ++i) {
+        sent.push_back(pattern(kBytes, i + 1));
+        got.emplace_back(kBytes);
+        sends.push_back(w.ranks[0]->isend(w.world(0), sent[i].data(), kBytes, 1, 3, SendMode::standard));
+      }
+      // Rounds, not time: the loop path delivers every frame it was given within a few.
+      for (int round = 0; round < 1000; ++round) {
+        for (auto& r : w.ranks) r->progress();
+      }
+      const std::size_t eager = kCredit / kBytes;
+      std::size_t complete = 0;
+      for (Request* q : sends) complete += w.complete(0, q) ? 1 : 0;
+      BOOST_TEST(complete == eager);  // the eager ones; the rest wait for a receive
+      BOOST_TEST(w.ranks[0]->counters().credit_rendezvous == kMessages - eager);
+      BOOST_TEST(w.ranks[1]->counters().credits_sent == 0u);
+      if (tracked) {
+        // The sender holds no copy of what the receiver has, only the records until it is delivered.
+        for (const RetainedFrame& f : w.ranks[0]->peer(1).retained) BOOST_TEST(f.bytes.size() == 0u);
+      }
+      for (std::size_t i = 0; i < kMessages; ++i) {
+        recvs.push_back(w.ranks[1]->irecv(w.world(1), got[i].data(), kBytes, 0, 3));
+      }
+      w.run_until([&] {
+        return std::all_of(sends.begin(), sends.end(), [&](Request* q) { return w.complete(0, q); }) &&
+               std::all_of(recvs.begin(), recvs.end(), [&](Request* q) { return w.complete(1, q); });
+      });
+      for (std::size_t i = 0; i < kMessages; ++i) BOOST_TEST((got[i] == sent[i]), "message " << i);
+      BOOST_TEST(w.ranks[1]->counters().credits_sent >= 1u);
+      for (Request* q : sends) w.ranks[0]->release(q);
+      for (Request* q : recvs) w.ranks[1]->release(q);
+      // The credit came back: an eager send completes at once again.
+      const std::uint64_t rendezvous_before = w.ranks[0]->counters().credit_rendezvous;
+      Request* again = w.ranks[0]->isend(w.world(0), sent[0].data(), kBytes, 1, 4, SendMode::standard);
+      BOOST_TEST(w.complete(0, again));
+      BOOST_TEST(w.ranks[0]->counters().credit_rendezvous == rendezvous_before);
+      w.ranks[0]->release(again);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_corrupt_recut_frame_over_bytes_already_received_writes_none_of_them) {

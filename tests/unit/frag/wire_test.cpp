@@ -24,7 +24,8 @@ constexpr std::uint64_t kMax64 = std::numeric_limits<std::uint64_t>::max();
 const DecodeLimits kLimits{.job_key = 0x5eed'f00d'cafe'b0baULL, .world_size = 16, .my_rank = 3, .max_payload = 8192};
 
 constexpr std::array kAllTypes{FrameType::data, FrameType::ack,   FrameType::nack,  FrameType::rts,
-                               FrameType::cts,  FrameType::fin,   FrameType::probe, FrameType::probe_reply};
+                               FrameType::cts,  FrameType::fin,   FrameType::probe, FrameType::probe_reply,
+                               FrameType::credit};
 
 // A frame: the encoded header and payload_length bytes of payload.
 std::vector<std::byte> make_frame(const FrameHeader& h) {
@@ -96,6 +97,11 @@ FrameHeader valid_header(FrameType type) {
     case FrameType::probe:
     case FrameType::probe_reply:
       h.sender_request = 42;
+      break;
+    case FrameType::credit:
+      h.seq_first = 77;
+      h.seq_count = 1;
+      h.message_length = 3 << 20;  // the grant
       break;
   }
   return h;
@@ -176,6 +182,11 @@ FrameHeader random_valid_header(FrameType type, std::mt19937_64& rng) {
     case FrameType::probe:
     case FrameType::probe_reply:
       h.sender_request = rng();
+      break;
+    case FrameType::credit:
+      h.seq_first = edgy(rng, 1, kMax64);
+      h.seq_count = 1;
+      h.message_length = edgy(rng, 0, kMax64);
       break;
   }
   return h;
@@ -301,6 +312,20 @@ BOOST_AUTO_TEST_CASE(zero_byte_message_is_one_fragment_with_one_sequence_number)
   BOOST_TEST((decode(make_frame(h), kLimits).code() == Errc::malformed));
 }
 
+BOOST_AUTO_TEST_CASE(an_rts_may_carry_none_of_its_message_when_its_sender_is_out_of_credit) {
+  FrameHeader h = valid_header(FrameType::rts);
+  h.payload_length = 0;
+  h.payload_checksum = 0;
+  h.seq_count = 1;
+  h.flags = kFlagAckValid | kFlagFirstFragment;
+  h.message_length = 100000;
+  const auto decoded = decode(make_frame(h), kLimits);
+  BOOST_TEST_REQUIRE(decoded.is_ok(), decoded.status().to_string());
+  BOOST_TEST(decoded->message_length == 100000u);
+  h.flags |= kFlagLastFragment;  // it is not the whole message
+  BOOST_TEST(!decode(make_frame(h), kLimits).is_ok());
+}
+
 BOOST_AUTO_TEST_CASE(an_acknowledgement_may_carry_a_selective_range) {
   FrameHeader h = valid_header(FrameType::ack);
   h.seq_first = 9001;
@@ -366,8 +391,10 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
       {"wrong job", FrameType::data, [](FH h) { h.job_key ^= 1; }, nullptr, Errc::wrong_job, "job_key"},
       {"frame type 0", FrameType::ack, nullptr, [](FB f) { f[wire_offset::type] = std::byte{0}; reseal(f); },
        Errc::malformed, "frame type 0"},
-      {"frame type 9", FrameType::ack, nullptr, [](FB f) { f[wire_offset::type] = std::byte{9}; reseal(f); },
-       Errc::malformed, "frame type 9"},
+      {"frame type 9 (a short frame's)", FrameType::ack, nullptr,
+       [](FB f) { f[wire_offset::type] = std::byte{9}; reseal(f); }, Errc::malformed, "frame type 9"},
+      {"frame type 11", FrameType::ack, nullptr, [](FB f) { f[wire_offset::type] = std::byte{11}; reseal(f); },
+       Errc::malformed, "frame type 11"},
       {"unknown flag bit", FrameType::data, [](FH h) { h.flags |= 0x80; }, nullptr, Errc::malformed, "unknown bits"},
       {"unknown checksum kind", FrameType::data, nullptr,
        [](FB f) { f[wire_offset::checksum_kind] = std::byte{3}; reseal(f); }, Errc::malformed, "checksum_kind 3"},
@@ -458,6 +485,12 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
        "seq_count 2 is not 1"},
       {"fin without message_seq", FrameType::fin, [](FH h) { h.message_seq = 0; }, nullptr, Errc::malformed,
        "message_seq 0"},
+      {"credit taking two sequence numbers", FrameType::credit, [](FH h) { h.seq_count = 2; }, nullptr,
+       Errc::malformed, "seq_count 2 is not 1"},
+      {"credit with a fragment offset", FrameType::credit, [](FH h) { h.fragment_offset = 1; }, nullptr,
+       Errc::malformed, "fragment_offset 1 must be 0"},
+      {"credit with a tag", FrameType::credit, [](FH h) { h.tag = 5; }, nullptr, Errc::malformed,
+       "tag 5 must be 0"},
       {"payload checksum without a checksum kind", FrameType::data,
        [](FH h) { h.checksum_kind = ChecksumKind::none; }, nullptr, Errc::malformed, "payload_checksum"},
   };
@@ -535,6 +568,7 @@ BOOST_AUTO_TEST_CASE(frame_types_have_names) {
   BOOST_TEST(to_string(FrameType::data) == "data");
   BOOST_TEST(to_string(FrameType::rts) == "rts");
   BOOST_TEST(to_string(FrameType::probe_reply) == "probe_reply");
+  BOOST_TEST(to_string(FrameType::credit) == "credit");
   BOOST_TEST(to_string(static_cast<FrameType>(0)) == "unknown");
 }
 

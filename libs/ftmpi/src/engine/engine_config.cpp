@@ -17,6 +17,8 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.checksum = *checksum;
   c.shm_eager_limit = params.get_size(kShmEagerLimit);
   c.net_eager_limit = params.get_size(kNetEagerLimit);
+  c.eager_credit = params.get_size(kEagerCredit);
+  if (c.eager_credit == 0) return base::Status(base::Errc::invalid_argument, "engine.eager_credit must be > 0");
   c.single_copy_min = params.get_size(kShmSingleCopyMin);
   c.retransmit_min = params.get_duration(kRetransmitMin);
   c.retransmit_max = params.get_duration(kRetransmitMax);

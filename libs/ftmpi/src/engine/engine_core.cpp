@@ -53,6 +53,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   std::size_t max_payload = 0;
   for (std::uint32_t r = 0; r < id_.size; ++r) {
     Peer& peer = peers_.emplace_back(r, &rails_context_);
+    peer.credit = EagerCredit(config_.eager_credit);
     for (std::uint32_t i = 0; i < paths_.size(); ++i) {
       path::Path* p = paths_[i].get();
       if (!p->reaches(r)) continue;

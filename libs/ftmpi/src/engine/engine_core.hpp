@@ -3,7 +3,8 @@
 // Protocols (per message, chosen by the sender):
 //   eager        length <= the route's eager limit and not synchronous: DATA fragments; the send
 //                completes once they are handed to the path.
-//   rendezvous   larger, or synchronous: an RTS carrying the first fragment; the receiver matches it
+//   rendezvous   larger, synchronous, or out of eager credit (eager_credit.hpp): an RTS carrying the
+//                first fragment (none without credit); the receiver matches it
 //                and answers CTS naming its request; the sender then streams the rest as DATA
 //                frames addressed to that request, as fast as the path takes them (no unbounded
 //                overflow queues). A synchronous send completes on the CTS.
@@ -74,6 +75,7 @@ struct EngineConfig {
   frag::ChecksumKind checksum{};
   std::size_t shm_eager_limit = 0;
   std::size_t net_eager_limit = 0;
+  std::size_t eager_credit = 0;     // eager bytes granted to each peer (engine.eager_credit)
   std::size_t single_copy_min = 0;  // 0: never
   std::chrono::nanoseconds retransmit_min{};
   std::chrono::nanoseconds retransmit_max{};
@@ -283,9 +285,13 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // Fills in a send's fields and gives it the peer's next message sequence number.
   Peer& prepare_send(Request& r, const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                      SendMode mode) noexcept;
-  bool goes_eager(const Peer& peer, std::size_t bytes, SendMode mode) const noexcept {
-    return mode != SendMode::synchronous && bytes <= peer.eager_limit;
+  // Eager needs credit too: the bytes must fit in what the peer granted (eager_credit.hpp).
+  static bool goes_eager(const Peer& peer, std::size_t bytes, SendMode mode) noexcept {
+    return mode != SendMode::synchronous && bytes <= peer.eager_limit && peer.credit.may_send(bytes);
   }
+  // The receiver's side of eager credit: a message's eager bytes were received into a receive; grants
+  // the peer more when a grant is due.
+  void credit_consumed(Peer& peer, std::uint64_t bytes);
   bool push_streams();
   bool service_timers();
   // Control requests (engine_control.cpp): answers every request taken from the launcher.
@@ -328,6 +334,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces
   std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones
+  void recycle(FrameBytes& bytes);        // into spare_frames_, or freed; `bytes` is left empty
   std::uint32_t rounds_since_timer_check_ = 0;
   std::uint32_t bulk_receives_ = 0;  // matched rendezvous receives that sent a CTS and are not complete
   std::vector<std::string> warnings_;  // integrity switched off on a network path (stats())

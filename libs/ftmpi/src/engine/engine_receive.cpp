@@ -97,6 +97,7 @@ bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t cont
   Request* r = reinterpret_cast<Request*>(*taken);
   copy_into_receive(*r, payload);
   complete_receive(r, source, tag, payload.size());
+  credit_consumed(peers_[source], payload.size());  // a whole eager message
   return true;
 }
 
@@ -247,6 +248,10 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       complete(r);
       break;
     }
+    case FrameType::credit:
+      accept_sequenced(peer, h, /*delivered=*/true);
+      peer.credit.granted(h.message_length);  // the grant
+      break;
     default:
       break;
   }
@@ -322,6 +327,8 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     m->synchronous = (h.flags & frag::kFlagAckRequested) != 0;
     m->single_copy = single_copy;
     m->sender_cookie = h.sender_request;
+    // What the sender counted against our grant: all of an eager message, an RTS's first fragment.
+    m->credit = h.type == FrameType::data ? h.message_length : single_copy ? 0 : h.payload_length;
     if (single_copy) {
       m->remote_pid = static_cast<std::int64_t>(load_le64(payload.data()));
       m->remote_address = load_le64(payload.data() + 8);
@@ -499,8 +506,10 @@ void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   const std::uint32_t peer = m->peer;
   const std::int32_t tag = m->tag;
   const std::uint64_t length = m->length;
+  const std::uint64_t credit = m->credit;
   release_message(m);
   complete_receive(r, peer, tag, length);
+  credit_consumed(peers_[peer], credit);
 }
 
 void EngineCore::expect_bulk(bool expected) noexcept {

@@ -69,7 +69,7 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
   if (lids > peer.acked_lids) {
     peer.acked_lids = lids;
     while (!peer.retained.empty() && peer.retained.front().range.last <= lids) {
-      if (spare_frames_.size() < kSpareFrames) spare_frames_.push_back(std::move(peer.retained.front().bytes));
+      recycle(peer.retained.front().bytes);
       peer.retained.pop_front();
       --peer.received_prefix;  // lids <= lirs: every frame freed here was counted as received
     }
@@ -91,12 +91,24 @@ void EngineCore::handle_selective_ack(Peer& peer, std::uint64_t first, std::uint
   }
 }
 
+// The peer has the frame: it is never resent, so its bytes go at once. The record stays until LIDS
+// passes it, but what a sender holds for a peer that receives nothing is then its frames in flight, not
+// everything it sent (a flood of RTSs kept 256 MB of frame buffers before).
 void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point now) {
   f.received = true;
   Route& route = peer.rails[f.route];
   route.in_flight -= f.bytes.size();
   --route.frames_in_flight;
+  recycle(f.bytes);
   peer.rails.proved(f.route, now);
+}
+
+void EngineCore::recycle(FrameBytes& bytes) {
+  if (bytes.capacity() != 0 && spare_frames_.size() < kSpareFrames) {
+    spare_frames_.push_back(std::move(bytes));
+  } else {
+    bytes = FrameBytes{};
+  }
 }
 
 // A NACK says a frame's payload arrived corrupted: resend it. It can only be about a copy that had a

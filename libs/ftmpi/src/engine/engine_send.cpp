@@ -94,6 +94,14 @@ void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t ms
   send_frame(peer, h, {});
 }
 
+void EngineCore::credit_consumed(Peer& peer, std::uint64_t bytes) {
+  if (bytes == 0 || !peer.credit.consumed(bytes)) return;
+  frag::FrameHeader h = header_for(peer, frag::FrameType::credit);
+  h.message_length = peer.credit.grant();
+  ++counters_.credits_sent;
+  send_frame(peer, h, {});
+}
+
 void EngineCore::send_ack(Peer& peer) {
   frag::FrameHeader h = header_for(peer, frag::FrameType::ack);
   if (peer.in.received().has_gaps()) {
@@ -162,6 +170,7 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
 }
 
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
+  peer.credit.sent(r.bytes);
   // short_frames: the peer has exactly one route. A message in pieces goes as DATA, gathered.
   if (!peer.short_frames || r.layout != nullptr || r.bytes > peer.rails[0].max_payload ||
       peer.rails[0].state != RailState::up) {
@@ -198,6 +207,7 @@ Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size
     complete(r);
     return r;
   }
+  if (mode != SendMode::synchronous && bytes <= peer.eager_limit) ++counters_.credit_rendezvous;
 
   frag::FrameHeader h = header_for(peer, frag::FrameType::rts);
   h.flags = frag::kFlagFirstFragment;
@@ -221,7 +231,13 @@ Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size
     send_frame(peer, h, std::span<const std::byte>(descriptor));
     return r;
   }
-  const std::size_t first = std::min(bytes, peer.rts_payload);
+  // The first fragment rides on the RTS only within the peer's credit: the receiver may have to hold it.
+  std::size_t first = std::min(bytes, peer.rts_payload);
+  if (peer.credit.may_send(first)) {
+    peer.credit.sent(first);
+  } else {
+    first = 0;
+  }
   h.flags |= frag::fragment_position_flags(0, first, bytes);
   h.payload_length = static_cast<std::uint32_t>(first);
   r->next_offset = first;

@@ -7,9 +7,11 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ftmpi/seq/peer_sequence.hpp"
+#include "eager_credit.hpp"
 #include "ftmpi/seq/range_list.hpp"
 #include "rail_set.hpp"
 #include "request.hpp"
@@ -28,6 +30,7 @@ struct IncomingMessage {
   bool synchronous = false;
   bool single_copy = false;
   bool indexed = false;               // listed in its peer's `incoming`
+  std::uint64_t credit = 0;           // eager bytes it holds against its peer's credit (eager_credit.hpp)
   std::int64_t remote_pid = 0;        // single copy
   std::uint64_t remote_address = 0;   // single copy
   std::uint64_t sender_cookie = 0;
@@ -40,6 +43,16 @@ struct IncomingMessage {
 // and the engine recycles them, so keeping a frame costs no allocation in the steady state.
 class FrameBytes {
  public:
+  FrameBytes() = default;
+  // A moved-from one is empty, not a capacity without memory.
+  FrameBytes(FrameBytes&& other) noexcept { *this = std::move(other); }
+  FrameBytes& operator=(FrameBytes&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
+  std::size_t capacity() const noexcept { return capacity_; }
   std::byte* data() noexcept { return data_.get(); }
   const std::byte* data() const noexcept { return data_.get(); }
   std::size_t size() const noexcept { return size_; }
@@ -61,7 +74,7 @@ class FrameBytes {
 
 struct RetainedFrame {
   seq::Range range{};
-  FrameBytes bytes;              // the whole frame as it was sent
+  FrameBytes bytes;              // the whole frame as it was sent; given up once the peer has it
   Clock::time_point sent_at{};
   std::uint32_t attempts = 1;
   std::uint32_t route = 0;       // index in Peer::rails it was last sent on
@@ -83,6 +96,7 @@ struct Peer {
   std::size_t eager_limit = 0;  // the smallest of its routes': any route can carry any eager message
   std::size_t rts_payload = 0;  // first fragment of a rendezvous: fits every route, so never re-cut
   bool single_copy = false;
+  EagerCredit credit;  // both ways: what it granted us, what we granted it
   // Its one route is a trusted path (shared memory, reliability not forced): whole eager messages that
   // fit one frame go as short frames (frag::ShortHeader), and short frames from it are accepted.
   bool short_frames = false;

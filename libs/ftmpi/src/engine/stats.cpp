@@ -28,6 +28,8 @@ void each_counter(const EngineCounters& c, Visit&& visit) {
   visit("acks_sent", c.acks_sent);
   visit("nacks_sent", c.nacks_sent);
   visit("nacks_ignored", c.nacks_ignored);
+  visit("credit_rendezvous", c.credit_rendezvous);
+  visit("credits_sent", c.credits_sent);
   visit("rails_down", c.rails_down);
   visit("rails_up", c.rails_up);
   visit("bytes_sent", c.bytes_sent);

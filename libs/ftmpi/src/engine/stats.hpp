@@ -28,6 +28,8 @@ struct EngineCounters {
   std::uint64_t acks_sent = 0;
   std::uint64_t nacks_sent = 0;
   std::uint64_t nacks_ignored = 0;  // asked to resend a frame sent less than half a round trip ago
+  std::uint64_t credit_rendezvous = 0;  // eager-sized sends that went by rendezvous: out of eager credit
+  std::uint64_t credits_sent = 0;       // eager credit granted to peers (CREDIT frames)
   std::uint64_t rails_down = 0;  // rail-to-peer failures detected
   std::uint64_t rails_up = 0;    // failbacks
   std::uint64_t bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count

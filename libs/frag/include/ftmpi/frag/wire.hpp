@@ -52,12 +52,16 @@
 //   | 3     | nack        | the refused | no      | "these bytes failed their checksum: resend them"   |
 //   |       |             | range       |         |                                                    |
 //   | 4     | rts         | max(len, 1) | yes     | rendezvous request-to-send with the first fragment |
-//   |       |             |             |         | (single-copy: a descriptor of the sender's memory) |
+//   |       |             |             |         | (single-copy: a descriptor of the sender's memory; |
+//   |       |             |             |         | none when the sender is out of eager credit)       |
 //   | 5     | cts         | 1           | no      | clear-to-send: the receiver matched an RTS         |
 //   | 6     | fin         | 1           | no      | finish: the receiver holds the whole message (a    |
 //   |       |             |             |         | rendezvous, or a synchronous send once matched)    |
 //   | 7     | probe       | none        | no      | is this (down) rail alive again?                   |
 //   | 8     | probe_reply | none        | no      | yes: echoes the probe's sender_request             |
+//   | 10    | credit      | 1           | no      | eager credit: message_length carries the receiver's|
+//   |       |             |             |         | grant (eager bytes the sender may have sent, all   |
+//   |       |             |             |         | told; cumulative, so the newest one wins)          |
 //
 // header_mac: SipHash-2-4 (libsodium's crypto_shorthash) of the 112 header bytes with both of its halves
 // taken as zero, keyed with the job's FrameKey, which is derived from the job's secret and never travels.
@@ -97,6 +101,8 @@ enum class FrameType : std::uint8_t {
   fin = 6,
   probe = 7,
   probe_reply = 8,
+  // 9 is the short frame's (kShortFrameType), which is not a FrameHeader.
+  credit = 10,
 };
 
 std::string_view to_string(FrameType type) noexcept;
@@ -125,7 +131,7 @@ constexpr std::uint8_t fragment_position_flags(std::uint64_t offset, std::uint64
 // numbers (and is therefore acknowledged, retransmitted and de-duplicated).
 constexpr bool occupies_sequence(FrameType type) noexcept {
   return type == FrameType::data || type == FrameType::rts || type == FrameType::cts ||
-         type == FrameType::fin;
+         type == FrameType::fin || type == FrameType::credit;
 }
 
 // Byte sequence numbers a message occupies: one per byte, and one for a zero-byte message, so that
@@ -155,7 +161,8 @@ struct FrameHeader {
   std::uint64_t seq_first = 0;
   std::uint32_t seq_count = 0;
   std::uint32_t payload_length = 0;   // bytes after the header
-  std::uint64_t message_length = 0;   // whole message: the receiver sizes and completes the receive
+  // Whole message: the receiver sizes and completes the receive. In a CREDIT frame, the grant instead.
+  std::uint64_t message_length = 0;
   std::uint64_t fragment_offset = 0;  // where this payload goes: fragments may arrive in any order
   // Reverse direction, with kFlagAckValid: every byte <= lirs received (maybe not yet verified), every
   // byte <= lids delivered (the sender frees them); 0 means none yet.
@@ -322,6 +329,7 @@ bool try_decode(std::span<const std::byte> header, std::size_t frame_length, con
 // The version byte is the full header's, and the type byte sits where the full header's does, so a
 // receiver tells the two apart by byte 1. The full decoder refuses type 9 as unknown.
 inline constexpr std::uint8_t kShortFrameType = 9;
+static_assert(kShortFrameType != static_cast<std::uint8_t>(FrameType::credit));
 inline constexpr std::size_t kShortHeaderSize = 48;
 
 struct ShortHeader {

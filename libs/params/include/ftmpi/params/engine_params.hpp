@@ -32,6 +32,14 @@ inline constexpr ParamRow kNetEagerLimit{
     "largest message sent eagerly over a network rail (in as many frames as it takes; at least one "
     "frame's worth); larger ones use rendezvous",
     ParamLevel::advanced, ParamScope::job};
+// Bounded memory: what a receiver may be made to hold of one peer's messages that nobody has received yet
+// (and a sender of its copies), whatever the peer sends. Past it, sends go by rendezvous: they wait for
+// the match, holding nothing. Job-wide: a sender starts from the receiver's value.
+inline constexpr ParamRow kEagerCredit{
+    "engine.eager_credit", ParamType::size, "1m",
+    "eager bytes a receiver grants each peer: messages sent eagerly (and rendezvous first fragments) that "
+    "it has not yet received into a posted receive; a sender out of credit sends by rendezvous instead",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kShmSingleCopyMin{
     "engine.shm.single_copy_min", ParamType::size, "64k",
     "smallest rendezvous message read straight from the sender's memory (process_vm_readv); "
