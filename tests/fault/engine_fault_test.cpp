@@ -582,7 +582,7 @@ BOOST_AUTO_TEST_CASE(a_disabled_rail_carries_nothing_and_comes_back_when_enabled
   }
 }
 
-BOOST_AUTO_TEST_CASE(when_the_last_rail_in_service_fails_the_job_ends_naming_the_disabled_rail) {
+BOOST_AUTO_TEST_CASE(when_the_last_rail_in_service_fails_the_peer_is_lost_naming_the_disabled_rail) {
   const std::uint64_t seed = test::seed_for("last rail in service dies");
   EngineConfig config = fault_config();
   config.peer_timeout = 300ms;  // the last rail in service is declared down after this much silence
@@ -593,13 +593,11 @@ BOOST_AUTO_TEST_CASE(when_the_last_rail_in_service_fails_the_job_ends_naming_the
   auto data = pattern(200'000, 9);
   std::vector<std::byte> got(data.size());
   w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 1);
-  w.ranks[0]->isend(w.world(0), data.data(), data.size(), 1, 1, SendMode::standard);
-  std::string message;
-  try {
-    w.run_until([] { return false; }, 20s);
-  } catch (const JobAborted& aborted) {
-    message = aborted.message;
-  }
+  Request* send = w.ranks[0]->isend(w.world(0), data.data(), data.size(), 1, 1, SendMode::standard);
+  Completion c;
+  w.run_until([&] { return w.ranks[0]->is_complete(send, &c); }, 20s);
+  BOOST_TEST(c.lost_peer == 1);  // the send failed: its peer is lost (MPIX_ERR_PROC_FAILED above)
+  const std::string message = w.ranks[0]->lost_reason(1);
   BOOST_TEST(message.find("no rail left to rank") != std::string::npos, message);
   BOOST_TEST(message.find("disabled for") != std::string::npos, message);
   BOOST_TEST(message.find("until ftpath enable") != std::string::npos, message);
@@ -707,7 +705,7 @@ BOOST_AUTO_TEST_CASE(a_rail_that_refuses_some_sends_is_not_taken_down) {
   BOOST_TEST(w.breakable[0]->sends - probes > 10 * w.breakable[0]->refused);
 }
 
-BOOST_AUTO_TEST_CASE(the_last_rail_dying_ends_the_job_naming_the_peer_and_every_rail) {
+BOOST_AUTO_TEST_CASE(the_last_rail_dying_loses_the_peer_naming_it_and_every_rail) {
   const std::uint64_t seed = test::seed_for("last rail dies");
   EngineConfig config = fault_config();
   config.peer_timeout = 300ms;
@@ -719,14 +717,12 @@ BOOST_AUTO_TEST_CASE(the_last_rail_dying_ends_the_job_naming_the_peer_and_every_
   auto data = pattern(200'000, 9);
   std::vector<std::byte> got(data.size());
   w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 1);
-  w.ranks[0]->isend(w.world(0), data.data(), data.size(), 1, 1, SendMode::standard);
-  std::string message;
-  try {
-    w.run_until([] { return false; }, 20s);
-  } catch (const JobAborted& aborted) {
-    message = aborted.message;
-  }
-  BOOST_TEST_MESSAGE("abort message: " << message);
+  Request* send = w.ranks[0]->isend(w.world(0), data.data(), data.size(), 1, 1, SendMode::standard);
+  Completion c;
+  w.run_until([&] { return w.ranks[0]->is_complete(send, &c); }, 20s);
+  BOOST_TEST(c.lost_peer == 1);
+  const std::string message = w.ranks[0]->lost_reason(1);
+  BOOST_TEST_MESSAGE("why rank 1 is lost: " << message);
   BOOST_TEST(message.find("no rail left to rank") != std::string::npos);
   BOOST_TEST(message.find("fault(loop") != std::string::npos);
   BOOST_TEST(message.find("down") != std::string::npos);

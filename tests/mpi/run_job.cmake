@@ -4,6 +4,8 @@
 #
 #   -DEXPECT_EXIT=<n>                                  exit status the job must end with
 #   -DEXPECT_LINE=<text>                               a line stderr must contain exactly once (optional)
+#   -DEXPECT_MATCH=<regex>                             a line of stderr must match it, with its ';' read
+#                                                      as ',' (optional)
 #   -DMAX_SECONDS=<n>                                  the job must end within this (default 60)
 #   -DJOB_ID_FILE=<path>                               the job wrote its id here: no /dev/shm entry of
 #                                                      that job may remain (optional)
@@ -46,6 +48,20 @@ if(NOT status STREQUAL EXPECT_EXIT)
   message(FATAL_ERROR "expected exit status ${EXPECT_EXIT}, got ${status}")
 endif()
 
+if(DEFINED EXPECT_MATCH)
+  # A ';' would cut a line into list items: matched as ','.
+  string(REPLACE ";" "," flat "${err}")
+  string(REPLACE "\n" ";" lines "${flat}")
+  set(found 0)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "${EXPECT_MATCH}")
+      set(found 1)
+    endif()
+  endforeach()
+  if(NOT found)
+    message(FATAL_ERROR "no line of stderr matches '${EXPECT_MATCH}'")
+  endif()
+endif()
 if(DEFINED EXPECT_LINE)
   string(REPLACE "\n" ";" lines "${err}")
   set(found 0)

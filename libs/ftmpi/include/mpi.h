@@ -250,7 +250,10 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval, void 
 #define MPI_ERR_RMA_ATTACH 55
 #define MPI_ERR_RMA_SHARED 56
 #define MPI_ERR_RMA_FLAVOR 57
-#define MPI_ERR_LASTCODE 58
+/* A process the operation needs is unreachable: every network path to it failed (engine.peer.timeout).
+   The name is the one the MPI Forum's fault-tolerance proposal (ULFM) gives it. */
+#define MPIX_ERR_PROC_FAILED 58
+#define MPI_ERR_LASTCODE 59
 
 /* ---- Functions ---- */
 

@@ -15,6 +15,7 @@
 
 #include "engine/engine_core.hpp"
 #include "ftmpi/frag/wire.hpp"
+#include "ftmpi/path/fault.hpp"
 #include "ftmpi/path/loop.hpp"
 #include "ftmpi/path/peer_memory.hpp"
 
@@ -28,20 +29,32 @@ constexpr std::uint64_t kJobKey = 0x5eed'f00d'1234'5678ULL;
 struct World {
   path::LoopNetwork network;
   std::vector<std::unique_ptr<EngineCore>> ranks;
+  std::vector<path::FaultPath*> faults;  // each rank's fault layer, with `fault_layer`
   int peer_memory_reads = 0;
+  bool peer_memory_unreadable = false;   // every single-copy read fails (as under strict ptrace rules)
 
-  World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}, frag::FrameKey key = {})
+  // `fault_layer`: each rank's loop path is wrapped in a FaultPath with no faults yet (then unreliable).
+  World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}, frag::FrameKey key = {},
+        bool fault_layer = false)
       : network(n, options) {
     for (std::uint32_t r = 0; r < n; ++r) {
       std::vector<std::unique_ptr<path::Path>> paths;
-      paths.push_back(std::make_unique<path::LoopPath>(network, r));
+      std::unique_ptr<path::Path> loop = std::make_unique<path::LoopPath>(network, r);
+      if (fault_layer) {
+        auto wrapped = std::make_unique<path::FaultPath>(std::move(loop), std::vector<path::FaultSpec>{});
+        faults.push_back(wrapped.get());
+        loop = std::move(wrapped);
+      }
+      paths.push_back(std::move(loop));
       Environment env;
       env.abort = [r](int code, std::string_view message) {
         BOOST_FAIL("rank " << r << " aborted (" << code << "): " << message);
       };
       // Single copy among ranks of one process: each reads the others' memory through its own pid.
-      env.read_peer_memory = [this](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
+      env.read_peer_memory = [this](std::int64_t pid, std::uintptr_t address,
+                                    std::span<const ::iovec> blocks) -> base::Result<std::size_t> {
         ++peer_memory_reads;
+        if (peer_memory_unreadable) return base::Status(base::Errc::io_error, "process_vm_readv: EPERM");
         return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
       };
       ranks.push_back(std::make_unique<EngineCore>(Identity{r, n, kJobKey, key}, config, std::move(paths), env));
@@ -520,6 +533,76 @@ BOOST_AUTO_TEST_CASE(a_single_copy_request_is_honoured_only_over_the_peers_memor
       BOOST_TEST(w.ranks[1]->counters().refused_single_copy == (reads_memory ? 1u : 2u));
     }
   }
+}
+
+// Reading the sender's memory can fail where the path promised it (ptrace rules, a pid namespace): the
+// message is then piped through the path instead, intact. It used to end the job.
+BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_instead) {
+  EngineConfig config = plain_config();
+  config.single_copy_min = 4096;
+  path::LoopOptions options;
+  options.single_copy_read = true;
+  World w(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  w.peer_memory_unreadable = true;
+  exchange_and_verify(w, {100'000, 300'000, 10});
+  BOOST_TEST(w.peer_memory_reads == 2);
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 2u);
+  w.peer_memory_unreadable = false;
+  exchange_and_verify(w, {100'000});
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 2u);
+}
+
+// Every rail to a peer goes silent for good: once engine.peer.timeout has passed, every operation that
+// needs that peer completes as failed, naming it (the MPI layer raises MPIX_ERR_PROC_FAILED through the
+// communicator's error handler); later ones fail at once; the job itself goes on. It used to abort.
+BOOST_AUTO_TEST_CASE(a_peer_whose_every_rail_fails_is_lost_and_its_operations_fail) {
+  EngineConfig config = plain_config();
+  config.retransmit_min = std::chrono::milliseconds(1);
+  config.retransmit_max = std::chrono::milliseconds(20);
+  config.rail_down_after = std::chrono::milliseconds(20);
+  config.peer_timeout = std::chrono::milliseconds(200);
+  World w(3, config, path::LoopOptions{8192, false}, {}, /*fault_layer=*/true);
+  exchange_and_verify(w, {10, 100'000});
+  // Rank 1 disappears from the network (both directions) while each side has an operation with the other.
+  const auto blackhole = path::parse_fault_spec("blackhole").value();
+  w.faults[0]->set_specs({blackhole});
+  w.faults[1]->set_specs({blackhole});
+  std::vector<std::byte> big = pattern(200'000, 1), into(200'000), small(64);
+  Request* send01 = w.ranks[0]->isend(w.world(0), big.data(), big.size(), 1, 5, SendMode::standard);
+  Request* recv01 = w.ranks[0]->irecv(w.world(0), into.data(), into.size(), 1, 6);
+  Request* send10 = w.ranks[1]->isend(w.world(1), big.data(), big.size(), 0, 6, SendMode::synchronous);
+  w.run_until([&] { return w.complete(0, send01) && w.complete(0, recv01) && w.complete(1, send10); }, 100'000'000);
+  Completion c;
+  BOOST_TEST_REQUIRE(w.complete(0, send01, &c));
+  BOOST_TEST(c.lost_peer == 1);
+  BOOST_TEST_REQUIRE(w.complete(0, recv01, &c));
+  BOOST_TEST(c.lost_peer == 1);
+  BOOST_TEST(c.source == 1);
+  BOOST_TEST_REQUIRE(w.complete(1, send10, &c));
+  BOOST_TEST(c.lost_peer == 0);
+  BOOST_TEST(w.ranks[0]->counters().peers_lost == 1u);
+  BOOST_TEST(w.ranks[0]->lost_reason(1).find("no rail left to rank 1") != std::string::npos);
+  BOOST_TEST(w.ranks[0]->lost_reason(2).empty());
+  // Later operations with the lost peer fail at once, even with the network back; the others work.
+  w.faults[0]->set_specs({});
+  w.faults[1]->set_specs({});
+  Request* again = w.ranks[0]->isend(w.world(0), small.data(), small.size(), 1, 7, SendMode::standard);
+  BOOST_TEST_REQUIRE(w.complete(0, again, &c));
+  BOOST_TEST(c.lost_peer == 1);
+  BOOST_TEST(!w.ranks[0]->send_eager(w.world(0), small.data(), small.size(), 1, 7, SendMode::standard));
+  Request* from1 = w.ranks[0]->irecv(w.world(0), into.data(), into.size(), 1, 8);
+  BOOST_TEST_REQUIRE(w.complete(0, from1, &c));
+  BOOST_TEST(c.lost_peer == 1);
+  std::vector<std::byte> got(small.size());
+  Request* to2 = w.ranks[0]->isend(w.world(0), small.data(), small.size(), 2, 9, SendMode::synchronous);
+  Request* at2 = w.ranks[2]->irecv(w.world(2), got.data(), got.size(), 0, 9);
+  w.run_until([&] { return w.complete(0, to2, &c) && w.complete(2, at2); });
+  BOOST_TEST(c.lost_peer == -1);
+  BOOST_TEST((got == small));
+  for (Request* q : {send01, recv01, again, from1, to2}) w.ranks[0]->release(q);
+  w.ranks[1]->release(send10);
+  w.ranks[2]->release(at2);
 }
 
 // A forger on the network knows the job key (it travels in clear) and the protocol, not the job's secret:

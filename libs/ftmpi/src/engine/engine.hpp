@@ -38,6 +38,9 @@ struct Completion {
   std::size_t bytes = 0;   // bytes received (receives) or the message's length (probes)
   bool cancelled = false;
   bool truncated = false;  // the message was longer than the receive buffer (MPI_ERR_TRUNCATE)
+  // The world rank of the peer the operation needed, when that peer became unreachable (every rail to it
+  // failed, Engine::lost_reason says how): the operation did not happen. -1 otherwise.
+  int lost_peer = -1;
 };
 
 // Context ids below this are the engine's (0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, 2 the engine's own
@@ -75,8 +78,9 @@ class Engine {
   virtual std::uint32_t self_context() const noexcept = 0;
 
   // Nonblocking point-to-point; `dest`/`source` are communicator ranks (source may be kAnySource, tag
-  // kAnyTag). The buffer must stay valid until the request completes. Never returns null. A failure
-  // that no retry can repair (no path left to the peer) ends the job through abort().
+  // kAnyTag). The buffer must stay valid until the request completes. Never returns null. When the peer
+  // becomes unreachable (no rail left to it) the request completes with Completion::lost_peer set, and
+  // so does every later one to or from that peer.
   virtual Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                          SendMode mode) = 0;
   virtual Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) = 0;
@@ -100,6 +104,10 @@ class Engine {
   virtual void cancel(Request* request) = 0;
   // Gives the request back; an incomplete request completes in the background (MPI_Request_free).
   virtual void release(Request* request) = 0;
+
+  // Why a peer became unreachable (the rails, how long each was silent), for the error the application
+  // sees; empty while it is reachable.
+  virtual std::string lost_reason(int world_rank) const = 0;
 
   // MPI_Iprobe: fills `out` with the envelope of the message a receive would match, without taking it.
   virtual bool iprobe(const CommView& comm, int source, int tag, Completion* out) = 0;

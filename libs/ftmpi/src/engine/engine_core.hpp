@@ -190,6 +190,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void cancel(Request* request) override;
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
+  std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return config_.spin_rounds; }
   base::Status finalize() override;
@@ -251,7 +252,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // What the rails ask of the engine (RailSet::Actions).
   base::Status send_probe(std::uint32_t peer, std::uint32_t rail, std::uint64_t probe_id) override;
   void frames_stranded(std::uint32_t peer) override;
-  [[noreturn]] void no_rail_left(std::uint32_t peer, std::string message) override;
+  void no_rail_left(std::uint32_t peer, std::string message) override;
+  // Completes a request whose peer is lost, as failed.
+  void fail_lost(Request* r, std::uint32_t peer);
   // Whether a single-copy request naming `pid` may come from this peer over the path being polled.
   bool single_copy_allowed(Peer& peer, std::uint64_t pid) noexcept;
   void on_matched(Request* receive, IncomingMessage* message);

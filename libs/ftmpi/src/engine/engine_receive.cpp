@@ -41,6 +41,7 @@ Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t 
   r->capacity = capacity;
   r->layout = layout;
   const match::Pattern pattern = pattern_for(comm, source, tag);
+  r->source = source == kAnySource ? kAnySource : static_cast<std::int32_t>(pattern.source);
   auto taken = matcher_.post_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
   if (!taken) {
     base::logger().error("irecv: {}", taken.status().to_string());
@@ -50,6 +51,8 @@ Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t 
     auto* message = reinterpret_cast<IncomingMessage*>((*taken)->handle);
     on_matched(r, message);
     finish_message_if_complete(message);
+  } else if (r->source != kAnySource && peers_[static_cast<std::uint32_t>(r->source)].lost) [[unlikely]] {
+    fail_lost(r, static_cast<std::uint32_t>(r->source));  // nothing more will come from it
   }
   return r;
 }
@@ -167,6 +170,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
   using frag::FrameType;
   Peer& peer = peers_[h.source];
+  if (peer.lost) [[unlikely]] return;  // what it was owed and owes is gone: its frames mean nothing now
   counters_.bytes_received += frag::kHeaderSize + payload.size();
   Route* arrived_on = arrival_route(peer);
   if (arrived_on != nullptr) {
@@ -222,11 +226,13 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
     case FrameType::cts: {
       Request* r = requests_.find(h.sender_request, RequestKind::send);
       if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
-          r->send_state != SendState::awaiting_cts) {
+          (r->send_state != SendState::awaiting_cts && r->send_state != SendState::awaiting_fin)) {
         ++counters_.dropped_malformed;
         return;
       }
       accept_sequenced(peer, h, /*delivered=*/true);
+      // A single copy the receiver could not read: it asks for the message piped, from the start.
+      if (r->send_state == SendState::awaiting_fin) r->next_offset = 0;
       r->receiver_cookie = h.receiver_request;
       if (r->next_offset < r->bytes) {
         r->send_state = SendState::streaming;
@@ -469,9 +475,14 @@ void EngineCore::process_events() {
 }
 
 void EngineCore::on_matched(Request* r, IncomingMessage* m) {
+  Peer& peer = peers_[m->peer];
+  if (peer.lost && (m->rendezvous || m->arrived < m->length)) [[unlikely]] {
+    release_message(m);  // the rest of it will never come
+    fail_lost(r, peer.rank);
+    return;
+  }
   r->message = m;
   m->receive = r;
-  Peer& peer = peers_[m->peer];
   if (!m->early.empty()) {
     copy_into_receive(*r, m->early);
     m->early = {};
@@ -486,16 +497,22 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
     const std::size_t len = std::min<std::size_t>(m->length, r->capacity);
     auto read = env_.read_peer_memory ? read_into_receive(*r, m->remote_pid, m->remote_address, len)
                                       : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
-    if (!read || *read != len) {
-      abort(1, "cannot read a message from rank " + std::to_string(m->peer) + "'s memory: " +
-                   read.status().to_string());
+    if (read && *read == len) {
+      m->arrived = m->length;
+      send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
+      return;
     }
-    m->arrived = m->length;
-    send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
-  } else {
-    if (bulk_receives_++ == 0) expect_bulk(true);
-    send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+    // Its memory cannot be read (ptrace rules, a pid namespace, a changed mapping): a CTS instead of the
+    // FIN makes the sender pipe the message through the FIFOs like any rendezvous. Bytes a partial read
+    // wrote are overwritten by the stream.
+    ++counters_.single_copy_fallbacks;
+    base::logger().debug("single copy from rank {} failed ({}): piped instead", m->peer,
+                         read ? "read " + std::to_string(*read) + " of " + std::to_string(len) + " bytes"
+                              : read.status().to_string());
+    m->single_copy = false;
   }
+  if (bulk_receives_++ == 0) expect_bulk(true);
+  send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
 }
 
 void EngineCore::finish_message_if_complete(IncomingMessage* m) {

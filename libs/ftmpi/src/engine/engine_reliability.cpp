@@ -239,7 +239,7 @@ bool EngineCore::service_timers() {
   bool did = false;
   const Clock::time_point now = Clock::now();
   for (Peer& peer : peers_) {
-    if (!peer.tracking) continue;
+    if (!peer.tracking || peer.lost) continue;
     if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
       send_ack(peer);
       did = true;
@@ -362,7 +362,58 @@ void EngineCore::frames_stranded(std::uint32_t peer_rank) {
   rebind_pending_ = true;
 }
 
-void EngineCore::no_rail_left(std::uint32_t, std::string message) { abort(1, message); }
+// Every rail to the peer failed (silent past engine.peer.timeout, or refused by the OS): nothing more goes
+// to it or is taken from it, for the rest of the job. Its frames are dropped, and every operation that
+// needs it fails (Completion::lost_peer), now and later: the application's error handler decides what
+// follows (the default one ends the job with this message). Messages that arrived whole are still
+// delivered.
+void EngineCore::no_rail_left(std::uint32_t rank, std::string message) {
+  Peer& peer = peers_[rank];
+  if (peer.lost) return;
+  base::logger().error("{}", message);
+  peer.lost = true;
+  peer.lost_reason = std::move(message);
+  ++counters_.peers_lost;
+  for (RetainedFrame& f : peer.retained) recycle(f.bytes);
+  peer.retained.clear();
+  peer.received_prefix = 0;
+  peer.resend_now.clear();
+  peer.frames_unacked = 0;
+  for (Route& route : peer.rails) {
+    route.in_flight = 0;
+    route.frames_in_flight = 0;
+  }
+  std::erase_if(streaming_, [&](const Request* r) { return r->peer == rank; });
+  requests_.for_each_live([&](Request& r) {
+    if (r.complete) return;
+    if (r.kind == RequestKind::send) {
+      if (r.peer == rank) fail_lost(&r, rank);
+    } else if (r.message != nullptr ? r.message->peer == rank : r.source == static_cast<std::int32_t>(rank)) {
+      fail_lost(&r, rank);
+    }
+  });
+}
+
+void EngineCore::fail_lost(Request* r, std::uint32_t peer) {
+  if (r->kind == RequestKind::receive) {
+    if (IncomingMessage* m = r->message) {
+      if (m->rendezvous && !m->single_copy && m->receive == r && --bulk_receives_ == 0) expect_bulk(false);
+      r->message = nullptr;
+      release_message(m);
+    } else {
+      (void)matcher_.cancel_receive(reinterpret_cast<match::ReceiveHandle>(r));
+    }
+  }
+  r->completion = Completion{};
+  r->completion.source = r->kind == RequestKind::receive ? r->comm.comm_rank_of(static_cast<int>(peer)) : -1;
+  r->completion.lost_peer = static_cast<int>(peer);
+  complete(r);
+}
+
+std::string EngineCore::lost_reason(int world_rank) const {
+  if (world_rank < 0 || static_cast<std::size_t>(world_rank) >= peers_.size()) return {};
+  return peers_[static_cast<std::size_t>(world_rank)].lost_reason;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Statistics

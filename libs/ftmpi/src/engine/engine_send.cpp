@@ -95,7 +95,7 @@ void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t ms
 }
 
 void EngineCore::credit_consumed(Peer& peer, std::uint64_t bytes) {
-  if (bytes == 0 || !peer.credit.consumed(bytes)) return;
+  if (bytes == 0 || !peer.credit.consumed(bytes) || peer.lost) return;
   frag::FrameHeader h = header_for(peer, frag::FrameType::credit);
   h.message_length = peer.credit.grant();
   ++counters_.credits_sent;
@@ -161,7 +161,8 @@ Peer& EngineCore::prepare_send(Request& r, const CommView& comm, const void* buf
 
 bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                             SendMode mode) {
-  if (!goes_eager(peers_[static_cast<std::uint32_t>(comm.world_rank_of(dest))], bytes, mode)) return false;
+  const Peer& to = peers_[static_cast<std::uint32_t>(comm.world_rank_of(dest))];
+  if (to.lost || !goes_eager(to, bytes, mode)) return false;  // isend reports a lost peer
   // Never in the table: an eager message's frames name no request.
   Request r;
   Peer& peer = prepare_send(r, comm, buf, bytes, dest, tag, mode);
@@ -202,6 +203,10 @@ Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size
   Request* r = requests_.allocate(RequestKind::send);
   Peer& peer = prepare_send(*r, comm, buf, bytes, dest, tag, mode);
   r->layout = layout;
+  if (peer.lost) [[unlikely]] {
+    fail_lost(r, peer.rank);
+    return r;
+  }
   if (goes_eager(peer, bytes, mode)) {
     send_whole_eager(peer, *r);
     complete(r);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -101,6 +102,9 @@ struct Peer {
   // fit one frame go as short frames (frag::ShortHeader), and short frames from it are accepted.
   bool short_frames = false;
   bool rebind_needed = false;    // frames sit on a down route, or in resend_now
+  // Every rail to it failed: unreachable for the rest of the job (EngineCore::no_rail_left).
+  bool lost = false;
+  std::string lost_reason;
   std::vector<std::uint64_t> resend_now;  // first sequence numbers of frames whose send was refused
 
   // Our stream to this peer: its byte and message numbering.

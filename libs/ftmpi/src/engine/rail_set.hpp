@@ -108,8 +108,9 @@ class RailSet {
     // Frames the peer may not have sit on a rail that left service: move them to the others (later, not
     // from inside this call).
     virtual void frames_stranded(std::uint32_t peer) = 0;
-    // No rail to the peer is left: the job ends. Must not return.
-    [[noreturn]] virtual void no_rail_left(std::uint32_t peer, std::string message) = 0;
+    // No rail to the peer is left: the engine declares it lost (its operations fail; the application's
+    // error handler decides whether the job ends).
+    virtual void no_rail_left(std::uint32_t peer, std::string message) = 0;
   };
 
   // What every RailSet of an engine shares.

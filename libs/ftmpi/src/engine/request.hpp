@@ -51,6 +51,7 @@ class Request {
   CommView comm;  // to report the sender's rank in the communicator
   std::byte* recv_buf = nullptr;
   std::size_t capacity = 0;
+  std::int32_t source = kAnySource;    // the sender's world rank it names, or kAnySource
   IncomingMessage* message = nullptr;  // once matched
 
   // Both sides: the message's layout when it is not one contiguous block at send_buf / recv_buf, which
@@ -67,6 +68,13 @@ class RequestTable {
   // The live request a cookie names, of the expected kind, or null.
   Request* find(std::uint64_t cookie, RequestKind kind) noexcept;
   std::size_t live() const noexcept { return slots_.size() - free_.size(); }
+  // Calls fn(Request&) for every request in use.
+  template <typename Fn>
+  void for_each_live(Fn&& fn) {
+    for (Request& r : slots_) {
+      if (r.in_use) fn(r);
+    }
+  }
 
  private:
   std::deque<Request> slots_;  // deque: requests never move

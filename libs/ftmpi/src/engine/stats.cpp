@@ -32,6 +32,8 @@ void each_counter(const EngineCounters& c, Visit&& visit) {
   visit("credits_sent", c.credits_sent);
   visit("rails_down", c.rails_down);
   visit("rails_up", c.rails_up);
+  visit("peers_lost", c.peers_lost);
+  visit("single_copy_fallbacks", c.single_copy_fallbacks);
   visit("bytes_sent", c.bytes_sent);
   visit("bytes_received", c.bytes_received);
 }

@@ -32,6 +32,8 @@ struct EngineCounters {
   std::uint64_t credits_sent = 0;       // eager credit granted to peers (CREDIT frames)
   std::uint64_t rails_down = 0;  // rail-to-peer failures detected
   std::uint64_t rails_up = 0;    // failbacks
+  std::uint64_t peers_lost = 0;  // peers every rail to which failed: their operations failed
+  std::uint64_t single_copy_fallbacks = 0;  // single copies that could not read the sender's memory: piped
   std::uint64_t bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count
   std::uint64_t bytes_received = 0;
 };

@@ -79,6 +79,11 @@ bool ThreadedEngine::iprobe(const CommView& comm, int source, int tag, Completio
   return inner_->iprobe(comm, source, tag, out);
 }
 
+std::string ThreadedEngine::lost_reason(int world_rank) const {
+  std::lock_guard lock(mutex_);
+  return inner_->lost_reason(world_rank);
+}
+
 bool ThreadedEngine::progress() {
   std::lock_guard lock(mutex_);
   return inner_->progress();

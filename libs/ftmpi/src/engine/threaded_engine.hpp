@@ -36,6 +36,7 @@ class ThreadedEngine final : public Engine {
   void cancel(Request* request) override;
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
+  std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return inner_->spin_rounds(); }
   base::Status finalize() override;

@@ -73,6 +73,7 @@ constexpr std::array<ClassRow, MPI_ERR_LASTCODE + 1> kClasses{{
     {MPI_ERR_RMA_ATTACH, "MPI_ERR_RMA_ATTACH", "memory cannot be attached"},
     {MPI_ERR_RMA_SHARED, "MPI_ERR_RMA_SHARED", "memory cannot be shared"},
     {MPI_ERR_RMA_FLAVOR, "MPI_ERR_RMA_FLAVOR", "passed window has the wrong flavor for the called function"},
+    {MPIX_ERR_PROC_FAILED, "MPIX_ERR_PROC_FAILED", "a process this operation needs is unreachable"},
     {MPI_ERR_LASTCODE, "MPI_ERR_LASTCODE", "last error code"},
 }};
 
@@ -111,14 +112,15 @@ int error_class_of(base::Errc code) noexcept {
     case base::Errc::unsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
     case base::Errc::resource_exhausted: return MPI_ERR_NO_MEM;
     case base::Errc::io_error:
-    case base::Errc::rail_down:
-    case base::Errc::peer_unreachable: return MPI_ERR_OTHER;
+    case base::Errc::rail_down: return MPI_ERR_OTHER;
+    case base::Errc::peer_unreachable: return MPIX_ERR_PROC_FAILED;
     case base::Errc::internal: return MPI_ERR_INTERN;
   }
   return MPI_ERR_INTERN;
 }
 
 int error_class_of(const engine::Completion& completion) noexcept {
+  if (completion.lost_peer >= 0) [[unlikely]] return MPIX_ERR_PROC_FAILED;
   return completion.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }
 

@@ -28,10 +28,15 @@ Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
     outcome.tag = c.tag;
     outcome.bytes = c.bytes;
   }
+  if (c.lost_peer >= 0) [[unlikely]] outcome.reason = lost_peer_reason(c.lost_peer);
   return outcome;
 }
 
 }  // namespace
+
+std::string lost_peer_reason(int world_rank) {
+  return fmt::format("rank {} of MPI_COMM_WORLD is unreachable: {}", world_rank, engine().lost_reason(world_rank));
+}
 
 int engine_source(int source) noexcept { return source == MPI_ANY_SOURCE ? engine::kAnySource : source; }
 int engine_tag(int tag) noexcept { return tag == MPI_ANY_TAG ? engine::kAnyTag : tag; }

@@ -32,6 +32,8 @@ Outcome collect(MPI_Request& handle) noexcept;
 void write_status(MPI_Status* status, const Outcome& outcome) noexcept;
 // Why an operation failed, for the error line: "message from rank 1 with tag 3 is longer than ...".
 std::string describe_failure(const Outcome& outcome);
+// What the application is told when an operation failed because a peer became unreachable.
+std::string lost_peer_reason(int world_rank);
 // Records a completed operation's error in the call, on the operation's communicator.
 void fail_with(Call& call, Comm& comm, const Outcome& outcome);
 // The blocking calls: one operation, started and waited for.

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "mpi/p2p.hpp"
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
@@ -33,6 +34,9 @@ base::Status EngineTransport::finish(coll::RequestId id, const engine::Completio
   const Record done = record;
   record = Record{};
   free_.push_back(id);
+  if (completion.lost_peer >= 0) [[unlikely]] {
+    return base::Status(base::Errc::peer_unreachable, lost_peer_reason(completion.lost_peer));
+  }
   if (done.receive && (completion.truncated || completion.bytes != done.expected)) {
     return base::Status(base::Errc::out_of_range,
                         "a message from rank " + std::to_string(done.peer) + " is " +

@@ -88,8 +88,9 @@ inline constexpr ParamRow kRailDownAfter{
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kPeerTimeout{
     "engine.peer.timeout", ParamType::duration, "30s",
-    "the last working rail to a peer is declared down (and the job fails) only after the peer answered "
-    "nothing for this long: a peer that is merely busy computing must not end the job",
+    "the last working rail to a peer is declared down (and the peer lost: operations with it fail with "
+    "MPIX_ERR_PROC_FAILED) only after the peer answered nothing for this long: a peer that is merely busy "
+    "computing must not be lost",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kProbeMin{
     "engine.rail.probe_min", ParamType::duration, "10ms",
