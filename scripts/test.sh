@@ -2,7 +2,11 @@
 # Installs what is missing, builds everything with AddressSanitizer + UBSan and -Werror, runs every test,
 # then builds what the progress-thread tests need with ThreadSanitizer (TSan and ASan do not mix) and runs
 # those again under it: a data race reported there fails the run (TSan's exit status 66).
-# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` for the quick unit tests alone (no TSan).
+# Then every libFuzzer target of tests/fuzz runs for FTMPI_FUZZ_SECONDS (default 20) each, from its
+# committed corpus (which the ASan suite also replays): a crash fails the run and leaves its input in
+# build/fuzz/<target>-artifacts/.
+# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` for the quick unit tests alone (no TSan, no
+# fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -18,3 +22,6 @@ cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_WERROR=ON -DFTMP
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
 cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives
 ctest --test-dir "$tsan" --output-on-failure -j "$(nproc)" -R progress_thread
+for target in wire json control engine fault_spec rte_frames; do
+  ./scripts/fuzz.sh --target "$target" "${FTMPI_FUZZ_SECONDS:-20}"
+done
