@@ -535,7 +535,8 @@ BOOST_AUTO_TEST_CASE(binding_is_refused_for_ranks_on_other_hosts) {
 
 BOOST_AUTO_TEST_CASE(ftrun_on_every_address_advertises_them_all_then_loopback) {
   TempDir dir;
-  // The program never connects, so nothing is sent: this only reads the list ranks would be given.
+  // The program never connects, so nothing is sent: this only reads the list ranks would be given. The
+  // agent's host name does not resolve here, so ftrun cannot tell which address reaches it.
   Finished f = ftrun(
       dir, {"-n", "1", "--host", "nodeA", "--launch-agent", FAKE_AGENT, "sh", "-c", "echo $FTMPI_RTE_ADDR"});
   describe(f);

@@ -159,6 +159,32 @@ BOOST_AUTO_TEST_CASE(each_simulated_host_has_its_own_name_and_dev_shm) {
               std::vector<std::string>{"0/2", "1/2", "0/2", "1/2"}));
 }
 
+// ftrun listens only where its ranks reach it: ftA's management address (the route to ftB leaves there)
+// and loopback for its own ranks; never every address, nor the rails. It listened on 0.0.0.0 before.
+BOOST_AUTO_TEST_CASE(ftrun_listens_only_on_the_addresses_its_ranks_reach_it_by) {
+  TempDir dir;
+  Finished f = run_in_a(dir, {"-n", "2", "--host", kHostA + ":1," + kHostB + ":1", "sh", "-c",
+                              "echo addr $FTMPI_RTE_ADDR; "
+                              "if [ \"$FTMPI_RANK\" = 0 ]; then ss -Hltn | awk '{print \"listen\", $4}'; fi"});
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  std::vector<std::string> advertised, listening;
+  for (const std::string& line : lines_of(f.out)) {
+    if (line.starts_with("addr ")) advertised.push_back(line.substr(5));
+    if (line.starts_with("listen ")) listening.push_back(line.substr(7));
+  }
+  BOOST_REQUIRE(advertised.size() == 2u);
+  BOOST_TEST(advertised[0] == advertised[1]);  // the same list for both hosts' ranks
+  const std::string port = advertised[0].substr(advertised[0].rfind(':'));
+  BOOST_TEST(advertised[0] == "10.77.0.1" + port + ",127.0.0.1" + port);
+  std::vector<std::string> ftrun_listens;
+  for (const std::string& l : listening) {
+    if (l.ends_with(port)) ftrun_listens.push_back(l);
+  }
+  std::sort(ftrun_listens.begin(), ftrun_listens.end());
+  BOOST_TEST((ftrun_listens == std::vector<std::string>{"10.77.0.1" + port, "127.0.0.1" + port}));
+}
+
 BOOST_AUTO_TEST_CASE(a_rank_exiting_5_on_the_other_host_ends_the_job_with_5) {
   TempDir dir;
   Finished f = run_in_a(dir, {"-n", "4", "--host", hosts_2_2(), helper("exit5_rank2")});
@@ -273,7 +299,9 @@ BOOST_AUTO_TEST_CASE(ranks_skip_an_address_whose_link_is_down) {
   TempDir dir;
   Healed healed(dir, kHostB);
   harness({"link", kHostB, "m0", "down"}, dir);  // ftrun's first address is unreachable from ftB at once
-  Finished f = run_in_a(dir, {"-n", "2", "--host", kHostB + ":2", helper("kv_exchange")});
+  // On every address (not only the management link's, the default): the rails' addresses are the next.
+  Finished f = run_in_a(dir, {"-n", "2", "--host", kHostB + ":2", "--param", "rte.listen_address=0.0.0.0",
+                              helper("kv_exchange")});
   describe(f);
   BOOST_TEST(f.exit_code() == 0);
   BOOST_TEST(lines_of(f.out).size() == 2u);
@@ -283,7 +311,8 @@ BOOST_AUTO_TEST_CASE(ranks_give_up_on_an_address_that_drops_everything_and_use_t
   TempDir dir;
   Healed healed(dir, kHostB);
   harness({"wire", kHostB, "m0", "100"}, dir);  // a cut cable: connects to ftrun's first address hang
-  Finished f = run_in_a(dir, {"-n", "2", "--host", kHostB + ":2", helper("kv_exchange")});
+  Finished f = run_in_a(dir, {"-n", "2", "--host", kHostB + ":2", "--param", "rte.listen_address=0.0.0.0",
+                              helper("kv_exchange")});
   describe(f);
   BOOST_TEST(f.exit_code() == 0);
   BOOST_TEST(lines_of(f.out).size() == 2u);

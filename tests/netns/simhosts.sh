@@ -8,8 +8,10 @@
 #
 # Each host is a network namespace (ip netns) plus persistent mount, UTS and IPC namespaces bound onto
 # files under $SIMHOSTS_RUN/<host>/, with its own tmpfs /dev/shm, /sys (showing its own interfaces) and
-# hostname. Every process entering a host (exec, agent) joins all four, so ranks on one simulated host
-# share /dev/shm and see the same hostname, and ranks on different hosts cannot share memory.
+# hostname, and an /etc/hosts naming both hosts by their management addresses (as a cluster's does, so
+# that ftrun can tell which of its addresses a host reaches). Every process entering a host (exec, agent)
+# joins all four, so ranks on one simulated host share /dev/shm and see the same hostname, and ranks on
+# different hosts cannot share memory.
 #
 # Usage (root):
 #   simhosts.sh up                      create both hosts (removing stale ones first)
@@ -157,7 +159,8 @@ make_host_namespaces() {
       mount -t tmpfs -o size=256m,mode=1777 ftshm /dev/shm
       umount -l /sys 2>/dev/null || true
       mount -t sysfs sysfs /sys
-      echo "$0" >/proc/sys/kernel/hostname' "$h"
+      mount --bind "$1" /etc/hosts
+      echo "$0" >/proc/sys/kernel/hostname' "$h" "$RUN/hosts"
 }
 
 up() {
@@ -186,6 +189,7 @@ up() {
     ip -n "$HOST_A" link set "$dev" up
     ip -n "$HOST_B" link set "$dev" up
   done
+  printf '127.0.0.1 localhost\n::1 localhost\n10.77.0.1 %s\n10.77.0.2 %s\n' "$HOST_A" "$HOST_B" >"$RUN/hosts"
   for h in "$HOST_A" "$HOST_B"; do make_host_namespaces "$h"; done
   wait_links_up
 }

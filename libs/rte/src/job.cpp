@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <memory>
@@ -217,19 +218,41 @@ std::string join_launcher_addresses(std::span<const std::string> addresses) {
   return out;
 }
 
+Result<std::vector<std::string>> listen_addresses_for(std::span<const std::string> remote_hosts, bool local_ranks) {
+  std::vector<std::string> out;
+  const auto add = [&](std::string address) {
+    if (std::find(out.begin(), out.end(), address) == out.end()) out.push_back(std::move(address));
+  };
+  for (const std::string& host : remote_hosts) {
+    auto local = sys::local_address_towards(host);
+    if (!local) return local.status();
+    add(std::move(*local));
+  }
+  if (local_ranks) add("127.0.0.1");
+  return out;
+}
+
 bool is_wildcard_address(std::string_view address) noexcept {
   return address == "0.0.0.0" || address == "::";
 }
 
-Result<std::vector<std::string>> advertised_addresses(std::string_view listen_address, std::uint16_t port) {
-  if (!is_wildcard_address(listen_address)) {
-    return std::vector<std::string>{sys::join_host_port(listen_address, port)};
-  }
-  auto interfaces = sys::ipv4_interface_addresses();
-  if (!interfaces) return interfaces.status();
+Result<std::vector<std::string>> advertised_addresses(std::span<const std::string> listen_addresses,
+                                                     std::uint16_t port) {
   std::vector<std::string> out;
-  for (const std::string& a : *interfaces) out.push_back(sys::join_host_port(a, port));
-  out.push_back(sys::join_host_port("127.0.0.1", port));
+  const auto add = [&](std::string_view address) {
+    std::string entry = sys::join_host_port(address, port);
+    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(std::move(entry));
+  };
+  for (const std::string& listen_address : listen_addresses) {
+    if (!is_wildcard_address(listen_address)) {
+      add(listen_address);
+      continue;
+    }
+    auto interfaces = sys::ipv4_interface_addresses();
+    if (!interfaces) return interfaces.status();
+    for (const std::string& a : *interfaces) add(a);
+    add("127.0.0.1");
+  }
   return out;
 }
 

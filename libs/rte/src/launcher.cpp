@@ -296,18 +296,38 @@ Status Job::start() {
   identity_ = *identity;
   identity_made_ = true;
 
-  // Remote ranks need ftrun on every address, unless the operator chose one.
+  // Remote ranks need ftrun on the addresses their hosts reach it by, and only those (unless the operator
+  // chose one, 0.0.0.0 for every address).
   ServerConfig config;
-  config.listen_address = any_remote_ && !params_.is_overridden(kListenAddress)
-                              ? std::string("0.0.0.0")
-                              : params_.get_string(kListenAddress);
+  config.listen_addresses = {params_.get_string(kListenAddress)};
+  if (any_remote_ && !params_.is_overridden(kListenAddress)) {
+    std::vector<std::string> remote_hosts;
+    bool local_ranks = false;
+    for (const Rank& r : ranks_) {
+      if (!r.remote) {
+        local_ranks = true;
+      } else if (std::find(remote_hosts.begin(), remote_hosts.end(), r.host) == remote_hosts.end()) {
+        remote_hosts.push_back(r.host);
+      }
+    }
+    // A host only the launch agent knows (an ssh alias) leaves every address: which one it reaches
+    // cannot be told from here.
+    auto needed = listen_addresses_for(remote_hosts, local_ranks);
+    if (needed) {
+      config.listen_addresses = std::move(*needed);
+    } else {
+      config.listen_addresses = {"0.0.0.0"};
+      base::logger().info("ftrun listens on every address: {} (rte.listen_address chooses one)",
+                          needed.status().message());
+    }
+  }
   config.size = spec_.size;
   config.secret = identity_.secret;
   config.auth_timeout = params_.get_duration(kConnectTimeout);
   auto server = Server::listen(config);
   if (!server) return server.status();
   server_.emplace(std::move(*server));
-  auto advertised = advertised_addresses(config.listen_address, server_->port());
+  auto advertised = advertised_addresses(config.listen_addresses, server_->port());
   if (!advertised) return advertised.status();
   const std::string addresses = join_launcher_addresses(*advertised);
   base::logger().debug("ranks connect to {}", addresses);

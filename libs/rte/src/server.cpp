@@ -43,16 +43,20 @@ Result<Server> Server::listen(const ServerConfig& config) {
   if (config.size == 0 || config.size > kMaxJobSize) {
     return Status(Errc::invalid_argument, "a job has 1 to " + std::to_string(kMaxJobSize) + " ranks");
   }
-  auto fd = sys::listen_tcp(config.listen_address, config.port);
-  if (!fd) return fd.status();
-  auto address = sys::local_address(fd->get());
-  if (!address) return address.status();
+  if (config.listen_addresses.empty()) return Status(Errc::invalid_argument, "ftrun needs an address to listen on");
   Server server;
-  server.listener_ = std::move(*fd);
-  auto where = sys::split_host_port(*address);
-  if (!where) return where.status();
-  server.port_ = where->port;
-  server.address_ = std::move(*address);
+  server.port_ = config.port;
+  for (const std::string& listen_address : config.listen_addresses) {
+    auto fd = sys::listen_tcp(listen_address, server.port_);
+    if (!fd) return fd.status();
+    auto address = sys::local_address(fd->get());
+    if (!address) return address.status();
+    auto where = sys::split_host_port(*address);
+    if (!where) return where.status();
+    server.port_ = where->port;  // the first picks it when 0, the others take the same
+    server.listeners_.push_back(std::move(*fd));
+    server.addresses_.push_back(std::move(*address));
+  }
   server.size_ = config.size;
   server.secret_ = config.secret;
   server.auth_timeout_ = config.auth_timeout;
@@ -62,7 +66,7 @@ Result<Server> Server::listen(const ServerConfig& config) {
 
 void Server::prepare_poll(std::vector<pollfd>& fds, Clock::time_point& deadline) {
   polled_.clear();
-  fds.push_back({listener_.get(), POLLIN, 0});
+  for (const UniqueFd& listener : listeners_) fds.push_back({listener.get(), POLLIN, 0});
   for (const auto& c : connections_) {
     fds.push_back({c->fd.get(), static_cast<short>(c->out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
     polled_.push_back(c.get());
@@ -71,14 +75,17 @@ void Server::prepare_poll(std::vector<pollfd>& fds, Clock::time_point& deadline)
 }
 
 void Server::dispatch(std::span<const pollfd> fds, Clock::time_point now) {
-  const std::size_t n = std::min(polled_.size(), fds.empty() ? 0 : fds.size() - 1);
+  const std::size_t listening = std::min(listeners_.size(), fds.size());
+  const std::size_t n = std::min(polled_.size(), fds.size() - listening);
   for (std::size_t i = 0; i < n; ++i) {
     Connection& c = *polled_[i];
-    const short revents = fds[i + 1].revents;
+    const short revents = fds[listening + i].revents;
     if (!c.closed && (revents & (POLLIN | POLLHUP | POLLERR))) read_from(c);
     if (!c.closed && (revents & POLLOUT)) write_to(c);
   }
-  if (!fds.empty() && (fds[0].revents & POLLIN)) accept_all(now);
+  for (std::size_t i = 0; i < listening; ++i) {
+    if (fds[i].revents & POLLIN) accept_all(listeners_[i].get(), now);
+  }
   for (const auto& c : connections_) {
     if (!c->closed && !c->rank && now >= c->auth_deadline) {
       reject(*c, "did not authenticate in time", true);
@@ -105,9 +112,9 @@ bool Server::fence_needs(std::uint32_t rank) const noexcept {
   return fence_entered_ > 0 && ranks_[rank].fences < fence_epoch_;
 }
 
-void Server::accept_all(Clock::time_point now) {
+void Server::accept_all(int listener, Clock::time_point now) {
   for (;;) {
-    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN)

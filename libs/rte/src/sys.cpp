@@ -247,4 +247,41 @@ Result<std::vector<std::string>> ipv4_interface_addresses() {
   return out;
 }
 
+Result<std::string> local_address_towards(std::string_view host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  const std::string name(host);
+  if (const int rc = getaddrinfo(name.c_str(), "9", &hints, &found); rc != 0) {
+    return Status(Errc::not_found, "cannot resolve host '" + name + "': " + gai_strerror(rc));
+  }
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> owner(found, freeaddrinfo);
+  Status last(Errc::not_found, "no address of host '" + name + "'");
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    UniqueFd fd(::socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd) {
+      last = errno_status(Errc::io_error, "socket");
+      continue;
+    }
+    // connect() on a datagram socket only picks the route and the source address.
+    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {
+      last = errno_status(Errc::io_error, "no route to host '" + name + "'");
+      continue;
+    }
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &length) != 0) {
+      last = errno_status(Errc::io_error, "getsockname");
+      continue;
+    }
+    char text[INET6_ADDRSTRLEN];
+    const void* where = local.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+                                                   : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+    if (inet_ntop(local.ss_family, where, text, sizeof text) == nullptr) continue;
+    return std::string(text);
+  }
+  return last;
+}
+
 }  // namespace ftmpi::rte::sys

@@ -55,5 +55,8 @@ void set_nodelay(int fd);
 // The IPv4 addresses of this host's interfaces that are up and not loopback, as dotted text, in the
 // kernel's interface order (each once).
 base::Result<std::vector<std::string>> ipv4_interface_addresses();
+// The address of this host that the kernel's routes would use to reach `host` (a name or numeric
+// address), numeric: a UDP socket is connected to it and asked its own address. Nothing is sent.
+base::Result<std::string> local_address_towards(std::string_view host);
 
 }  // namespace ftmpi::rte::sys

@@ -140,12 +140,16 @@ BOOST_AUTO_TEST_CASE(the_contract_carries_a_list_and_refuses_a_malformed_one) {
 }
 
 BOOST_AUTO_TEST_CASE(a_wildcard_listener_advertises_every_ipv4_address_then_loopback) {
-  auto one = advertised_addresses("127.0.0.1", 4321);
+  using List = std::vector<std::string>;
+  auto one = advertised_addresses(List{"127.0.0.1"}, 4321);
   BOOST_REQUIRE(one.is_ok());
-  BOOST_TEST(*one == std::vector<std::string>{"127.0.0.1:4321"});
-  BOOST_TEST(*advertised_addresses("::1", 9) == std::vector<std::string>{"[::1]:9"});
+  BOOST_TEST(*one == List{"127.0.0.1:4321"});
+  BOOST_TEST(*advertised_addresses(List{"::1"}, 9) == List{"[::1]:9"});
+  // Several listeners: each, in order, once.
+  BOOST_TEST(*advertised_addresses(List{"10.77.0.1", "127.0.0.1", "10.77.0.1"}, 7) ==
+             (List{"10.77.0.1:7", "127.0.0.1:7"}));
   for (const char* wildcard : {"0.0.0.0", "::"}) {
-    auto all = advertised_addresses(wildcard, 4321);
+    auto all = advertised_addresses(List{wildcard}, 4321);
     BOOST_REQUIRE_MESSAGE(all.is_ok(), all.status().to_string());
     BOOST_REQUIRE(!all->empty());
     BOOST_TEST(all->back() == "127.0.0.1:4321");
@@ -162,12 +166,45 @@ BOOST_AUTO_TEST_CASE(a_wildcard_listener_advertises_every_ipv4_address_then_loop
   BOOST_TEST(!is_wildcard_address("127.0.0.1"));
 }
 
+BOOST_AUTO_TEST_CASE(ftrun_listens_where_the_routes_to_its_remote_hosts_leave_and_on_loopback) {
+  using List = std::vector<std::string>;
+  // Hosts reached over loopback: the route leaves from 127.0.0.1, which local ranks use too.
+  auto both = listen_addresses_for(List{"127.0.0.5", "localhost"}, true);
+  BOOST_REQUIRE_MESSAGE(both.is_ok(), both.status().to_string());
+  BOOST_TEST(*both == List{"127.0.0.1"});
+  BOOST_TEST(*listen_addresses_for(List{}, true) == List{"127.0.0.1"});
+  auto unknown = listen_addresses_for(List{"no-such-host.invalid"}, true);
+  BOOST_REQUIRE(!unknown.is_ok());
+  BOOST_TEST(unknown.status().message().find("no-such-host.invalid") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_listens_on_each_of_its_addresses_with_one_port) {
+  ServerConfig config;
+  config.listen_addresses = {"127.0.0.1", "127.0.0.2"};
+  auto server = Server::listen(config);
+  BOOST_REQUIRE_MESSAGE(server.is_ok(), server.status().to_string());
+  const std::string port = ":" + std::to_string(server->port());
+  BOOST_TEST((server->addresses() == std::vector<std::string>{"127.0.0.1" + port, "127.0.0.2" + port}));
+  // Both take connections; 127.0.0.3 is not listened on.
+  const auto connects = [&](const char* address) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(server->port());
+    inet_pton(AF_INET, address, &sa.sin_addr);
+    return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  };
+  BOOST_TEST(connects("127.0.0.1"));
+  BOOST_TEST(connects("127.0.0.2"));
+  BOOST_TEST(!connects("127.0.0.3"));  // refused: nothing listens there
+}
+
 BOOST_AUTO_TEST_CASE(a_refusing_address_is_skipped_for_the_next) {
   ServedJob job;
   LoopbackSocket closed(std::nullopt);  // bound, not listening: connections are refused
   ClientOptions options;
   options.connect_timeout = 10s;
-  auto [status, took] = job.connect(job.rank0(closed.address + "," + job.server->address()), options);
+  auto [status, took] = job.connect(job.rank0(closed.address + "," + job.server->addresses().front()), options);
   BOOST_TEST(status.is_ok(), status.to_string());
   BOOST_TEST((took < 5s));
 }
@@ -178,7 +215,7 @@ BOOST_AUTO_TEST_CASE(an_address_that_never_answers_is_given_up_after_the_attempt
   ClientOptions options;
   options.connect_timeout = 10s;
   options.attempt_timeout = 300ms;
-  auto [status, took] = job.connect(job.rank0(silent.socket.address + "," + job.server->address()), options);
+  auto [status, took] = job.connect(job.rank0(silent.socket.address + "," + job.server->addresses().front()), options);
   BOOST_TEST(status.is_ok(), status.to_string());
   BOOST_TEST((took >= 300ms));
   BOOST_TEST((took < 5s));

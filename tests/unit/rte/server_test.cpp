@@ -45,7 +45,7 @@ struct TestJob {
     job.local_rank = r;
     job.local_size = server->size();
     job.identity = identity;
-    job.launcher_address = server->address();
+    job.launcher_address = server->addresses().front();
     return job;
   }
   // Serves until `done` holds (or the test deadline passes), collecting the events.
@@ -236,8 +236,8 @@ BOOST_AUTO_TEST_CASE(a_wrong_secret_is_refused_counted_and_does_not_take_the_ran
 
 BOOST_AUTO_TEST_CASE(a_malformed_frame_closes_only_that_connection) {
   TestJob job(2);
-  UniqueFd good = raw_connect(job.server->address());
-  UniqueFd bad = raw_connect(job.server->address());
+  UniqueFd good = raw_connect(job.server->addresses().front());
+  UniqueFd bad = raw_connect(job.server->addresses().front());
   raw_send(good.get(), encode(Hello{kProtocolVersion, 0, 1, job.identity.secret}));
   raw_send(bad.get(), encode(Hello{kProtocolVersion, 1, 2, job.identity.secret}));
   job.serve_until([&] { return job.count(RankEvent::Kind::connected) == 2; });
@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(a_malformed_frame_closes_only_that_connection) {
 
 BOOST_AUTO_TEST_CASE(an_oversized_length_is_refused_without_waiting_for_the_body) {
   TestJob job(1);
-  UniqueFd fd = raw_connect(job.server->address());
+  UniqueFd fd = raw_connect(job.server->addresses().front());
   raw_send(fd.get(), encode(Hello{kProtocolVersion, 0, 1, job.identity.secret}));
   raw_send(fd.get(), std::string("\xff\xff\xff\x3f\x03", 5));  // a put of 1 GiB
   job.serve_until([&] { return job.server->protocol_errors() == 1; });
@@ -267,7 +267,7 @@ BOOST_AUTO_TEST_CASE(an_oversized_length_is_refused_without_waiting_for_the_body
 
 BOOST_AUTO_TEST_CASE(a_frame_before_hello_is_an_authentication_failure) {
   TestJob job(1);
-  UniqueFd fd = raw_connect(job.server->address());
+  UniqueFd fd = raw_connect(job.server->addresses().front());
   raw_send(fd.get(), encode(Put{"k", "v"}));
   job.serve_until([&] { return job.server->auth_failures() == 1; });
   job.serve_until([&] { return peer_closed(fd.get()); });
@@ -275,28 +275,28 @@ BOOST_AUTO_TEST_CASE(a_frame_before_hello_is_an_authentication_failure) {
 
 BOOST_AUTO_TEST_CASE(a_rank_may_connect_only_once) {
   TestJob job(2);
-  UniqueFd first = raw_connect(job.server->address());
-  UniqueFd second = raw_connect(job.server->address());
+  UniqueFd first = raw_connect(job.server->addresses().front());
+  UniqueFd second = raw_connect(job.server->addresses().front());
   raw_send(first.get(), encode(Hello{kProtocolVersion, 1, 1, job.identity.secret}));
   job.serve_until([&] { return job.count(RankEvent::Kind::connected) == 1; });
   raw_send(second.get(), encode(Hello{kProtocolVersion, 1, 2, job.identity.secret}));
   job.serve_until([&] { return job.server->protocol_errors() == 1; });
   BOOST_TEST(job.server->connected(1));
-  UniqueFd out_of_range = raw_connect(job.server->address());
+  UniqueFd out_of_range = raw_connect(job.server->addresses().front());
   raw_send(out_of_range.get(), encode(Hello{kProtocolVersion, 2, 3, job.identity.secret}));
   job.serve_until([&] { return job.server->protocol_errors() == 2; });
 }
 
 BOOST_AUTO_TEST_CASE(a_silent_connection_is_dropped_after_the_auth_timeout) {
   TestJob job(1, 100ms);
-  UniqueFd fd = raw_connect(job.server->address());
+  UniqueFd fd = raw_connect(job.server->addresses().front());
   job.serve_until([&] { return job.server->auth_failures() == 1; });
   job.serve_until([&] { return peer_closed(fd.get()); });
 }
 
 BOOST_AUTO_TEST_CASE(fence_needs_names_the_ranks_a_pending_fence_waits_for) {
   TestJob job(2);
-  UniqueFd r0 = raw_connect(job.server->address());
+  UniqueFd r0 = raw_connect(job.server->addresses().front());
   raw_send(r0.get(), encode(Hello{kProtocolVersion, 0, 1, job.identity.secret}));
   job.serve_until([&] { return job.server->joined(0); });
   BOOST_TEST(!job.server->fence_needs(1));  // nobody waits yet
@@ -329,7 +329,7 @@ BOOST_AUTO_TEST_CASE(a_put_over_the_rank_budget_is_refused_by_client_and_server)
 
   // The server enforces the same budget on a rank that skips the client's check.
   TestJob raw_job(1);
-  UniqueFd raw = raw_connect(raw_job.server->address());
+  UniqueFd raw = raw_connect(raw_job.server->addresses().front());
   raw_send(raw.get(), encode(Hello{kProtocolVersion, 0, 1, raw_job.identity.secret}));
   for (int i = 0; i < 5; ++i)
     raw_send(raw.get(), encode(Put{"key" + std::to_string(i), std::string(kMaxValueBytes, 'v')}));

@@ -12,11 +12,13 @@
 //                                        ("10.0.0.1:4000,192.168.1.5:4000,127.0.0.1:4000")
 //   FTMPI_RTE_SECRET                     per-job secret that authenticates a rank to ftrun, 64 hex digits
 //
-// FTMPI_RTE_ADDR lists every address at which ftrun may be reached, because ftrun cannot know which of
-// its addresses a rank on another host can reach: when ftrun listens on all addresses (any rank on
-// another host, or rte.listen_address 0.0.0.0 or ::), it is every non-loopback IPv4 address of ftrun's
-// host that is up, in interface order, then 127.0.0.1, all with the same port; otherwise it is the one
-// address ftrun is bound to. A rank tries them in order, a short while each (Client::connect).
+// FTMPI_RTE_ADDR lists every address at which ftrun listens, all with the same port. With ranks on other
+// hosts (and rte.listen_address unset) that is, for each such host, the address of ftrun's host that the
+// route to it leaves from, then 127.0.0.1 (listen_addresses_for); with rte.listen_address 0.0.0.0 or ::
+// (or a host name that does not resolve on ftrun's host, such as an ssh alias),
+// every non-loopback IPv4 address of ftrun's host that is up, in interface order, then 127.0.0.1;
+// otherwise the one address ftrun is bound to. A rank tries them in order, a short while each
+// (Client::connect).
 #pragma once
 
 #include <array>
@@ -80,11 +82,18 @@ struct JobInfo {
 base::Result<std::vector<std::string>> parse_launcher_addresses(std::string_view list);
 std::string join_launcher_addresses(std::span<const std::string> addresses);
 
-// What FTMPI_RTE_ADDR lists for a listener bound to `listen_address` (numeric) and `port`: for a
-// wildcard (0.0.0.0 or ::) this host's non-loopback IPv4 addresses, then 127.0.0.1; otherwise the one
-// address.
-base::Result<std::vector<std::string>> advertised_addresses(std::string_view listen_address,
+// What FTMPI_RTE_ADDR lists for listeners bound to `listen_addresses` (numeric), all on `port`: each
+// address in turn, and for a wildcard (0.0.0.0 or ::) this host's non-loopback IPv4 addresses, then
+// 127.0.0.1 (each once).
+base::Result<std::vector<std::string>> advertised_addresses(std::span<const std::string> listen_addresses,
                                                             std::uint16_t port);
+
+// The addresses ftrun listens on for ranks on `remote_hosts` (names as the operator gave them) and, with
+// `local_ranks`, on this host: for each remote host the address of this host that the route to it uses
+// (nothing else of this host is reachable to it anyway), then 127.0.0.1; each once. A host that does not
+// resolve here is an error naming it.
+base::Result<std::vector<std::string>> listen_addresses_for(std::span<const std::string> remote_hosts,
+                                                            bool local_ranks);
 
 // Whether a numeric address is the wildcard (0.0.0.0 or ::): listening there reaches every interface.
 bool is_wildcard_address(std::string_view address) noexcept;

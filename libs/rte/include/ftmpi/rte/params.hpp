@@ -40,8 +40,9 @@ inline constexpr base::ParamRow kListenAddress{
     "rte.listen_address",
     base::ParamType::string,
     "127.0.0.1",
-    "numeric IPv4 or IPv6 address ftrun listens on for its ranks; unset and with ranks on other hosts: "
-    "0.0.0.0 (every address)",
+    "numeric IPv4 or IPv6 address ftrun listens on for its ranks (0.0.0.0: every address); unset and with "
+    "ranks on other hosts: the address the route to each of those hosts leaves from, and 127.0.0.1 (every "
+    "address when a host name does not resolve on ftrun's host)",
     base::ParamLevel::advanced,
     base::ParamScope::job};
 

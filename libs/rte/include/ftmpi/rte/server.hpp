@@ -31,8 +31,9 @@ namespace ftmpi::rte {
 using Clock = std::chrono::steady_clock;
 
 struct ServerConfig {
-  std::string listen_address{kListenAddress.default_value};  // numeric IPv4 or IPv6
-  std::uint16_t port = 0;                                    // 0: any free port
+  // Numeric IPv4 or IPv6 addresses, at least one; every listener takes the same port.
+  std::vector<std::string> listen_addresses{std::string(kListenAddress.default_value)};
+  std::uint16_t port = 0;  // 0: any free port (the first listener's)
   std::uint32_t size = 1;                                    // ranks in the job
   Secret secret{};
   // How long an accepted connection may take to authenticate.
@@ -61,8 +62,8 @@ class Server {
  public:
   static base::Result<Server> listen(const ServerConfig& config);
 
-  // Where the server listens: "127.0.0.1:40123", "[::1]:40123", or "0.0.0.0:40123" on every address.
-  const std::string& address() const noexcept { return address_; }
+  // Where the server listens, each as "127.0.0.1:40123", "[::1]:40123", or "0.0.0.0:40123" (every address).
+  const std::vector<std::string>& addresses() const noexcept { return addresses_; }
   std::uint16_t port() const noexcept { return port_; }
   std::uint32_t size() const noexcept { return size_; }
 
@@ -119,7 +120,7 @@ class Server {
   };
 
   Server() = default;
-  void accept_all(Clock::time_point now);
+  void accept_all(int listener, Clock::time_point now);
   void read_from(Connection& c);
   void write_to(Connection& c);
   // Handles one message; a false return means the connection broke a rule and was closed.
@@ -133,8 +134,8 @@ class Server {
   void close(Connection& c);
   void complete_fence();
 
-  UniqueFd listener_;
-  std::string address_;
+  std::vector<UniqueFd> listeners_;  // polled first, in this order
+  std::vector<std::string> addresses_;
   std::uint16_t port_ = 0;
   std::uint32_t size_ = 0;
   Secret secret_{};
