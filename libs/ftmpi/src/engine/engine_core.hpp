@@ -300,6 +300,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // Control requests (engine_control.cpp): answers every request taken from the launcher.
   void serve_control();
 
+  // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
+  void drop_malformed(std::string_view why, const frag::FrameHeader& h);
   void complete(Request* request);
   // Says (rank 0, at start-up) and keeps for stats() where integrity is switched off on a network path.
   void integrity_warnings();

@@ -21,6 +21,7 @@
 // Everything place() relies on is re-checked by on_frame_parts() through the normal handling, so a path
 // that got it wrong can cost a copy, never a wrong byte counted as delivered.
 #include "engine_core.hpp"
+#include "ftmpi/base/log.hpp"
 
 namespace ftmpi::engine {
 
@@ -52,6 +53,8 @@ void EngineCore::on_frame_parts(std::span<const std::byte> header, std::span<con
   // The header place() accepted, decoded again: the path owes us nothing, so nothing is taken on trust.
   if (!frag::try_decode(header, header.size() + payload.size(), limits_, h)) [[unlikely]] {
     ++counters_.dropped_malformed;
+    base::logger().debug("dropped a frame received into place: {}",
+                         frag::decode(header, header.size() + payload.size(), limits_).status().to_string());
     return;
   }
   handle_frame(h, payload);

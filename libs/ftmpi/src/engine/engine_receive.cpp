@@ -227,7 +227,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       Request* r = requests_.find(h.sender_request, RequestKind::send);
       if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
           (r->send_state != SendState::awaiting_cts && r->send_state != SendState::awaiting_fin)) {
-        ++counters_.dropped_malformed;
+        drop_malformed("a CTS that names no send waiting for one", h);
         return;
       }
       accept_sequenced(peer, h, /*delivered=*/true);
@@ -247,7 +247,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       Request* r = requests_.find(h.sender_request, RequestKind::send);
       if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
           r->send_state != SendState::awaiting_fin) {
-        ++counters_.dropped_malformed;
+        drop_malformed("a FIN that names no send waiting for one", h);
         return;
       }
       accept_sequenced(peer, h, /*delivered=*/true);
@@ -261,6 +261,11 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
     default:
       break;
   }
+}
+
+void EngineCore::drop_malformed(std::string_view why, const frag::FrameHeader& h) {
+  ++counters_.dropped_malformed;
+  base::logger().debug("dropped {}: {}", why, frag::describe(h));
 }
 
 // Records a frame's byte range as received (and delivered, when its bytes reached the user), and owes
@@ -306,12 +311,12 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
   if (it == peer.incoming.end()) {
     // An eager message may be buffered whole before it matches; anything larger must come as an RTS.
     if (h.type == FrameType::data && h.message_length > max_eager_) {
-      ++counters_.dropped_malformed;
+      drop_malformed("DATA of a message above the eager limit without its RTS", h);
       return;
     }
     const bool single_copy = (h.flags & frag::kFlagSingleCopy) != 0;
     if (single_copy && payload.size() != kSingleCopyDescriptorSize) {
-      ++counters_.dropped_malformed;
+      drop_malformed("a single-copy RTS whose descriptor is not 16 bytes", h);
       return;
     }
     // A single copy reads another process's memory into this one: only a peer that sends them (its one
@@ -349,7 +354,10 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     if (base::Status s = matcher_.message_arrived(envelope, events_); !s) {
       in_hand_ = nullptr;
       release_message(m);
-      ++(s.code() == base::Errc::duplicate ? counters_.duplicates : counters_.dropped_malformed);
+      // Out of range: too far ahead of the next expected message (a hole behind it): resent later.
+      ++(s.code() == base::Errc::duplicate      ? counters_.duplicates
+         : s.code() == base::Errc::out_of_range ? counters_.dropped_ahead
+                                                : counters_.dropped_malformed);
       base::logger().debug("message {} from rank {} refused by the matcher: {}", h.message_seq, h.source,
                            s.to_string());
       return;
@@ -361,7 +369,7 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     // again (its first copy's payload failed its checksum). Anything else is forged or corrupt.
     const bool same_kind = h.type == FrameType::rts ? m->rendezvous && !m->single_copy : !m->rendezvous;
     if (!same_kind || m->context != h.context || m->tag != h.tag || m->length != h.message_length) {
-      ++counters_.dropped_malformed;
+      drop_malformed("a fragment that disagrees with its message's first", h);
       return;
     }
     in_hand_ = m;
@@ -392,7 +400,7 @@ void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,
   IncomingMessage* m = r != nullptr ? r->message : nullptr;
   if (m == nullptr || m->peer != h.source || m->msg_seq != h.message_seq || m->length != h.message_length ||
       h.type != frag::FrameType::data) {
-    ++counters_.dropped_malformed;
+    drop_malformed("rendezvous DATA for no receive waiting for it", h);
     return;
   }
   if (!place_payload(*m, h, payload)) {

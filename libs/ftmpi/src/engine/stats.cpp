@@ -22,6 +22,7 @@ void each_counter(const EngineCounters& c, Visit&& visit) {
   visit("dropped_malformed", c.dropped_malformed);
   visit("dropped_wrong_job", c.dropped_wrong_job);
   visit("dropped_bad_payload", c.dropped_bad_payload);
+  visit("dropped_ahead", c.dropped_ahead);
   visit("refused_single_copy", c.refused_single_copy);
   visit("duplicates", c.duplicates);
   visit("retransmits", c.retransmits);

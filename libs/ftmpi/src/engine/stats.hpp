@@ -22,6 +22,7 @@ struct EngineCounters {
   std::uint64_t dropped_malformed = 0;    // decode refused it (truncated, bad header checksum, ...)
   std::uint64_t dropped_wrong_job = 0;
   std::uint64_t dropped_bad_payload = 0;  // payload checksum mismatch
+  std::uint64_t dropped_ahead = 0;  // messages match.ahead_window or more past the next expected: resent later
   std::uint64_t refused_single_copy = 0;  // single-copy requests not from the peer's shared memory or pid
   std::uint64_t duplicates = 0;
   std::uint64_t retransmits = 0;
