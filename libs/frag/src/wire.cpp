@@ -356,7 +356,15 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
   if (limits.verify_header_checksum) {
     const std::uint64_t stored = std::uint64_t{load<std::uint32_t>(p, wire_offset::header_mac_low)} |
                                  std::uint64_t{load<std::uint32_t>(p, wire_offset::header_mac_high)} << 32;
-    if (header_mac(p, limits.key) != stored) [[unlikely]] {
+    if (limits.payload_mac && header.size() < frame_length) [[unlikely]] {
+      return V::fail(Errc::bad_checksum, [] {
+        return std::string("a header without its payload cannot be verified (engine.integrity=mac)");
+      });
+    }
+    const std::uint64_t expected =
+        limits.payload_mac ? frame_mac(p, header.subspan(kHeaderSize, frame_length - kHeaderSize), limits.payload_key)
+                           : header_mac(p, limits.key);
+    if (expected != stored) [[unlikely]] {
       // Another job's frame (a stale port) fails here too, its key being another, and is counted with
       // the corrupted: a job key is 8 of the 112 bytes corruption may hit, so it cannot tell them apart.
       // The computed MAC is never said: it would hand a forger the tag it lacks.
@@ -555,6 +563,40 @@ std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept 
   std::uint64_t mac = 0;
   for (int i = 0; i < 8; ++i) mac |= std::uint64_t{tag[i]} << (8 * i);
   return mac;
+}
+
+std::uint64_t frame_mac(const std::byte* header, std::span<const std::byte> payload, const FrameKey& key) noexcept {
+  std::array<unsigned char, kHeaderSize> copy;
+  std::memcpy(copy.data(), header, kHeaderSize);
+  std::memset(copy.data() + wire_offset::header_mac_low, 0, 4);
+  std::memset(copy.data() + wire_offset::header_mac_high, 0, 4);
+  crypto_generichash_state state;
+  // BLAKE2b's shortest output is 16 bytes; the first 8 are the tag (truncation keeps a PRF's strength).
+  unsigned char tag[crypto_generichash_BYTES_MIN];
+  static_assert(sizeof(FrameKey) >= crypto_generichash_KEYBYTES_MIN);
+  crypto_generichash_init(&state, reinterpret_cast<const unsigned char*>(key.data()), key.size(), sizeof tag);
+  crypto_generichash_update(&state, copy.data(), copy.size());
+  crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
+  crypto_generichash_final(&state, tag, sizeof tag);
+  std::uint64_t mac = 0;
+  for (int i = 0; i < 8; ++i) mac |= std::uint64_t{tag[i]} << (8 * i);
+  return mac;
+}
+
+void seal_frame(std::span<std::byte> frame, const FrameKey& key) noexcept {
+  const std::uint64_t mac = frame_mac(frame.data(), frame.subspan(kHeaderSize), key);
+  store(frame.data(), wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
+  store(frame.data(), wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
+}
+
+FrameKey derive_payload_key(const FrameKey& frame_key) noexcept {
+  static constexpr char kLabel[] = "ftmpi frame and payload MAC v1";
+  [[maybe_unused]] const int initialised = sodium_init();
+  FrameKey key{};
+  crypto_generichash(reinterpret_cast<unsigned char*>(key.data()), key.size(),
+                     reinterpret_cast<const unsigned char*>(kLabel), sizeof kLabel - 1,
+                     reinterpret_cast<const unsigned char*>(frame_key.data()), frame_key.size());
+  return key;
 }
 
 base::Result<FrameHeader> decode(std::span<const std::byte> frame, const DecodeLimits& limits) {

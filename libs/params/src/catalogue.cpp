@@ -13,6 +13,7 @@ namespace engine {
 namespace {
 
 constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,       kShmEagerLimit,       kNetEagerLimit,
+                                      kIntegrity,
                                       kEagerCredit,
                                       kShmSingleCopyMin, kRetransmitMin, kRetransmitMax,     kAckEvery,
                                       kAckDelay,      kSpinRounds,     kProgressThread,      kProgressThreadSleep,

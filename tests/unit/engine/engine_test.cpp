@@ -553,6 +553,62 @@ BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_
   BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 2u);
 }
 
+// An adversary who can change frames in flight (not only inject them) need not know the key: a payload
+// changed so that its checksum stays the same (two bytes swapped at the same place in their 32-bit words
+// keep a sum32; CRC32C is linear too, only the arithmetic differs) passes
+// the header MAC, which covers only the checksum. engine.integrity=mac makes the MAC cover the payload.
+BOOST_AUTO_TEST_CASE(a_payload_changed_in_flight_under_an_intact_checksum_is_refused_only_with_the_payload_mac) {
+  const frag::FrameKey key{std::byte{7}, std::byte{1}, std::byte{9}};
+  for (const bool payload_mac : {false, true}) {
+    BOOST_TEST_CONTEXT((payload_mac ? "engine.integrity=mac" : "engine.integrity=checksum")) {
+      EngineConfig config = plain_config();
+      config.checksum = frag::ChecksumKind::sum32;
+      config.payload_mac = payload_mac;
+      World w(2, config, path::LoopOptions{8192, false}, key);
+      // The frame rank 0's engine would send for its first message, sealed as it would seal it.
+      const std::vector<std::byte> message = pattern(100, 42);
+      frag::FrameHeader h;
+      h.type = frag::FrameType::data;
+      h.flags = frag::kFlagFirstFragment | frag::kFlagLastFragment;
+      h.checksum_kind = frag::ChecksumKind::sum32;
+      h.job_key = kJobKey;
+      h.source = 0;
+      h.destination = 1;
+      h.tag = 3;
+      h.message_seq = 1;
+      h.seq_first = 1;
+      h.seq_count = 100;
+      h.payload_length = 100;
+      h.message_length = 100;
+      h.payload_checksum = frag::checksum(frag::ChecksumKind::sum32, message.data(), message.size());
+      std::vector<std::byte> frame(frag::kHeaderSize + message.size());
+      std::memcpy(frame.data() + frag::kHeaderSize, message.data(), message.size());
+      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(frame.data(), frag::kHeaderSize), !payload_mac, key);
+      if (payload_mac) frag::seal_frame(frame, frag::derive_payload_key(key));
+      // In flight: two payload bytes swapped (each third of its word). The sum is the same, the header untouched.
+      std::swap(frame[frag::kHeaderSize + 10], frame[frag::kHeaderSize + 62]);
+      BOOST_REQUIRE(frame[frag::kHeaderSize + 10] != frame[frag::kHeaderSize + 62]);
+      std::vector<std::byte> got(message.size());
+      Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 3);
+      static_cast<path::FrameSink&>(*w.ranks[1]).on_frame(frame);
+      for (int i = 0; i < 100; ++i) w.ranks[1]->progress();
+      if (!payload_mac) {
+        // The hole: delivered, wrong, and nobody knows.
+        BOOST_TEST(w.complete(1, r));
+        BOOST_TEST((got != message));
+        BOOST_TEST(w.ranks[1]->counters().dropped_malformed == 0u);
+      } else {
+        BOOST_TEST(!w.complete(1, r));
+        BOOST_TEST(w.ranks[1]->counters().dropped_malformed == 1u);
+        // The real messages still arrive, sealed the same way.
+        w.ranks[1]->cancel(r);
+        exchange_and_verify(w, {0, 100, 20'000, 300'000});
+      }
+      w.ranks[1]->release(r);
+    }
+  }
+}
+
 // Every rail to a peer goes silent for good: once engine.peer.timeout has passed, every operation that
 // needs that peer completes as failed, naming it (the MPI layer raises MPIX_ERR_PROC_FAILED through the
 // communicator's error handler); later ones fail at once; the job itself goes on. It used to abort.

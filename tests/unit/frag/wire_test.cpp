@@ -275,6 +275,51 @@ BOOST_AUTO_TEST_CASE(a_frame_sealed_without_the_jobs_key_is_refused_whatever_els
   BOOST_TEST((derive_frame_key(std::vector<std::uint8_t>(32, 7)) == derive_frame_key(std::vector<std::uint8_t>(32, 7))));
 }
 
+// engine.integrity=mac: the MAC covers header and payload (keyed BLAKE2b with the payload key), so any
+// payload change is refused, whatever its checksum says; a header alone cannot be verified.
+BOOST_AUTO_TEST_CASE(with_the_payload_mac_every_payload_byte_is_authenticated) {
+  DecodeLimits mac = kLimits;
+  mac.payload_mac = true;
+  mac.payload_key = derive_payload_key(kLimits.key);
+  BOOST_TEST((mac.payload_key != kLimits.key));
+  for (FrameType type : kAllTypes) {
+    BOOST_TEST_CONTEXT(to_string(type)) {
+      const FrameHeader h = valid_header(type);
+      std::vector<std::byte> frame = make_frame(h);  // header MAC only
+      FrameHeader out;
+      BOOST_TEST(!try_decode(frame, mac, out));
+      BOOST_TEST((decode(frame, mac).code() == Errc::bad_checksum));
+      seal_frame(frame, mac.payload_key);
+      BOOST_TEST_REQUIRE(try_decode(frame, mac, out));
+      BOOST_TEST((out == h));
+      BOOST_TEST(!try_decode(frame, kLimits, out));  // and a receiver without the mode refuses it
+      for (std::size_t byte = kHeaderSize; byte < frame.size(); byte += 97) {
+        frame[byte] ^= std::byte{0x01};
+        BOOST_TEST(!try_decode(frame, mac, out), "payload byte " << byte);
+        frame[byte] ^= std::byte{0x01};
+      }
+      if (h.payload_length > 0) {
+        const auto ahead = decode(std::span<const std::byte>(frame).first(kHeaderSize), frame.size(), mac);
+        BOOST_TEST((ahead.code() == Errc::bad_checksum));
+        BOOST_TEST(ahead.status().message().find("cannot be verified") != std::string::npos);
+      }
+    }
+  }
+  // frame_mac is BLAKE2b keyed with the payload key over the header (MAC halves zero), then the payload.
+  std::vector<std::byte> frame = make_frame(valid_header(FrameType::data));
+  std::vector<unsigned char> input(frame.size());
+  std::memcpy(input.data(), frame.data(), frame.size());
+  std::memset(input.data() + wire_offset::header_mac_low, 0, 4);
+  std::memset(input.data() + wire_offset::header_mac_high, 0, 4);
+  unsigned char tag[16];
+  crypto_generichash(tag, sizeof tag, input.data(), input.size(),
+                     reinterpret_cast<const unsigned char*>(mac.payload_key.data()), mac.payload_key.size());
+  std::uint64_t expected = 0;
+  for (int i = 0; i < 8; ++i) expected |= std::uint64_t{tag[i]} << (8 * i);
+  BOOST_TEST(frame_mac(frame.data(), std::span<const std::byte>(frame).subspan(kHeaderSize), mac.payload_key) ==
+             expected);
+}
+
 BOOST_AUTO_TEST_CASE(every_frame_type_round_trips_with_random_fields) {
   const std::uint64_t seed = ftmpi::test::seed_for("wire round trip");
   BOOST_TEST_CONTEXT("seed " << seed) {

@@ -15,6 +15,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   auto checksum = frag::parse_checksum_kind(params.get_string(kChecksum));
   if (!checksum) return checksum.status();
   c.checksum = *checksum;
+  c.payload_mac = params.get_string(kIntegrity) == "mac";
   c.shm_eager_limit = params.get_size(kShmEagerLimit);
   c.net_eager_limit = params.get_size(kNetEagerLimit);
   c.eager_credit = params.get_size(kEagerCredit);

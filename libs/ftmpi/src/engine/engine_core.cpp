@@ -101,6 +101,8 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   limits_.my_rank = id_.rank;
   limits_.max_payload = static_cast<std::uint32_t>(max_payload);
   limits_.key = id_.frame_key;
+  limits_.payload_mac = config_.payload_mac;
+  limits_.payload_key = frag::derive_payload_key(id_.frame_key);
   integrity_warnings();
 }
 

@@ -73,6 +73,7 @@ enum class Reliability : std::uint8_t { automatic, force, off };
 struct EngineConfig {
   Reliability reliability{};
   frag::ChecksumKind checksum{};
+  bool payload_mac = false;  // engine.integrity=mac: frame_mac over header and payload on checked paths
   std::size_t shm_eager_limit = 0;
   std::size_t net_eager_limit = 0;
   std::size_t eager_credit = 0;     // eager bytes granted to each peer (engine.eager_credit)
@@ -330,6 +331,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   const frag::FrameKey* mac_key(std::uint32_t path_index) const noexcept {
     return header_checked_[path_index] != 0 ? &id_.frame_key : nullptr;
   }
+  // integrity=mac: the key that seals whole frames on a checked path; null otherwise.
+  const frag::FrameKey* payload_mac_key(std::uint32_t path_index) const noexcept {
+    return config_.payload_mac && header_checked_[path_index] != 0 ? &limits_.payload_key : nullptr;
+  }
   std::size_t max_eager_ = 0;            // largest eager message any route sends
   IncomingMessage* in_hand_ = nullptr;   // the message whose frame is being handled: not completed
                                          // (and freed) by events raised during its own handling
@@ -349,10 +354,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
 // message in pieces, gathered from them in the same pass).
 class EngineCore::OutgoingFrame final : public path::FrameWriter {
  public:
-  // `mac_key`: the job's key when the path checks headers, null on a trusted path (no MAC).
+  // `mac_key`: the job's key when the path checks headers, null on a trusted path (no MAC);
+  // `payload_mac_key`, with integrity=mac there: the frame's MAC covers the payload too.
   OutgoingFrame(frag::FrameHeader& header, const Payload& payload, frag::ChecksumKind kind, bool bulk,
-                const frag::FrameKey* mac_key)
-      : header_(header), payload_(payload), kind_(kind), bulk_(bulk), mac_key_(mac_key) {}
+                const frag::FrameKey* mac_key, const frag::FrameKey* payload_mac_key = nullptr)
+      : header_(header), payload_(payload), kind_(kind), bulk_(bulk), mac_key_(mac_key),
+        payload_mac_key_(payload_mac_key) {}
 
   std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
   bool bulk() const noexcept override { return bulk_; }
@@ -374,7 +381,10 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
       sum.copy(out, payload_.bytes.data(), payload_.bytes.size());
       header_.payload_checksum = sum.value();
     }
-    if (mac_key_ != nullptr) {
+    if (payload_mac_key_ != nullptr) {
+      frag::encode(header_, room.first<frag::kHeaderSize>(), false);
+      frag::seal_frame(room.first(frame_size()), *payload_mac_key_);
+    } else if (mac_key_ != nullptr) {
       frag::encode(header_, room.first<frag::kHeaderSize>(), true, *mac_key_);
     } else {
       frag::encode(header_, room.first<frag::kHeaderSize>(), false);
@@ -387,6 +397,7 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   frag::ChecksumKind kind_;
   bool bulk_;
   const frag::FrameKey* mac_key_;
+  const frag::FrameKey* payload_mac_key_;
 };
 
 // A whole eager message as a short frame (trusted paths only): the 48-byte header and the payload.

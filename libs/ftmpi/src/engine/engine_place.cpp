@@ -27,6 +27,8 @@ namespace ftmpi::engine {
 
 std::span<std::byte> EngineCore::place(std::span<const std::byte> header, std::size_t frame_length) noexcept {
   frag::FrameHeader h;
+  // With integrity=mac nothing is placed: the header cannot be trusted before its payload was read.
+  if (limits_.payload_mac && limits_.verify_header_checksum) return {};
   // A refused header is received as usual, and on_frame() counts and logs why.
   if (!frag::try_decode(header, frame_length, limits_, h)) return {};
   if (h.type != frag::FrameType::data || h.receiver_request == 0 || h.payload_length == 0) return {};

@@ -185,6 +185,8 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
     // Only DATA frames can be larger than another rail takes: an RTS is cut to fit every rail.
     frag::DecodeLimits own{id_.job_key, id_.size, peer.rank, static_cast<std::uint32_t>(f.bytes.size())};
     own.key = id_.frame_key;
+    own.payload_mac = config_.payload_mac;
+    own.payload_key = limits_.payload_key;
     auto decoded = frag::decode(f.bytes, own);
     if (!decoded || decoded->type != frag::FrameType::data) {
       abort(1, "internal error: a retained frame cannot be cut for another rail: " +
@@ -218,8 +220,9 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
       sum.copy(piece.bytes.data() + frag::kHeaderSize, payload.data() + (cut.offset - old.fragment_offset), cut.length);
       h.payload_checksum = sum.value();
       // Sealed for any rail: a MAC is only ignored on a trusted one.
-      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize), true,
-                   id_.frame_key);
+      frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize),
+                   !config_.payload_mac, id_.frame_key);
+      if (config_.payload_mac) frag::seal_frame(piece.bytes, limits_.payload_key);
       piece.route = old_route;
       piece.bulk = bulk;
       piece.attempts = attempts;
@@ -328,7 +331,8 @@ base::Status EngineCore::send_probe_frame(Peer& peer, std::uint32_t route_index,
   Route& route = peer.rails[route_index];
   frag::FrameHeader h = header_for(peer, type);
   h.sender_request = id;
-  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, mac_key(route.path_index));
+  OutgoingFrame frame(h, {}, frag::ChecksumKind::none, false, mac_key(route.path_index),
+                      payload_mac_key(route.path_index));
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
   counters_.bytes_sent += frame.frame_size();

@@ -55,7 +55,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     }
   }
   OutgoingFrame frame(h, payload, peer.tracking ? config_.checksum : frag::ChecksumKind::none, bulk,
-                      mac_key(route.path_index));
+                      mac_key(route.path_index), payload_mac_key(route.path_index));
   ++counters_.frames_sent;
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();

@@ -70,6 +70,12 @@
 // and accidental corruption of the header is caught with 2^-64 odds of a miss, not CRC32C's 2^-32.
 // Frames on a trusted path (DecodeLimits::verify_header_checksum false) carry 0 there.
 //
+// With engine.integrity=mac (DecodeLimits::payload_mac) the same field carries instead a MAC of the header
+// and the payload: keyed BLAKE2b (libsodium's crypto_generichash; the first 8 of 16 bytes) over the 112 header
+// bytes with the MAC's halves zero, then the payload, keyed with derive_payload_key(FrameKey). A payload
+// checksum catches accidents; an adversary who can change a frame in flight can also make a payload with
+// the same CRC32C (or sum32), which the header MAC alone would then let through.
+//
 // Type 0 is invalid so that a zeroed buffer is never a frame. A field that a frame type does not use
 // must be zero; decode() enforces it, so every accepted header re-encodes to the same bytes.
 #pragma once
@@ -265,6 +271,13 @@ std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept;
 // bytes and must seal it again).
 void seal_header(std::span<std::byte, kHeaderSize> header, const FrameKey& key) noexcept;
 
+// integrity=mac: the MAC of a frame's header (its own two halves taken as zero) and its payload, and the
+// sealing of a whole frame (header first, then payload) with it.
+std::uint64_t frame_mac(const std::byte* header, std::span<const std::byte> payload, const FrameKey& key) noexcept;
+void seal_frame(std::span<std::byte> frame, const FrameKey& key) noexcept;
+// The key of frame_mac, from the job's FrameKey (one key per primitive).
+FrameKey derive_payload_key(const FrameKey& frame_key) noexcept;
+
 // The job's FrameKey from its secret (at least 16 bytes; the launcher's 32-byte one): BLAKE2b keyed with
 // the secret over a fixed label, so the key says nothing of the secret, which authenticates ranks to
 // the launcher.
@@ -281,6 +294,10 @@ struct DecodeLimits {
   // rule still holds for them.
   bool verify_header_checksum = true;
   FrameKey key{};  // the job's: the header MAC must have been made with it
+  // integrity=mac: where the header MAC is checked, it is frame_mac over header and payload with
+  // payload_key; a header read ahead of its payload cannot be verified, and is refused.
+  bool payload_mac = false;
+  FrameKey payload_key{};
 };
 
 // Parses and validates a whole frame (header followed by exactly payload_length bytes). On refusal the

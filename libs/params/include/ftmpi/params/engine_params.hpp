@@ -21,6 +21,14 @@ inline constexpr ParamRow kReliability{
 inline constexpr ParamRow kChecksum{"engine.checksum", ParamType::string, "crc32c",
                                     "payload checksum on paths that need one", ParamLevel::basic,
                                     ParamScope::job, "crc32c|sum32|none"};
+// A CRC (or sum) catches accidents, not an adversary who changes frames in flight: mac authenticates
+// every payload with a keyed hash instead of trusting the checksum the header MAC covers (its cost is in
+// docs/benchmarks.md, "Authenticated payloads").
+inline constexpr ParamRow kIntegrity{
+    "engine.integrity", ParamType::string, "checksum",
+    "what protects a network frame's payload: checksum (engine.checksum, covered by the header MAC: "
+    "accidents) or mac (a keyed BLAKE2b of header and payload: adversaries on the network too)",
+    ParamLevel::basic, ParamScope::job, "checksum|mac"};
 inline constexpr ParamRow kShmEagerLimit{
     "engine.shm.eager_limit", ParamType::size, "8k",
     "largest message sent eagerly over shared memory; larger ones use rendezvous",
