@@ -15,7 +15,9 @@
 # Windows are volumes of traffic, so a fault follows the work on any machine. A round passes when the job
 # exits 0 within its time limit. Prints a progress line per round and, at the end, the rounds, the
 # failures with the command that replays each (the same seed gives the same plan), and what the engine
-# counted over all rounds (frames resent, corrupted frames caught, duplicates dropped, rails down and up).
+# counted over all rounds (frames resent, corrupted frames caught, duplicates dropped, rails down and up,
+# and the longest a live peer stayed silent on a suspect rail before it answered: what
+# engine.peer.timeout must exceed).
 # Logs: build/fault-soak/round-N.log. Builds what it needs (Release, build/release-tests). Exits 1 when a
 # round failed.
 set -euo pipefail
@@ -82,7 +84,11 @@ while [ "$(date +%s)" -lt "$end" ]; do
   fi
   # Sum the engine lines of every rank: "ftmpi counters: engine rank=R key=value ...".
   while read -r key value; do
-    total[$key]=$((${total[$key]:-0} + value))
+    if [ "$key" = longest_answered_silence_us ]; then  # a maximum, not a count
+      [ "$value" -le "${total[$key]:-0}" ] || total[$key]=$value
+    else
+      total[$key]=$((${total[$key]:-0} + value))
+    fi
   done < <(grep -h '^ftmpi counters: engine ' "$log" | tr ' ' '\n' | grep '=' | grep -v '^rank=' | tr '=' ' ')
   printf 'fault-soak: round %d, %s, %d ranks, %ds: %s (%d min left)\n' "$round" "$program" "$ranks" \
          $(($(date +%s) - started)) "$verdict" $(((end - $(date +%s) + 59) / 60))
@@ -93,7 +99,7 @@ echo "fault-soak: $round rounds in $minutes minutes (seed $seed), ${#failed[@]} 
 for f in "${failed[@]}"; do echo "  $f"; done
 echo "engine counters over every rank of every round:"
 for key in frames_sent retransmits dropped_bad_payload duplicates dropped_ahead dropped_malformed nacks_sent \
-           rails_down rails_up credit_rendezvous peers_lost; do
+           rails_down rails_up credit_rendezvous peers_lost longest_answered_silence_us; do
   printf '  %-20s %s\n' "$key" "${total[$key]:-0}"
 done
 [ "${#failed[@]}" -eq 0 ]

@@ -375,6 +375,13 @@ Status Client::reply_control(std::uint32_t id, bool ok, std::string text) {
   return send(ControlReply{id, ok, std::move(text)});
 }
 
+bool Client::check_peer(std::uint32_t peer) {
+  if (is_singleton() || !socket_ || finalized_ || peer >= job_.size) return false;
+  return send(PeerCheck{peer}).is_ok();
+}
+
+std::vector<PeerStatus> Client::take_peer_statuses() { return std::exchange(peer_statuses_, {}); }
+
 Result<std::optional<Message>> Client::try_receive(sys::Clock::time_point deadline) {
   if (held_) return std::optional<Message>(std::exchange(held_, std::nullopt));
   for (;;) {
@@ -385,6 +392,11 @@ Result<std::optional<Message>> Client::try_receive(sys::Clock::time_point deadli
       if (auto* control = std::get_if<Control>(&**message)) {
         controls_.push_back(std::move(*control));
         // Read here by a fence or finalize, it may never make the socket readable for the watcher.
+        if (watcher_) watcher_->pending.store(true);
+        continue;
+      }
+      if (auto* status = std::get_if<PeerStatus>(&**message)) {
+        peer_statuses_.push_back(*status);
         if (watcher_) watcher_->pending.store(true);
         continue;
       }

@@ -78,6 +78,7 @@ std::string_view to_string(ControlOp op) noexcept {
     case ControlOp::stats: return "stats";
     case ControlOp::disable: return "disable";
     case ControlOp::enable: return "enable";
+    case ControlOp::ping: return "ping";
   }
   return "?";
 }
@@ -143,7 +144,7 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
     return request_error("protocol version '" + std::string(words.size() < 2 ? "" : words[1]) +
                          "' is not the one this ftrun speaks (" + std::to_string(kControlVersion) + ")");
   }
-  if (words.size() < 3) return request_error("no operation (stats, disable, enable)");
+  if (words.size() < 3) return request_error("no operation (stats, disable, enable, ping)");
   ControlRequest request;
   if (words[2] == "stats") {
     request.op = ControlOp::stats;
@@ -151,9 +152,12 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
     request.op = ControlOp::disable;
   } else if (words[2] == "enable") {
     request.op = ControlOp::enable;
+  } else if (words[2] == "ping") {
+    request.op = ControlOp::ping;
   } else {
-    return request_error("unknown operation '" + std::string(words[2]) + "' (known: stats, disable, enable)");
+    return request_error("unknown operation '" + std::string(words[2]) + "' (known: stats, disable, enable, ping)");
   }
+  const bool rails = request.op == ControlOp::disable || request.op == ControlOp::enable;
   std::set<std::string_view> seen;
   for (std::size_t i = 3; i < words.size(); ++i) {
     const std::size_t eq = words[i].find('=');
@@ -164,11 +168,11 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
     const std::string_view value = words[i].substr(eq + 1);
     if (!seen.insert(key).second) return request_error(std::string(key) + " given twice");
     if (key == "rail") {
-      if (request.op == ControlOp::stats) return request_error("stats takes no rail");
+      if (!rails) return request_error(std::string(to_string(request.op)) + " takes no rail");
       if (!rail_name_ok(value)) return request_error("'" + std::string(value) + "' is not a rail name or index");
       request.rail = std::string(value);
     } else if (key == "ranks" || key == "peers") {
-      if (key == "peers" && request.op == ControlOp::stats) return request_error("stats takes no peers");
+      if (key == "peers" && !rails) return request_error(std::string(to_string(request.op)) + " takes no peers");
       auto list = parse_rank_list(value);
       if (!list) return request_error(std::string(key) + ": " + list.status().message());
       (key == "ranks" ? request.ranks : request.peers) = std::move(*list);
@@ -183,7 +187,7 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
       return request_error("unknown key '" + std::string(key) + "' (known: rail, ranks, peers, timeout)");
     }
   }
-  if (request.op != ControlOp::stats && request.rail.empty()) {
+  if (rails && request.rail.empty()) {
     return request_error(std::string(to_string(request.op)) + " needs rail=R");
   }
   return request;

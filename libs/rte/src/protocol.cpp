@@ -135,6 +135,11 @@ struct Encoder {
     w.u32(static_cast<std::uint32_t>(m.text.size()));
     w.bytes(m.text);
   }
+  void operator()(const PeerCheck& m) { w.u32(m.peer); }
+  void operator()(const PeerStatus& m) {
+    w.u32(m.peer);
+    w.u8(m.polling ? 1 : 0);
+  }
 };
 
 Result<Message> decode_body(MsgType type, Reader& r) {
@@ -218,6 +223,21 @@ Result<Message> decode_body(MsgType type, Reader& r) {
       m.ok = ok == 1;
       return Message(std::move(m));
     }
+    case MsgType::peer_check: {
+      PeerCheck m;
+      if (!r.u32(m.peer)) return malformed(type, "truncated");
+      if (m.peer >= kMaxJobSize) return malformed(type, "peer " + std::to_string(m.peer) + " out of range");
+      return Message(m);
+    }
+    case MsgType::peer_status: {
+      PeerStatus m;
+      std::uint8_t polling = 0;
+      if (!r.u32(m.peer) || !r.u8(polling)) return malformed(type, "truncated");
+      if (m.peer >= kMaxJobSize) return malformed(type, "peer " + std::to_string(m.peer) + " out of range");
+      if (polling > 1) return malformed(type, "polling must be 0 or 1");
+      m.polling = polling == 1;
+      return Message(m);
+    }
   }
   return Status(Errc::malformed, "unknown message type " + std::to_string(static_cast<int>(type)));
 }
@@ -238,6 +258,8 @@ std::string_view to_string(MsgType type) noexcept {
     case MsgType::control: return "control";
     case MsgType::control_reply: return "control_reply";
     case MsgType::busy: return "busy";
+    case MsgType::peer_check: return "peer_check";
+    case MsgType::peer_status: return "peer_status";
   }
   return "unknown";
 }
@@ -256,6 +278,8 @@ std::size_t max_body_bytes(MsgType type) noexcept {
     case MsgType::busy: return 0;
     case MsgType::control: return 4 + 4 + kMaxControlRequestBytes;
     case MsgType::control_reply: return 4 + 1 + 4 + kMaxControlReplyBytes;
+    case MsgType::peer_check: return 4;
+    case MsgType::peer_status: return 4 + 1;
   }
   return 0;
 }
@@ -302,7 +326,7 @@ Result<std::optional<Message>> FrameReader::next() {
   const auto type = static_cast<MsgType>(raw_type);
   if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
     const bool known = raw_type >= static_cast<std::uint8_t>(MsgType::hello) &&
-                       raw_type <= static_cast<std::uint8_t>(MsgType::busy);
+                       raw_type <= static_cast<std::uint8_t>(MsgType::peer_status);
     return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
                                          : "unknown frame type " + std::to_string(raw_type));
   }

@@ -72,6 +72,7 @@ void Server::prepare_poll(std::vector<pollfd>& fds, Clock::time_point& deadline)
     polled_.push_back(c.get());
     if (!c->rank) deadline = std::min(deadline, c->auth_deadline);
   }
+  for (const PeerCheckState& check : peer_checks_) deadline = std::min(deadline, check.deadline);
 }
 
 void Server::dispatch(std::span<const pollfd> fds, Clock::time_point now) {
@@ -91,6 +92,7 @@ void Server::dispatch(std::span<const pollfd> fds, Clock::time_point now) {
       reject(*c, "did not authenticate in time", true);
     }
   }
+  expire_peer_checks(now);
   polled_.clear();
   std::erase_if(connections_, [](const auto& c) { return c->closed; });
 }
@@ -237,7 +239,27 @@ bool Server::handle(Connection& c, Message message) {
             events_.push_back(event(RankEvent::Kind::finalized, rank));
             return !c.closed;
           },
+          [&](const PeerCheck& check) {
+            if (check.peer >= size_) {
+              reject(c, "peer_check of rank " + std::to_string(check.peer) + " in a job of " + std::to_string(size_),
+                     false);
+              return false;
+            }
+            start_peer_check(rank, check.peer, Clock::now());
+            return !c.closed;
+          },
           [&](ControlReply& reply) {
+            if ((reply.id & kPeerCheckIdBit) != 0) {
+              // The ping of a peer check: this rank polls. An id we no longer wait for (late) is dropped.
+              auto it = std::find_if(peer_checks_.begin(), peer_checks_.end(),
+                                     [&](const PeerCheckState& p) { return p.id == reply.id && p.peer == rank; });
+              if (it != peer_checks_.end()) {
+                const PeerCheckState check = *it;
+                peer_checks_.erase(it);
+                answer_peer_check(check.asker, check.peer, reply.ok);
+              }
+              return true;
+            }
             RankEvent e = event(RankEvent::Kind::control_reply, rank);
             e.control_id = reply.id;
             e.ok = reply.ok;
@@ -252,6 +274,36 @@ bool Server::handle(Connection& c, Message message) {
           },
       },
       message);
+}
+
+void Server::start_peer_check(std::uint32_t asker, std::uint32_t peer, Clock::time_point now) {
+  next_peer_check_ = (next_peer_check_ + 1) & ~kPeerCheckIdBit;
+  const std::uint32_t id = kPeerCheckIdBit | next_peer_check_;
+  if (!send_control(peer, id, "ftmpi-control 1 ping")) {
+    answer_peer_check(asker, peer, false);  // not connected (yet, or any more): it polls nothing here
+    return;
+  }
+  peer_checks_.push_back({id, asker, peer, now + kPeerCheckWindow});
+}
+
+void Server::answer_peer_check(std::uint32_t asker, std::uint32_t peer, bool polling) {
+  for (const auto& c : connections_) {
+    if (c->closed || c->rank != asker) continue;
+    send(*c, std::make_shared<const std::string>(encode(PeerStatus{peer, polling})));
+    return;
+  }
+}
+
+void Server::expire_peer_checks(Clock::time_point now) {
+  for (std::size_t i = 0; i < peer_checks_.size();) {
+    if (now < peer_checks_[i].deadline) {
+      ++i;
+      continue;
+    }
+    const PeerCheckState check = peer_checks_[i];
+    peer_checks_.erase(peer_checks_.begin() + static_cast<std::ptrdiff_t>(i));
+    answer_peer_check(check.asker, check.peer, false);  // no answer in the window: it computes
+  }
 }
 
 bool Server::send_control(std::uint32_t rank, std::uint32_t id, std::string_view request) {

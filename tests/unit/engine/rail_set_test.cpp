@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <ostream>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,6 +82,17 @@ class SimulatedPeer final : public RailSet::Actions {
   }
   void frames_stranded(std::uint32_t) override { ++stranded_; }
   [[noreturn]] void no_rail_left(std::uint32_t, std::string message) override { throw NoRailLeft{std::move(message)}; }
+  // The launcher, when there is one: it answers a check 2 ms later with whether the peer polls.
+  bool check_peer(std::uint32_t peer) override {
+    BOOST_TEST(peer == 1u);
+    if (!launcher) return false;
+    ++checks;
+    check_due_ = clock_.now() + 2ms;
+    return true;
+  }
+  bool launcher = false;
+  bool peer_polls = false;  // what the launcher finds
+  int checks = 0;
 
   // Moves time on by `d` in steps of `step`: replies arrive, live up rails are proved, rails serviced.
   void run(std::chrono::nanoseconds d, std::chrono::nanoseconds step = 100us) {
@@ -88,6 +100,10 @@ class SimulatedPeer final : public RailSet::Actions {
     while (clock_.now() < end) {
       clock_.advance(step);
       deliver_replies();
+      if (check_due_ && clock_.now() >= *check_due_) {
+        check_due_.reset();
+        set_->peer_checked(peer_polls);
+      }
       if (clock_.now() - last_traffic_ >= 1ms) {
         last_traffic_ = clock_.now();
         for (std::uint32_t k = 0; k < set_->size(); ++k) {
@@ -148,6 +164,7 @@ class SimulatedPeer final : public RailSet::Actions {
   std::mt19937_64 random_;
   Clock::time_point last_traffic_{};
   int stranded_ = 0;
+  std::optional<Clock::time_point> check_due_;
 };
 
 RailTiming timing() {
@@ -242,7 +259,8 @@ BOOST_AUTO_TEST_CASE(a_rail_losing_a_share_of_its_probes_is_not_taken_down) {
   BOOST_TEST(sim.totals().rails_down == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(a_peer_busy_computing_keeps_its_rails_until_the_peer_timeout_then_the_job_ends) {
+// Without a launcher to ask (a singleton, the engine tests), silence alone decides.
+BOOST_AUTO_TEST_CASE(without_a_launcher_a_silent_peer_keeps_its_rails_until_the_peer_timeout_then_is_lost) {
   SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set busy peer"));
   sim.peer_stops_answering();  // neither rail may go down for that...
   sim.run(9s, 1ms);
@@ -259,6 +277,48 @@ BOOST_AUTO_TEST_CASE(a_peer_busy_computing_keeps_its_rails_until_the_peer_timeou
   BOOST_TEST(message.starts_with("no rail left to rank 1 (no answer for 10000 ms)"), message);
   BOOST_TEST(message.find("udp eth0: down for 0 ms") != std::string::npos, message);
   BOOST_TEST(message.find("udp eth1: down for 0 ms") != std::string::npos, message);
+}
+
+// With a launcher: a peer silent on every rail for engine.peer.timeout that does not answer the launcher's
+// ping either is computing: it keeps its rails, however long it computes, and is asked again every
+// timeout; when it polls again its rails come back.
+BOOST_AUTO_TEST_CASE(with_a_launcher_a_silent_peer_that_computes_is_waited_for_however_long) {
+  SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set computing peer"));
+  sim.launcher = true;
+  sim.peer_polls = false;
+  sim.peer_stops_answering();
+  sim.run(95s, 1ms);  // nine and a half timeouts
+  BOOST_TEST(sim.totals().rails_down == 0u);
+  BOOST_TEST(sim.checks >= 8);
+  BOOST_TEST(sim.checks <= 10);
+  sim.rail(0).alive = sim.rail(1).alive = true;
+  sim.run(100ms);
+  BOOST_TEST(sim.state(0) == RailState::up);
+  BOOST_TEST(sim.state(1) == RailState::up);
+  BOOST_TEST(sim.totals().longest_answered_silence_us >= 95'000'000u);
+}
+
+// With a launcher: a silent peer that answers the launcher's ping polls, so the network between us is
+// what is dead: its rails fail (it is lost) once the timeout and a short grace have passed.
+BOOST_AUTO_TEST_CASE(with_a_launcher_a_silent_peer_that_polls_is_lost_after_the_timeout) {
+  SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set polling peer"));
+  sim.launcher = true;
+  sim.peer_polls = true;
+  sim.peer_stops_answering();
+  std::string message;
+  Clock::time_point lost_at;
+  const Clock::time_point start = sim.clock().now();
+  try {
+    sim.run(20s, 1ms);
+  } catch (const NoRailLeft& e) {
+    message = e.message;
+    lost_at = sim.clock().now();
+  }
+  BOOST_TEST(sim.checks == 1);
+  BOOST_TEST(message.find("while it polls") != std::string::npos, message);
+  // The timeout, the launcher's 2 ms, and the grace of 4 x down_after.
+  BOOST_TEST((lost_at - start >= 10s + 200ms));
+  BOOST_TEST((lost_at - start <= 10s + 250ms));
 }
 
 BOOST_AUTO_TEST_CASE(a_peer_that_polls_again_before_the_timeout_loses_no_rail) {

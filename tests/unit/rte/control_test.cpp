@@ -55,10 +55,12 @@ BOOST_AUTO_TEST_CASE(every_error_says_what_is_wrong) {
   BOOST_TEST(error_of("ftmpi-control 2 stats").find("protocol version '2'") != std::string::npos);
   BOOST_TEST(error_of("ftmpi-control 1") == "control request: no operation (stats, disable, enable)");
   BOOST_TEST(error_of("ftmpi-control 1 reboot") ==
-             "control request: unknown operation 'reboot' (known: stats, disable, enable)");
+             "control request: unknown operation 'reboot' (known: stats, disable, enable, ping)");
   BOOST_TEST(error_of("ftmpi-control 1 disable") == "control request: disable needs rail=R");
   BOOST_TEST(error_of("ftmpi-control 1 stats rail=1") == "control request: stats takes no rail");
   BOOST_TEST(error_of("ftmpi-control 1 stats peers=1") == "control request: stats takes no peers");
+  BOOST_TEST(error_of("ftmpi-control 1 ping rail=1") == "control request: ping takes no rail");
+  BOOST_TEST(parse_control_request("ftmpi-control 1 ping ranks=2").is_ok());
   BOOST_TEST(error_of("ftmpi-control 1 enable rail=1 rail=2") == "control request: rail given twice");
   BOOST_TEST(error_of("ftmpi-control 1 enable rail") == "control request: 'rail' is not KEY=VALUE");
   BOOST_TEST(error_of("ftmpi-control 1 enable rail=") == "control request: '' is not a rail name or index");

@@ -14,7 +14,8 @@ namespace {
 constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,      MsgType::put,
                                   MsgType::fence,     MsgType::fence_done,   MsgType::abort,
                                   MsgType::abort_ack, MsgType::finalize,     MsgType::finalize_ack,
-                                  MsgType::control,   MsgType::control_reply, MsgType::busy};
+                                  MsgType::control,   MsgType::control_reply, MsgType::busy,
+                                  MsgType::peer_check, MsgType::peer_status};
 
 std::string header(std::uint32_t length, std::uint8_t type) {
   std::string h;
@@ -78,6 +79,17 @@ BOOST_AUTO_TEST_CASE(every_message_round_trips) {
   BOOST_TEST(std::holds_alternative<AbortAck>(*round_trip(AbortAck{})));
   BOOST_TEST(std::holds_alternative<Busy>(*round_trip(Busy{})));
   BOOST_TEST(encode(Busy{}).size() == kFrameHeaderBytes);  // nothing but the header
+  BOOST_TEST(std::get<PeerCheck>(*round_trip(PeerCheck{41})).peer == 41u);
+  const auto status = std::get<PeerStatus>(*round_trip(PeerStatus{9, true}));
+  BOOST_TEST(status.peer == 9u);
+  BOOST_TEST(status.polling);
+  BOOST_TEST(!std::get<PeerStatus>(*round_trip(PeerStatus{9, false})).polling);
+  // A peer_status whose polling byte is neither 0 nor 1 is malformed.
+  std::string bad = encode(PeerStatus{9, true});
+  bad.back() = 2;
+  FrameReader strict(kEveryType);
+  strict.append(bad);
+  BOOST_TEST(!strict.next().is_ok());
   BOOST_TEST(std::holds_alternative<Finalize>(*round_trip(Finalize{})));
   BOOST_TEST(std::holds_alternative<FinalizeAck>(*round_trip(FinalizeAck{})));
 

@@ -202,6 +202,57 @@ BOOST_AUTO_TEST_CASE(a_fence_can_be_waited_for_without_blocking) {
   BOOST_TEST(job.server->protocol_errors() == 0u);
 }
 
+// A rank whose every rail to a peer is silent asks ftrun whether that peer polls: ftrun pings it over its
+// control connection, and answers polling when it replies (its progress loop runs), not polling when the
+// window passes without a reply (it computes). The ping is ftrun's own: no control_reply event.
+BOOST_AUTO_TEST_CASE(a_peer_check_says_whether_the_peer_polls) {
+  TestJob job(2);
+  std::optional<Client> clients[2];
+  std::vector<std::thread> threads;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto c = Client::connect(job.rank(r), ClientOptions{});
+      if (c) clients[r].emplace(std::move(*c));
+    });
+  }
+  job.serve_until([&] { return job.count(RankEvent::Kind::connected) == 2; });
+  for (auto& t : threads) t.join();
+  BOOST_REQUIRE(clients[0].has_value());
+  BOOST_REQUIRE(clients[1].has_value());
+  Client& asker = *clients[0];
+  Client& peer = *clients[1];
+  std::vector<PeerStatus> got;
+  const auto asker_reads = [&] {
+    (void)asker.take_control();  // what the engine's serve_control does: read, then take the answers
+    for (const PeerStatus& s : asker.take_peer_statuses()) got.push_back(s);
+    return !got.empty();
+  };
+  // It polls: its progress loop answers the ping.
+  BOOST_REQUIRE(asker.check_peer(1));
+  job.serve_until([&] {
+    for (const Control& c : peer.take_control()) BOOST_REQUIRE(peer.reply_control(c.id, true, "{}").is_ok());
+    return asker_reads();
+  });
+  BOOST_REQUIRE(got.size() == 1u);
+  BOOST_TEST(got[0].peer == 1u);
+  BOOST_TEST(got[0].polling);
+  // It computes: no answer within the window.
+  got.clear();
+  const auto asked = std::chrono::steady_clock::now();
+  BOOST_REQUIRE(asker.check_peer(1));
+  job.serve_until(asker_reads);
+  BOOST_REQUIRE(got.size() == 1u);
+  BOOST_TEST(!got[0].polling);
+  BOOST_TEST((std::chrono::steady_clock::now() - asked >= kPeerCheckWindow));
+  // Its late answer to that ping changes nothing, and no ping ever surfaces as a tool's reply.
+  for (const Control& c : peer.take_control()) BOOST_REQUIRE(peer.reply_control(c.id, true, "{}").is_ok());
+  BOOST_REQUIRE(job.server->poll_once(50ms).is_ok());
+  for (RankEvent& e : job.server->take_events()) job.events.push_back(std::move(e));
+  BOOST_TEST(job.count(RankEvent::Kind::control_reply) == 0u);
+  BOOST_TEST(!asker.check_peer(2));  // no such rank: nothing asked
+  BOOST_TEST(job.server->protocol_errors() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_wrong_secret_is_refused_counted_and_does_not_take_the_rank) {
   TestJob job(1);
   JobInfo impostor = job.rank(0);

@@ -33,7 +33,13 @@ std::vector<std::string_view> rail_words(std::string_view name) {
 }  // namespace
 
 void EngineCore::serve_control() {
-  for (rte::Control& control : env_.take_control()) {
+  std::vector<rte::Control> controls = env_.take_control();
+  if (env_.take_peer_statuses) {
+    for (const rte::PeerStatus& status : env_.take_peer_statuses()) {
+      if (status.peer < peers_.size()) peers_[status.peer].rails.peer_checked(status.polling);
+    }
+  }
+  for (rte::Control& control : controls) {
     auto request = rte::parse_control_request(control.request);
     if (!request) {
       env_.reply_control(control.id, false, request.status().message());
@@ -41,6 +47,10 @@ void EngineCore::serve_control() {
     }
     if (request->op == rte::ControlOp::stats) {
       env_.reply_control(control.id, true, report_json(stats()));
+      continue;
+    }
+    if (request->op == rte::ControlOp::ping) {  // answering is the whole answer: this rank polls
+      env_.reply_control(control.id, true, "{}");
       continue;
     }
     auto answer = set_rail_service(*request);

@@ -122,6 +122,11 @@ struct Environment {
   const std::atomic<bool>* control_pending = nullptr;
   std::function<std::vector<rte::Control>()> take_control;
   std::function<void(std::uint32_t id, bool ok, std::string text)> reply_control;
+  // Whether a peer whose rails are all silent still polls, asked of the launcher (RailSet: a silent
+  // peer that polls is lost, one that computes is waited for). check_peer returns false when nobody can
+  // be asked; the answers arrive with control_pending and are taken with take_peer_statuses.
+  std::function<bool(std::uint32_t peer)> check_peer;
+  std::function<std::vector<rte::PeerStatus>()> take_peer_statuses;
 };
 
 // A frame's payload: `bytes`, or, when `layout` is set, the packed bytes [offset, offset + length) of a
@@ -254,6 +259,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   base::Status send_probe(std::uint32_t peer, std::uint32_t rail, std::uint64_t probe_id) override;
   void frames_stranded(std::uint32_t peer) override;
   void no_rail_left(std::uint32_t peer, std::string message) override;
+  bool check_peer(std::uint32_t peer) override { return env_.check_peer && env_.check_peer(peer); }
   // Completes a request whose peer is lost, as failed.
   void fail_lost(Request* r, std::uint32_t peer);
   // Whether a single-copy request naming `pid` may come from this peer over the path being polled.

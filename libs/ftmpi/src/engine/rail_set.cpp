@@ -66,6 +66,15 @@ std::uint32_t RailSet::pick() noexcept {
 
 void RailSet::proved(std::uint32_t rail, Clock::time_point now) noexcept {
   Route& route = routes_[rail];
+  // How long a live peer stayed silent on a suspect rail before answering: what engine.peer.timeout must
+  // exceed (docs/benchmarks.md, "How long a live peer is silent").
+  if (route.state == RailState::suspect && context_->totals != nullptr) {
+    const auto silent = now - std::max(route.last_progress, route.state_since);
+    context_->totals->longest_answered_silence_us =
+        std::max<std::uint64_t>(context_->totals->longest_answered_silence_us,
+                                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(silent).count()));
+  }
+  check_ = PeerCheck::none;
   route.last_progress = now;
   route.timeouts = 0;
   route.refused_sends = 0;
@@ -248,8 +257,14 @@ bool RailSet::service() {
       }
       const bool another_works =
           route.alive_elsewhere != Clock::time_point{} && t - route.alive_elsewhere >= timing.down_after / 4;
-      if ((another_works && silent >= timing.down_after) || silent >= timing.peer_timeout) {
+      if (another_works && silent >= timing.down_after) {
         failed(k, "no answer for " + ms(silent));
+        did = true;
+        continue;
+      }
+      if (silent >= timing.peer_timeout && silent_peer_is_lost(t)) {
+        failed(k, "no answer for " + ms(silent) +
+                      (check_ == PeerCheck::polling ? ", while it polls (it answered ftrun)" : ""));
         did = true;
         continue;
       }
@@ -272,6 +287,37 @@ bool RailSet::service() {
     did = true;
   }
   return did;
+}
+
+bool RailSet::silent_peer_is_lost(Clock::time_point t) {
+  const RailTiming& timing = context_->timing;
+  switch (check_) {
+    case PeerCheck::none:
+      if (!context_->actions->check_peer(peer_)) return true;  // nobody to ask: silence is enough
+      check_ = PeerCheck::asked;
+      check_at_ = t;
+      return false;
+    case PeerCheck::asked:
+      // The launcher answers within its window; one lost with it (a job ending) is asked again.
+      if (t - check_at_ >= 2 * timing.peer_timeout) check_ = PeerCheck::none;
+      return false;
+    case PeerCheck::polling:
+      // It polls, yet answers nothing: the network between us is dead. A grace for its answers to our
+      // probes that may still be on their way (they race its answer to ftrun).
+      return t - check_at_ >= 4 * timing.down_after;
+    case PeerCheck::computing:
+      if (t - check_at_ >= timing.peer_timeout) check_ = PeerCheck::none;  // ask again
+      return false;
+  }
+  return false;
+}
+
+void RailSet::peer_checked(bool polling) {
+  if (check_ != PeerCheck::asked) return;  // the peer answered meanwhile, or nobody asked
+  check_ = polling ? PeerCheck::polling : PeerCheck::computing;
+  check_at_ = now();
+  base::logger().debug("rank {} {} (asked ftrun: every rail to it is silent)", peer_,
+                       polling ? "polls" : "is not polling; it is waited for");
 }
 
 bool RailSet::last_in_service(std::uint32_t rail) const noexcept {

@@ -17,8 +17,11 @@
 // polling), is *down*. A send the operating system refuses (ENETUNREACH, EPERM from a firewall, ...)
 // makes the rail suspect and probed at once; three refusals in a row with no answer between them (a link
 // that is down refuses everything, a firewall rule that drops 5% refuses only those) make it down, within
-// the same call. The last rail to a peer is declared down only after engine.peer.timeout of silence (a
-// peer busy computing looks exactly like a dead one from here); then the job ends, naming every rail.
+// the same call. When every rail to a peer has been silent for engine.peer.timeout, the launcher is asked
+// whether the peer still polls (a ping over its control connection, which the peer answers from its
+// progress loop): if it does, its silence is the network's and its rails fail (the engine then declares
+// it lost, naming every rail); if it does not, it is computing, and is waited for, asking again every
+// engine.peer.timeout. Without a launcher to ask, the rails fail at engine.peer.timeout.
 //
 // Failback. A down rail is probed with back-off from engine.rail.probe_min to engine.rail.probe_max for
 // as long as the job runs; a probe reply that comes back *on that rail* puts it up again.
@@ -111,6 +114,9 @@ class RailSet {
     // No rail to the peer is left: the engine declares it lost (its operations fail; the application's
     // error handler decides whether the job ends).
     virtual void no_rail_left(std::uint32_t peer, std::string message) = 0;
+    // Every rail to the peer has been silent for engine.peer.timeout: asks the launcher whether the peer
+    // still polls; the answer comes back through peer_checked(). False when nobody can be asked.
+    virtual bool check_peer(std::uint32_t peer) = 0;
   };
 
   // What every RailSet of an engine shares.
@@ -161,6 +167,9 @@ class RailSet {
   // Probes suspect and down rails when due and decides when a suspect rail is down; true when it did
   // anything.
   bool service();
+  // The launcher's answer to check_peer(): the peer polls (its silence is the network's), or not (it
+  // computes, and is waited for).
+  void peer_checked(bool polling);
 
   // The operator (ftpath): a disabled rail carries nothing and is not probed; an enabled one is probed
   // at once. `last_in_service` says whether disabling it would leave the peer no rail.
@@ -173,6 +182,14 @@ class RailSet {
  private:
   base::Status probe(std::uint32_t rail, Clock::time_point now);
   Clock::time_point now() const noexcept { return context_->clock->now(); }
+  // Whether a rail silent for engine.peer.timeout fails now: yes without anyone to ask, or when the
+  // launcher saw the peer poll (and a grace passed, for its answers in flight); otherwise asks, or waits.
+  bool silent_peer_is_lost(Clock::time_point now);
+
+  // The peer check (check_peer): none asked since the peer last answered, asked, or its answer and when.
+  enum class PeerCheck : std::uint8_t { none, asked, polling, computing };
+  PeerCheck check_ = PeerCheck::none;
+  Clock::time_point check_at_{};
 
   std::uint32_t peer_;
   const Context* context_;

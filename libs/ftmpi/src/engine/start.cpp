@@ -214,6 +214,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     if (auto s = client->watch_control(); !s) return s.prefixed("starting the control watcher");
     env.control_pending = client->control_pending();
     env.take_control = [client] { return client->take_control(); };
+    env.check_peer = [client](std::uint32_t peer) { return client->check_peer(peer); };
+    env.take_peer_statuses = [client] { return client->take_peer_statuses(); };
     env.reply_control = [client](std::uint32_t id, bool ok, std::string text) {
       if (auto s = client->reply_control(id, ok, std::move(text)); !s) {
         base::logger().warn("cannot answer a control request: {}", s.message());

@@ -82,6 +82,12 @@ class Client {
   // Answers request `id`: `text` is JSON when ok, else one line saying why not.
   base::Status reply_control(std::uint32_t id, bool ok, std::string text);
 
+  // Asks ftrun whether `peer` polls (protocol.hpp, peer_check); the answer arrives like a control
+  // request (control_pending() rises) and is taken with take_peer_statuses(). False for a singleton or
+  // after finalize: nobody to ask.
+  bool check_peer(std::uint32_t peer);
+  std::vector<PeerStatus> take_peer_statuses();
+
  private:
   Client(JobInfo job, UniqueFd socket, std::chrono::nanoseconds timeout)
       : job_(std::move(job)), socket_(std::move(socket)), timeout_(timeout) {}
@@ -106,6 +112,7 @@ class Client {
   std::size_t kv_bytes_ = 0;
   bool finalized_ = false;
   std::vector<Control> controls_;  // received, not yet taken
+  std::vector<PeerStatus> peer_statuses_;  // received, not yet taken
   std::optional<Message> held_;    // received by take_control(), returned by the next receive
   struct ControlWatcher;
   // On the heap: its thread holds its address while the Client moves. Stopped before the socket closes.

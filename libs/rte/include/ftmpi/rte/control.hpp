@@ -13,6 +13,8 @@
 //   OP      stats                  every rank's statistics (engine stats.hpp, as JSON)
 //           disable | enable       a rail: stop using it (its frames move to the others), or probe it and
 //                                  use it again once it answers
+//           ping                   "{}" from every rank whose progress loop runs (ftrun itself asks it
+//                                  when a rank reports a peer silent: protocol.hpp, peer_check)
 //   rail=R  the rail (disable, enable: required): its index, or its name as ftrun was given it (an
 //           interface such as eth1, or an address)
 //   ranks=L which ranks act or answer (default: every rank); L is "0,2,5-7"
@@ -38,7 +40,7 @@ inline constexpr std::uint32_t kControlVersion = 1;
 inline constexpr std::chrono::seconds kControlDefaultTimeout{2};
 inline constexpr std::chrono::seconds kControlMaxTimeout{60};
 
-enum class ControlOp : std::uint8_t { stats, disable, enable };
+enum class ControlOp : std::uint8_t { stats, disable, enable, ping };
 std::string_view to_string(ControlOp op) noexcept;
 
 struct ControlRequest {

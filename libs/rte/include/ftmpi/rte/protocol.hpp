@@ -27,12 +27,18 @@
 //   11    control_reply rank->ftrun   u32 id, u8 ok, u32 length, reply text (JSON when ok)
 //   12    busy          ftrun->rank   empty: too many unauthenticated connections; this one is closed,
 //                                     try again (sent before authentication, so it tells nothing secret)
+//   13    peer_check    rank->ftrun   u32 peer: "every rail to this peer is silent: is it polling?"
+//   14    peer_status   ftrun->rank   u32 peer, u8 polling: the answer. ftrun sends the peer a control
+//                                     `ping`; polling is 1 when it answered within kPeerCheckWindow (its
+//                                     progress loop runs, so silence on the rails is the network's), 0
+//                                     when not (it computes, or is not connected)
 //
 // A rank answers each control request once, from its progress loop (so a rank computing without MPI
 // calls answers late; ftrun's deadline, not the rank, bounds a tool's wait).
 // A wrong secret gets no answer: ftrun closes the connection.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -75,7 +81,12 @@ enum class MsgType : std::uint8_t {
   control = 10,
   control_reply = 11,
   busy = 12,
+  peer_check = 13,
+  peer_status = 14,
 };
+
+// How long ftrun waits for a peer's answer to the ping of a peer_check.
+inline constexpr std::chrono::milliseconds kPeerCheckWindow{1000};
 
 std::string_view to_string(MsgType type) noexcept;
 // The largest body a frame of this type may carry.
@@ -84,9 +95,10 @@ std::size_t max_body_bytes(MsgType type) noexcept;
 // The frames each side accepts: ftrun takes only a hello until the rank has authenticated, then the rest.
 inline constexpr MsgType kRankHello[] = {MsgType::hello};
 inline constexpr MsgType kRankToLauncher[] = {MsgType::put, MsgType::fence, MsgType::abort, MsgType::finalize,
-                                              MsgType::control_reply};
+                                              MsgType::control_reply, MsgType::peer_check};
 inline constexpr MsgType kLauncherToRank[] = {MsgType::welcome, MsgType::fence_done, MsgType::abort_ack,
-                                              MsgType::finalize_ack, MsgType::control, MsgType::busy};
+                                              MsgType::finalize_ack, MsgType::control, MsgType::busy,
+                                              MsgType::peer_status};
 
 struct Hello {
   std::uint16_t version = kProtocolVersion;
@@ -130,10 +142,17 @@ struct ControlReply {
   bool ok = false;
   std::string text;  // at most kMaxControlReplyBytes: JSON when ok, else one line saying why not
 };
+struct PeerCheck {
+  std::uint32_t peer = 0;
+};
+struct PeerStatus {
+  std::uint32_t peer = 0;
+  bool polling = false;
+};
 
 // Alternatives in MsgType order, so index() + 1 is the type byte.
 using Message = std::variant<Hello, Welcome, Put, Fence, FenceDone, Abort, AbortAck, Finalize, FinalizeAck,
-                             Control, ControlReply, Busy>;
+                             Control, ControlReply, Busy, PeerCheck, PeerStatus>;
 
 MsgType type_of(const Message& message) noexcept;
 

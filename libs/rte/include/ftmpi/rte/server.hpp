@@ -78,8 +78,10 @@ class Server {
   std::vector<RankEvent> take_events();
 
   // Sends a control request (control.hpp) to `rank`; its answer comes as a control_reply event. False
-  // when the rank is not connected (not yet, or no longer: finalized or gone).
+  // when the rank is not connected (not yet, or no longer: finalized or gone). Ids with
+  // kPeerCheckIdBit are the server's own (peer checks) and are not for callers.
   bool send_control(std::uint32_t rank, std::uint32_t id, std::string_view request);
+  static constexpr std::uint32_t kPeerCheckIdBit = 0x8000'0000u;
 
   // Authenticated at some point (a program that never connects is not using the protocol).
   bool joined(std::uint32_t rank) const noexcept { return ranks_[rank].joined; }
@@ -133,6 +135,10 @@ class Server {
   void evict(Connection& c);
   void close(Connection& c);
   void complete_fence();
+  // A rank asked whether `peer` polls (peer_check): ping it, and answer when it does or the window ends.
+  void start_peer_check(std::uint32_t asker, std::uint32_t peer, Clock::time_point now);
+  void answer_peer_check(std::uint32_t asker, std::uint32_t peer, bool polling);
+  void expire_peer_checks(Clock::time_point now);
 
   std::vector<UniqueFd> listeners_;  // polled first, in this order
   std::vector<std::string> addresses_;
@@ -146,6 +152,14 @@ class Server {
   std::uint32_t fence_epoch_ = 1;    // the fence being gathered
   std::uint32_t fence_entered_ = 0;  // ranks waiting in it
   std::vector<RankEvent> events_;
+  struct PeerCheckState {
+    std::uint32_t id = 0;
+    std::uint32_t asker = 0;
+    std::uint32_t peer = 0;
+    Clock::time_point deadline;
+  };
+  std::vector<PeerCheckState> peer_checks_;
+  std::uint32_t next_peer_check_ = 0;
   std::uint64_t auth_failures_ = 0;
   std::uint64_t evicted_ = 0;
   std::uint64_t protocol_errors_ = 0;
