@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare-builds.sh [--rounds R] [--sizes "0 1048576"] BEFORE AFTER
+# compare-builds.sh [--rounds R] [--sizes "0 1048576"] [--after-param K=V]... BEFORE AFTER
 #
 # Measures two versions of ftmpi side by side, interleaved on this machine, to show what a change to the
 # engine costs (docs/benchmarks.md: only ratios measured in one run count). BEFORE and AFTER are git
@@ -13,16 +13,22 @@
 # runs the latency ping-pong at each size (default 0 B and 1 MB) for BEFORE, then AFTER, then the next
 # round. Prints one Markdown table: the median over the rounds of each run's median half round trip, and
 # AFTER / BEFORE. Raw outputs stay in build/compare-builds/raw/. Takes about 3 minutes after the builds.
+#
+# --after-param K=V (repeatable) runs AFTER with `--param K=V`: the cost of a setting. With BEFORE and
+# AFTER the same revision it is built once, e.g. `compare-builds.sh --after-param engine.integrity=mac
+# HEAD HEAD`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 rounds=5
 sizes="0 1048576"
+after_params=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --after-param) after_params+=(--param "${2:?--after-param needs K=V}"); shift 2 ;;
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --sizes) sizes=${2:?--sizes needs a list of byte counts}; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare-builds: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -51,13 +57,22 @@ build_one() {
   "$work/$name/install/bin/ftcc" -O2 "$root/bench/mpi/mpi_pingpong.c" -o "$work/$name/pingpong"
 }
 build_one "$1" before
-build_one "$2" after
+if [ "$(git rev-parse --verify "$1^{commit}")" = "$(git rev-parse --verify "$2^{commit}")" ]; then
+  rm -rf "$work/after/install" "$work/after/pingpong"
+  mkdir -p "$work/after"
+  cp -a "$work/before/install" "$work/after/install"
+  cp "$work/before/pingpong" "$work/after/pingpong"
+  echo "compare-builds: after = before's build" >&2
+else
+  build_one "$2" after
+fi
 
 # One run: prints "<usec>" for size $3 of build $1 over path $2.
 run_one() {
   local name=$1 path=$2 size=$3 out
   local args=(-n 2 --bind-to core)
   [ "$path" = udp ] && args+=(--paths udp)
+  [ "$name" = after ] && args+=("${after_params[@]}")
   out=$work/raw/$name-$path-$size-$round.txt
   "$work/$name/install/bin/ftrun" "${args[@]}" "$work/$name/pingpong" -L -s "$size" >"$out" 2>&1 ||
     { echo "compare-builds: $name $path $size B failed; see $out" >&2; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fault-soak.sh [--minutes M] [--seed S]
+# fault-soak.sh [--minutes M] [--seed S] [--build DIR]
 #
 # Cycles MPI jobs under changing faults for M minutes (default 30), to find what a short test cannot: a
 # rare loss pattern, a leak, a hang after hours of failover. Not part of CI. Each round runs one of the
@@ -18,28 +18,29 @@
 # counted over all rounds (frames resent, corrupted frames caught, duplicates dropped, rails down and up,
 # and the longest a live peer stayed silent on a suspect rail before it answered: what
 # engine.peer.timeout must exceed).
-# Logs: build/fault-soak/round-N.log. Builds what it needs (Release, build/release-tests). Exits 1 when a
-# round failed.
+# Logs: <build>/fault-soak/round-N.log. Builds what it needs (Release, in DIR: build/release-tests by
+# default). Exits 1 when a round failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=30
 seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+build=build/release-tests
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes=${2:?--minutes needs a number}; shift 2 ;;
     --seed) seed=${2:?--seed needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build) build=${2:?--build needs a directory}; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fault-soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$minutes" =~ ^[1-9][0-9]*$ ]] || { echo "fault-soak: --minutes takes a whole number of minutes" >&2; exit 2; }
 [[ "$seed" =~ ^[0-9]+$ ]] || { echo "fault-soak: --seed takes a number" >&2; exit 2; }
 
-build=build/release-tests
 programs=(pingpong ring collectives datatypes many_isend memory_flood)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFTMPI_WERROR=ON -DFTMPI_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" --target ftrun $(printf 'mpi_%s ' "${programs[@]}") >/dev/null
-logs=build/fault-soak
+logs=$build/fault-soak
 rm -rf "$logs"
 mkdir -p "$logs"
 

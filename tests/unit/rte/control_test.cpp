@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(every_error_says_what_is_wrong) {
   BOOST_TEST(error_of("") == "control request: does not start with 'ftmpi-control'");
   BOOST_TEST(error_of("GET / HTTP/1.1") == "control request: does not start with 'ftmpi-control'");
   BOOST_TEST(error_of("ftmpi-control 2 stats").find("protocol version '2'") != std::string::npos);
-  BOOST_TEST(error_of("ftmpi-control 1") == "control request: no operation (stats, disable, enable)");
+  BOOST_TEST(error_of("ftmpi-control 1") == "control request: no operation (stats, disable, enable, ping)");
   BOOST_TEST(error_of("ftmpi-control 1 reboot") ==
              "control request: unknown operation 'reboot' (known: stats, disable, enable, ping)");
   BOOST_TEST(error_of("ftmpi-control 1 disable") == "control request: disable needs rail=R");

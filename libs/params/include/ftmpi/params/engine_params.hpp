@@ -94,11 +94,16 @@ inline constexpr ParamRow kRailDownAfter{
     "a suspect rail (a frame timed out on it) that answers nothing for this long is declared down and "
     "its unacknowledged frames move to the other rails, as long as another rail to that peer works",
     ParamLevel::advanced, ParamScope::job};
+// 5 s: twenty times the longest a live, polling peer stayed silent in the fault soak (255 ms, under loss
+// and a blackholed rail; 70 ms with every core busy), and above a link renegotiation or a fast spanning-tree
+// reconvergence; a peer that computes is asked about through ftrun instead of timed out
+// (docs/benchmarks.md, "How long a live peer is silent").
 inline constexpr ParamRow kPeerTimeout{
-    "engine.peer.timeout", ParamType::duration, "30s",
-    "the last working rail to a peer is declared down (and the peer lost: operations with it fail with "
-    "MPIX_ERR_PROC_FAILED) only after the peer answered nothing for this long: a peer that is merely busy "
-    "computing must not be lost",
+    "engine.peer.timeout", ParamType::duration, "5s",
+    "silence on every rail to a peer after which ftrun is asked whether the peer polls: if it does, the "
+    "network between is dead and the peer is lost (operations with it fail with MPIX_ERR_PROC_FAILED); if "
+    "not, it is computing and is waited for, asked again after as long. Without ftrun, the silence alone "
+    "loses it",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kProbeMin{
     "engine.rail.probe_min", ParamType::duration, "10ms",
