@@ -285,9 +285,12 @@ base::Result<std::unique_ptr<ShmPath>> ShmPath::attach(const ShmConfig& config) 
 
   const std::size_t me = config.local_rank;
   if (Status s = shm::place_near_sender(mapping.base + layout.fifo(me, 0), layout.row_size()); !s) return s;
-  // Let the other ranks read this process's memory where Yama ptrace_scope is 1 (as Open MPI's vader
-  // does); the call fails harmlessly where Yama is absent.
-  ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  // Let the other ranks read this process's memory where Yama ptrace_scope is 1: Yama then allows the
+  // declared tracer *and its descendants*, so naming our parent (ftrun, or a host's launch agent) admits
+  // the ranks it started and no one else, where PR_SET_PTRACER_ANY admitted every process of the user.
+  // Ranks with different parents (one agent per rank) cannot then read each other: the receiver's read
+  // fails and the message is piped instead (engine: single_copy_fallbacks). Fails harmlessly without Yama.
+  ::prctl(PR_SET_PTRACER, static_cast<unsigned long>(::getppid()), 0, 0, 0);
   shm::RankEntry* entries = shm::entries_of(mapping.base);
   publish_self(entries[me]);
   const bool single_copy_read = probe_leader(entries[0]);

@@ -2,8 +2,9 @@
 // large messages between ranks on one host: the receiver copies straight out of the sender's buffer.
 //
 // The kernel allows it when the reader may ptrace the target: same user, target dumpable, and, where the
-// Yama LSM is active, ptrace_scope 0, or 1 with the target having allowed it (ShmPath::attach does, with
-// PR_SET_PTRACER_ANY). Containers may also block the system call with seccomp.
+// Yama LSM is active, ptrace_scope 0, or 1 with the target having allowed it (ShmPath::attach names its
+// parent, whose descendants, the job's ranks on this host, Yama then admits). Containers may also block
+// the system call with seccomp; a read that fails is not an error to the engine (it pipes the message).
 #pragma once
 
 #include <sys/types.h>
