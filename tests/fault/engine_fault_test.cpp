@@ -629,15 +629,22 @@ class Refusing final : public path::Path {
   std::unique_ptr<path::Path> inner_;
 };
 
-// Two ranks over two in-process rails, rail 0 of each wrapped in Refusing.
+// Two ranks over two in-process rails, rail 0 of each wrapped in Refusing (rail 1 too with `both`:
+// breakable[2 * rank + rail] then).
 struct RefusingWorld {
-  explicit RefusingWorld(const EngineConfig& config) {
+  explicit RefusingWorld(const EngineConfig& config, bool both = false) {
     for (std::uint32_t r = 0; r < 2; ++r) {
       std::vector<std::unique_ptr<path::Path>> paths;
       auto refusing = std::make_unique<Refusing>(std::make_unique<path::LoopPath>(rail0, r));
       breakable.push_back(refusing.get());
       paths.push_back(std::move(refusing));
-      paths.push_back(std::make_unique<path::LoopPath>(rail1, r));
+      if (both) {
+        auto second = std::make_unique<Refusing>(std::make_unique<path::LoopPath>(rail1, r));
+        breakable.push_back(second.get());
+        paths.push_back(std::move(second));
+      } else {
+        paths.push_back(std::make_unique<path::LoopPath>(rail1, r));
+      }
       Environment env;
       env.abort = [](int code, std::string_view message) { throw JobAborted{code, std::string(message)}; };
       ranks.push_back(std::make_unique<EngineCore>(Identity{r, 2, kJobKey}, config, std::move(paths), env));
@@ -675,6 +682,82 @@ BOOST_AUTO_TEST_CASE(an_operating_system_error_takes_a_rail_down_at_once) {
   const RailChange& last = w.ranks[0]->peer(1).rails[0].changes.back();
   BOOST_TEST(last.state == RailState::down);
   BOOST_TEST(last.reason.find("Operation not permitted") != std::string::npos, last.reason);
+}
+
+// Every rail refuses every send (the host's links went down) while a stream, eager sends and a receive
+// are under way: the last refusal loses the peer from inside a send, with the engine still walking the
+// peer's frames and streams. Its state is torn down afterwards, from the progress loop, and every
+// operation fails cleanly (this used to free what the send was using, under ASan's eyes now).
+BOOST_AUTO_TEST_CASE(losing_a_peer_from_inside_a_refused_send_fails_its_operations_cleanly) {
+  EngineConfig config = fault_config();
+  config.rail_down_after = 10s;  // refusals, not silence, take the rails down
+  RefusingWorld w(config, /*both=*/true);
+  w.transfer(pattern(100'000, 3), 1);  // healthy first
+  for (auto* b : w.breakable) b->broken = true;
+  CommView w0{0, 0, 2, {}};
+  const auto big = pattern(1'000'000, 4), small = pattern(100, 5);
+  std::vector<std::byte> into(1000);
+  std::vector<Request*> ops;
+  ops.push_back(w.ranks[0]->isend(w0, big.data(), big.size(), 1, 2, SendMode::standard));
+  ops.push_back(w.ranks[0]->isend(w0, small.data(), small.size(), 1, 3, SendMode::synchronous));
+  ops.push_back(w.ranks[0]->irecv(w0, into.data(), into.size(), 1, 4));
+  const auto start = Clock::now();
+  const auto all_done = [&] {
+    return std::all_of(ops.begin(), ops.end(), [&](Request* q) { return w.ranks[0]->is_complete(q, nullptr); });
+  };
+  while (!all_done()) {
+    BOOST_REQUIRE(Clock::now() - start < 10s);
+    for (auto& e : w.ranks) e->progress();
+  }
+  for (Request* q : ops) {
+    Completion c;
+    BOOST_REQUIRE(w.ranks[0]->is_complete(q, &c));
+    BOOST_TEST(c.lost_peer == 1);
+    w.ranks[0]->release(q);
+  }
+  const Peer& peer = w.ranks[0]->peer(1);
+  BOOST_TEST(peer.retained.empty());
+  BOOST_TEST(w.ranks[0]->counters().peers_lost == 1u);
+  BOOST_TEST(w.ranks[0]->lost_reason(1).find("Operation not permitted") != std::string::npos,
+             w.ranks[0]->lost_reason(1));
+  // Later sends fail at once, and progress goes on without touching the lost peer.
+  Request* again = w.ranks[0]->isend(w0, big.data(), big.size(), 1, 5, SendMode::standard);
+  Completion c;
+  BOOST_TEST_REQUIRE(w.ranks[0]->is_complete(again, &c));
+  BOOST_TEST(c.lost_peer == 1);
+  w.ranks[0]->release(again);
+  for (int i = 0; i < 100; ++i) w.ranks[0]->progress();
+}
+
+// The same in the middle of a stream: the rails refuse once the receiver's CTS has come, so the peer is
+// lost from inside the loop that pushes the stream out.
+BOOST_AUTO_TEST_CASE(losing_a_peer_in_the_middle_of_a_stream_fails_it_cleanly) {
+  EngineConfig config = fault_config();
+  config.rail_down_after = 10s;
+  config.window = 64 * 1024;  // the stream waits for ACKs, so it is still going when the rails break
+  RefusingWorld w(config, /*both=*/true);
+  CommView w0{0, 0, 2, {}}, w1{0, 1, 2, {}};
+  const auto big = pattern(4'000'000, 6);
+  std::vector<std::byte> got(big.size());
+  Request* r = w.ranks[1]->irecv(w1, got.data(), got.size(), 0, 1);
+  Request* s = w.ranks[0]->isend(w0, big.data(), big.size(), 1, 1, SendMode::standard);
+  const auto start = Clock::now();
+  while (s->send_state != SendState::streaming) {
+    BOOST_REQUIRE(Clock::now() - start < 10s);
+    for (auto& e : w.ranks) e->progress();
+  }
+  BOOST_REQUIRE(!w.ranks[0]->is_complete(s, nullptr));
+  w.breakable[0]->broken = w.breakable[1]->broken = true;  // rank 0's two rails
+  Completion c;
+  while (!w.ranks[0]->is_complete(s, &c)) {
+    BOOST_REQUIRE(Clock::now() - start < 20s);
+    for (auto& e : w.ranks) e->progress();
+  }
+  BOOST_TEST(c.lost_peer == 1);
+  BOOST_TEST(w.ranks[0]->peer(1).retained.empty());
+  w.ranks[0]->release(s);
+  w.ranks[1]->cancel(r);
+  for (int i = 0; i < 100; ++i) w.ranks[0]->progress();
 }
 
 BOOST_AUTO_TEST_CASE(a_rail_that_refuses_some_sends_is_not_taken_down) {

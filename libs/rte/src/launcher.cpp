@@ -325,6 +325,14 @@ Status Job::start() {
   config.secret = identity_.secret;
   config.auth_timeout = params_.get_duration(kConnectTimeout);
   auto server = Server::listen(config);
+  if (!server && any_remote_ && !params_.is_overridden(kListenAddress)) {
+    // One of the chosen addresses could not take the port the first one got (or cannot be bound at
+    // all): every address, as with a host this side cannot resolve.
+    base::logger().info("ftrun listens on every address: {} (rte.listen_address chooses one)",
+                        server.status().message());
+    config.listen_addresses = {"0.0.0.0"};
+    server = Server::listen(config);
+  }
   if (!server) return server.status();
   server_.emplace(std::move(*server));
   auto advertised = advertised_addresses(config.listen_addresses, server_->port());

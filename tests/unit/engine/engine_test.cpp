@@ -354,7 +354,7 @@ BOOST_AUTO_TEST_CASE(eager_sends_past_the_receivers_credit_wait_for_their_match)
       for (int round = 0; round < 1000; ++round) {
         for (auto& r : w.ranks) r->progress();
       }
-      const std::size_t eager = kCredit / kBytes;
+      const std::size_t eager = kCredit / EagerCredit::eager_cost(kBytes);  // each costs its record too
       std::size_t complete = 0;
       for (Request* q : sends) complete += w.complete(0, q) ? 1 : 0;
       BOOST_TEST(complete == eager);  // the eager ones; the rest wait for a receive
@@ -383,6 +383,26 @@ BOOST_AUTO_TEST_CASE(eager_sends_past_the_receivers_credit_wait_for_their_match)
       w.ranks[0]->release(again);
     }
   }
+}
+
+// Empty messages cost their records: a flood of them is bounded by the credit too (they used to cost
+// nothing, so any number of them could pile up unreceived).
+BOOST_AUTO_TEST_CASE(empty_eager_messages_count_against_the_credit_too) {
+  EngineConfig config = plain_config();
+  config.eager_credit = 64 * 1024;
+  World w(2, config);
+  std::vector<Request*> sends;
+  for (int i = 0; i < 1000; ++i) sends.push_back(w.ranks[0]->isend(w.world(0), nullptr, 0, 1, 3, SendMode::standard));
+  const std::size_t eager = config.eager_credit / EagerCredit::eager_cost(0);
+  BOOST_TEST(w.ranks[0]->counters().credit_rendezvous == 1000 - eager);
+  std::vector<Request*> recvs;
+  for (int i = 0; i < 1000; ++i) recvs.push_back(w.ranks[1]->irecv(w.world(1), nullptr, 0, 0, 3));
+  w.run_until([&] {
+    return std::all_of(sends.begin(), sends.end(), [&](Request* q) { return w.complete(0, q); }) &&
+           std::all_of(recvs.begin(), recvs.end(), [&](Request* q) { return w.complete(1, q); });
+  });
+  for (Request* q : sends) w.ranks[0]->release(q);
+  for (Request* q : recvs) w.ranks[1]->release(q);
 }
 
 BOOST_AUTO_TEST_CASE(a_corrupt_recut_frame_over_bytes_already_received_writes_none_of_them) {

@@ -2,13 +2,16 @@
 // receiver can be made to hold, and the sender to keep copies of. Without it a sender that outruns its
 // receiver fills both processes' memory.
 //
-// Both ends count the same bytes: an eager message's length, and a rendezvous RTS's first fragment. The
+// Both ends count the same bytes: an eager message's length plus kPerMessage (what its record costs the
+// receiver, so that a flood of empty messages is bounded too), and a rendezvous RTS's first fragment. The
 // sender counts them when it sends them, the receiver when they leave its buffers for a posted receive.
 // The receiver grants `consumed + limit`, all told, in CREDIT frames; being cumulative, a newer grant
 // replaces an older one in whatever order they arrive, and a lost one is covered by the next. The sender
-// sends eagerly while `sent + bytes <= granted`; otherwise by rendezvous (an RTS without payload), which
+// sends eagerly while `sent + cost <= granted`; otherwise by rendezvous (an RTS without payload), which
 // holds nothing at either end until the receive is posted. The sender starts from its own limit: the
-// parameter is job-wide.
+// parameter is job-wide. A grant is due after a quarter of the limit came back; with the limit at least
+// twice the largest eager cost (EngineConfig checks), a sender can never be left short of one eager
+// message with its receiver holding nothing: it then got back more than half the limit, so a grant.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +21,11 @@ namespace ftmpi::engine {
 
 class EagerCredit {
  public:
+  // What an eager message costs beyond its bytes: about its record at the receiver (and its retained
+  // frame's record at the sender).
+  static constexpr std::uint64_t kPerMessage = 256;
+  static constexpr std::uint64_t eager_cost(std::uint64_t bytes) noexcept { return bytes + kPerMessage; }
+
   explicit EagerCredit(std::uint64_t limit = 0) noexcept : limit_(limit), granted_(limit) {}
 
   // Sender: whether `bytes` more fit in the grant, and counting them once sent.

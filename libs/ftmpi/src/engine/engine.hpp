@@ -80,7 +80,8 @@ class Engine {
   // Nonblocking point-to-point; `dest`/`source` are communicator ranks (source may be kAnySource, tag
   // kAnyTag). The buffer must stay valid until the request completes. Never returns null. When the peer
   // becomes unreachable (no rail left to it) the request completes with Completion::lost_peer set, and
-  // so does every later one to or from that peer.
+  // so does every later one to or from that peer (a receive from kAnySource is not failed: another
+  // peer may still send it).
   virtual Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                          SendMode mode) = 0;
   virtual Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) = 0;

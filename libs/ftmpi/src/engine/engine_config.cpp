@@ -19,7 +19,16 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.shm_eager_limit = params.get_size(kShmEagerLimit);
   c.net_eager_limit = params.get_size(kNetEagerLimit);
   c.eager_credit = params.get_size(kEagerCredit);
-  if (c.eager_credit == 0) return base::Status(base::Errc::invalid_argument, "engine.eager_credit must be > 0");
+  // Twice the largest eager message's cost: below that a sender could wait for a grant that never comes
+  // (eager_credit.hpp).
+  const std::uint64_t least_credit =
+      2 * EagerCredit::eager_cost(std::max<std::uint64_t>(c.shm_eager_limit, c.net_eager_limit));
+  if (c.eager_credit < least_credit) {
+    return base::Status(base::Errc::invalid_argument,
+                        "engine.eager_credit must be at least " + std::to_string(least_credit) +
+                            " bytes: twice the largest eager message (engine.shm.eager_limit, engine.net.eager_limit) "
+                            "and its record");
+  }
   c.single_copy_min = params.get_size(kShmSingleCopyMin);
   c.retransmit_min = params.get_duration(kRetransmitMin);
   c.retransmit_max = params.get_duration(kRetransmitMax);

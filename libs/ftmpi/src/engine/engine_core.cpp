@@ -76,6 +76,10 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
     peer.route_of_path.assign(paths_.size(), -1);
     peer.eager_limit = peer.rails.empty() ? 0 : SIZE_MAX;
     peer.rts_payload = peer.eager_limit;
+    // A rail's frame can make its eager limit larger than the configured one; at most half the credit
+    // (with the record) keeps a grant always coming (eager_credit.hpp).
+    const std::size_t credit_cap = config_.eager_credit / 2 - EagerCredit::kPerMessage;
+    if (!peer.rails.empty()) peer.eager_limit = credit_cap;
     for (std::uint32_t k = 0; k < peer.rails.size(); ++k) {
       const Route& route = peer.rails[k];
       peer.route_of_path[route.path_index] = static_cast<std::int32_t>(k);
@@ -169,6 +173,10 @@ bool EngineCore::progress() {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
     did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+  }
+  if (lost_pending_) [[unlikely]] {
+    forget_lost_peers();
+    did = true;
   }
   if (rebind_pending_) {
     rebind_frames();

@@ -259,6 +259,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   base::Status send_probe(std::uint32_t peer, std::uint32_t rail, std::uint64_t probe_id) override;
   void frames_stranded(std::uint32_t peer) override;
   void no_rail_left(std::uint32_t peer, std::string message) override;
+  // The lost peers' state (retained frames, streams, requests) torn down, from the progress loop.
+  void forget_lost_peers();
+  void forget_lost_peer(Peer& peer);
   bool check_peer(std::uint32_t peer) override { return env_.check_peer && env_.check_peer(peer); }
   // Completes a request whose peer is lost, as failed.
   void fail_lost(Request* r, std::uint32_t peer);
@@ -297,7 +300,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
                      SendMode mode) noexcept;
   // Eager needs credit too: the bytes must fit in what the peer granted (eager_credit.hpp).
   static bool goes_eager(const Peer& peer, std::size_t bytes, SendMode mode) noexcept {
-    return mode != SendMode::synchronous && bytes <= peer.eager_limit && peer.credit.may_send(bytes);
+    return mode != SendMode::synchronous && bytes <= peer.eager_limit &&
+           peer.credit.may_send(EagerCredit::eager_cost(bytes));
   }
   // The receiver's side of eager credit: a message's eager bytes were received into a receive; grants
   // the peer more when a grant is due.
@@ -346,6 +350,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
                                          // (and freed) by events raised during its own handling
   bool any_tracking_ = false;
   bool rebind_pending_ = false;          // some peer has frames on a down route
+  bool lost_pending_ = false;            // some peer was lost and is not forgotten yet
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces

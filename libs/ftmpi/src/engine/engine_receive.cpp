@@ -100,7 +100,7 @@ bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t cont
   Request* r = reinterpret_cast<Request*>(*taken);
   copy_into_receive(*r, payload);
   complete_receive(r, source, tag, payload.size());
-  credit_consumed(peers_[source], payload.size());  // a whole eager message
+  credit_consumed(peers_[source], EagerCredit::eager_cost(payload.size()));  // a whole eager message
   return true;
 }
 
@@ -147,6 +147,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
     return;
   }
   Peer& peer = peers_[s.source];
+  if (peer.lost) [[unlikely]] return;
   counters_.bytes_received += frame.size();
   if (Route* arrived_on = arrival_route(peer)) {
     ++arrived_on->counters.frames_received;
@@ -339,7 +340,9 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     m->single_copy = single_copy;
     m->sender_cookie = h.sender_request;
     // What the sender counted against our grant: all of an eager message, an RTS's first fragment.
-    m->credit = h.type == FrameType::data ? h.message_length : single_copy ? 0 : h.payload_length;
+    m->credit = h.type == FrameType::data ? EagerCredit::eager_cost(h.message_length)
+                : single_copy               ? 0
+                                            : h.payload_length;
     if (single_copy) {
       m->remote_pid = static_cast<std::int64_t>(load_le64(payload.data()));
       m->remote_address = load_le64(payload.data() + 8);

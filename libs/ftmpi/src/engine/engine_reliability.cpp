@@ -301,6 +301,7 @@ void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base:
 void EngineCore::rebind_frames() {
   rebind_pending_ = false;
   for (Peer& peer : peers_) {
+    if (peer.lost) peer.rebind_needed = false;  // nothing of it is resent (forget_lost_peers)
     while (peer.rebind_needed) {
       peer.rebind_needed = false;
       scratch_indices_.clear();
@@ -374,6 +375,11 @@ void EngineCore::frames_stranded(std::uint32_t peer_rank) {
 // needs it fails (Completion::lost_peer), now and later: the application's error handler decides what
 // follows (the default one ends the job with this message). Messages that arrived whole are still
 // delivered.
+//
+// This can be called from inside a send (a refusal on the last rail), with its caller still walking the
+// peer's retained frames, a stream, or a message record: so here the peer is only marked (send_frame then
+// sends nothing to it, handle_frame takes nothing from it), and forget_lost_peers() tears its state down
+// from the progress loop.
 void EngineCore::no_rail_left(std::uint32_t rank, std::string message) {
   Peer& peer = peers_[rank];
   if (peer.lost) return;
@@ -381,6 +387,19 @@ void EngineCore::no_rail_left(std::uint32_t rank, std::string message) {
   peer.lost = true;
   peer.lost_reason = std::move(message);
   ++counters_.peers_lost;
+  lost_pending_ = true;
+}
+
+void EngineCore::forget_lost_peers() {
+  lost_pending_ = false;
+  for (Peer& peer : peers_) {
+    if (peer.lost && !peer.forgotten) forget_lost_peer(peer);
+  }
+}
+
+void EngineCore::forget_lost_peer(Peer& peer) {
+  const std::uint32_t rank = peer.rank;
+  peer.forgotten = true;
   for (RetainedFrame& f : peer.retained) recycle(f.bytes);
   peer.retained.clear();
   peer.received_prefix = 0;

@@ -27,6 +27,7 @@ frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexc
 
 void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHeader& h, const Payload& payload,
                             bool bulk) {
+  if (peer.lost) [[unlikely]] return;  // nothing reaches it; its operations fail (forget_lost_peers)
   const bool sequenced = frag::occupies_sequence(h.type);
   if (sequenced) {
     const auto numbers = peer.out.assign(payload.size());
@@ -171,7 +172,7 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
 }
 
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
-  peer.credit.sent(r.bytes);
+  peer.credit.sent(EagerCredit::eager_cost(r.bytes));
   // short_frames: the peer has exactly one route. A message in pieces goes as DATA, gathered.
   if (!peer.short_frames || r.layout != nullptr || r.bytes > peer.rails[0].max_payload ||
       peer.rails[0].state != RailState::up) {
@@ -259,7 +260,11 @@ bool EngineCore::push_streams() {
   for (std::size_t i = 0; i < streaming_.size();) {
     Request* r = streaming_[i];
     Peer& peer = peers_[r->peer];
-    while (r->next_offset < r->bytes) {
+    if (peer.lost) [[unlikely]] {  // failed, not finished, by forget_lost_peers
+      ++i;
+      continue;
+    }
+    while (r->next_offset < r->bytes && !peer.lost) {
       const std::uint32_t index = pick_route(peer);
       const Route& route = peer.rails[index];
       if (route.path->has_queued_frames() ||
@@ -271,7 +276,7 @@ bool EngineCore::push_streams() {
       r->next_offset += len;
       did = true;
     }
-    if (r->next_offset == r->bytes) {
+    if (r->next_offset == r->bytes && !peer.lost) {
       streaming_[i] = streaming_.back();
       streaming_.pop_back();
       complete(r);

@@ -104,6 +104,7 @@ struct Peer {
   bool rebind_needed = false;    // frames sit on a down route, or in resend_now
   // Every rail to it failed: unreachable for the rest of the job (EngineCore::no_rail_left).
   bool lost = false;
+  bool forgotten = false;  // its state torn down (EngineCore::forget_lost_peers)
   std::string lost_reason;
   std::vector<std::uint64_t> resend_now;  // first sequence numbers of frames whose send was refused
 

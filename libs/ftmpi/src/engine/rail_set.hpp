@@ -17,7 +17,8 @@
 // polling), is *down*. A send the operating system refuses (ENETUNREACH, EPERM from a firewall, ...)
 // makes the rail suspect and probed at once; three refusals in a row with no answer between them (a link
 // that is down refuses everything, a firewall rule that drops 5% refuses only those) make it down, within
-// the same call. When every rail to a peer has been silent for engine.peer.timeout, the launcher is asked
+// the same call. When a suspect rail has been silent for engine.peer.timeout with no other rail proving
+// the peer alive (every rail to it silent, or the others idle), the launcher is asked
 // whether the peer still polls (a ping over its control connection, which the peer answers from its
 // progress loop): if it does, its silence is the network's and its rails fail (the engine then declares
 // it lost, naming every rail); if it does not, it is computing, and is waited for, asking again every

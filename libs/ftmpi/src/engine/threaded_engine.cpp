@@ -97,7 +97,10 @@ base::Status ThreadedEngine::finalize() {
   return inner_->finalize();
 }
 
+// Under the lock: the abort talks to ftrun over the connection the progress thread also writes to (a
+// peer check) and reads from (control requests); the thread never comes back to the engine after it.
 void ThreadedEngine::abort(int code, std::string_view message) {
+  std::lock_guard lock(mutex_);
   inner_->abort(code, message);
   std::abort();  // unreachable: a virtual [[noreturn]] call does not tell the compiler so
 }

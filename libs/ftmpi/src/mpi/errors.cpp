@@ -113,6 +113,7 @@ int error_class_of(base::Errc code) noexcept {
     case base::Errc::resource_exhausted: return MPI_ERR_NO_MEM;
     case base::Errc::io_error:
     case base::Errc::rail_down: return MPI_ERR_OTHER;
+    // A lost peer; also the launcher unreachable (a process every call of the job needs).
     case base::Errc::peer_unreachable: return MPIX_ERR_PROC_FAILED;
     case base::Errc::internal: return MPI_ERR_INTERN;
   }

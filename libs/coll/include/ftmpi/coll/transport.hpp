@@ -25,8 +25,8 @@
 //
 // Errors: an error from any call ends the collective at once with that Status. Requests still in
 // flight are not cancelled (the interface has no cancel): their buffers must outlive them, so the
-// caller must treat the communicator's collective context as broken (the engine itself ends the job
-// when a peer is lost, see docs/architecture.md, "Errors").
+// caller must treat the communicator's collective context as broken. A lost peer fails the requests
+// that name it (docs/architecture.md, "Errors"); a request to another peer may still be under way.
 //
 // Not thread-safe by contract: one collective schedule is driven by one thread at a time.
 #pragma once
