@@ -19,11 +19,7 @@ using namespace ftmpi::rte;
 
 namespace {
 
-constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,      MsgType::put,
-                                  MsgType::fence,     MsgType::fence_done,   MsgType::abort,
-                                  MsgType::abort_ack, MsgType::finalize,     MsgType::finalize_ack,
-                                  MsgType::control,   MsgType::control_reply, MsgType::busy,
-                                  MsgType::peer_check, MsgType::peer_status};
+constexpr auto& kEveryType = kEveryMsgType;
 
 [[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("rte_frames_fuzz", rule, detail); }
 

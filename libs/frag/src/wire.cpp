@@ -463,6 +463,21 @@ typename V::R decode_short_into(std::span<const std::byte> frame, const DecodeLi
 }
 
 #undef FTMPI_WIRE_CHECK
+// What both MACs read of a header: its bytes with the MAC's own halves zero. One call over such a copy
+// costs less, for 112 bytes, than two calls around the halves.
+std::array<unsigned char, kHeaderSize> mac_input(const std::byte* header) noexcept {
+  std::array<unsigned char, kHeaderSize> copy;
+  std::memcpy(copy.data(), header, kHeaderSize);
+  std::memset(copy.data() + wire_offset::header_mac_low, 0, 4);
+  std::memset(copy.data() + wire_offset::header_mac_high, 0, 4);
+  return copy;
+}
+
+void store_mac(std::byte* header, std::uint64_t mac) noexcept {
+  store(header, wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
+  store(header, wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
+}
+
 }  // namespace
 
 void encode_short(const ShortHeader& h, std::span<std::byte, kShortHeaderSize> out) noexcept {
@@ -534,9 +549,7 @@ void encode(const FrameHeader& h, std::span<std::byte, kHeaderSize> out, bool wi
 }
 
 void seal_header(std::span<std::byte, kHeaderSize> header, const FrameKey& key) noexcept {
-  const std::uint64_t mac = header_mac(header.data(), key);
-  store(header.data(), wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
-  store(header.data(), wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
+  store_mac(header.data(), header_mac(header.data(), key));
 }
 
 FrameKey derive_frame_key(std::span<const std::uint8_t> secret) noexcept {
@@ -552,11 +565,7 @@ FrameKey derive_frame_key(std::span<const std::uint8_t> secret) noexcept {
 }
 
 std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept {
-  // One call over a copy with the MAC's halves zeroed: for 112 bytes that costs less than two calls.
-  std::array<unsigned char, kHeaderSize> copy;
-  std::memcpy(copy.data(), header, kHeaderSize);
-  std::memset(copy.data() + wire_offset::header_mac_low, 0, 4);
-  std::memset(copy.data() + wire_offset::header_mac_high, 0, 4);
+  const std::array<unsigned char, kHeaderSize> copy = mac_input(header);
   static_assert(crypto_shorthash_siphash24_BYTES == 8 && crypto_shorthash_siphash24_KEYBYTES == sizeof(FrameKey));
   unsigned char tag[crypto_shorthash_siphash24_BYTES];
   crypto_shorthash_siphash24(tag, copy.data(), copy.size(), reinterpret_cast<const unsigned char*>(key.data()));
@@ -566,10 +575,7 @@ std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept 
 }
 
 std::uint64_t frame_mac(const std::byte* header, std::span<const std::byte> payload, const FrameKey& key) noexcept {
-  std::array<unsigned char, kHeaderSize> copy;
-  std::memcpy(copy.data(), header, kHeaderSize);
-  std::memset(copy.data() + wire_offset::header_mac_low, 0, 4);
-  std::memset(copy.data() + wire_offset::header_mac_high, 0, 4);
+  const std::array<unsigned char, kHeaderSize> copy = mac_input(header);
   crypto_generichash_state state;
   // BLAKE2b's shortest output is 16 bytes; the first 8 are the tag (truncation keeps a PRF's strength).
   unsigned char tag[crypto_generichash_BYTES_MIN];
@@ -584,9 +590,7 @@ std::uint64_t frame_mac(const std::byte* header, std::span<const std::byte> payl
 }
 
 void seal_frame(std::span<std::byte> frame, const FrameKey& key) noexcept {
-  const std::uint64_t mac = frame_mac(frame.data(), frame.subspan(kHeaderSize), key);
-  store(frame.data(), wire_offset::header_mac_low, static_cast<std::uint32_t>(mac));
-  store(frame.data(), wire_offset::header_mac_high, static_cast<std::uint32_t>(mac >> 32));
+  store_mac(frame.data(), frame_mac(frame.data(), frame.subspan(kHeaderSize), key));
 }
 
 FrameKey derive_payload_key(const FrameKey& frame_key) noexcept {

@@ -299,8 +299,19 @@ Status Job::start() {
   // Remote ranks need ftrun on the addresses their hosts reach it by, and only those (unless the operator
   // chose one, 0.0.0.0 for every address).
   ServerConfig config;
+  config.size = spec_.size;
+  config.secret = identity_.secret;
+  config.auth_timeout = params_.get_duration(kConnectTimeout);
   config.listen_addresses = {params_.get_string(kListenAddress)};
-  if (any_remote_ && !params_.is_overridden(kListenAddress)) {
+  const bool choose = any_remote_ && !params_.is_overridden(kListenAddress);
+  // Where the chosen addresses cannot be had: every address, saying why.
+  const auto listen_everywhere = [&](std::string_view why) {
+    base::logger().info("ftrun listens on every address: {} (rte.listen_address chooses one)", why);
+    config.listen_addresses = {"0.0.0.0"};
+    return Server::listen(config);
+  };
+  std::optional<Status> unresolved;
+  if (choose) {
     std::vector<std::string> remote_hosts;
     bool local_ranks = false;
     for (const Rank& r : ranks_) {
@@ -316,23 +327,12 @@ Status Job::start() {
     if (needed) {
       config.listen_addresses = std::move(*needed);
     } else {
-      config.listen_addresses = {"0.0.0.0"};
-      base::logger().info("ftrun listens on every address: {} (rte.listen_address chooses one)",
-                          needed.status().message());
+      unresolved = needed.status();
     }
   }
-  config.size = spec_.size;
-  config.secret = identity_.secret;
-  config.auth_timeout = params_.get_duration(kConnectTimeout);
-  auto server = Server::listen(config);
-  if (!server && any_remote_ && !params_.is_overridden(kListenAddress)) {
-    // One of the chosen addresses could not take the port the first one got (or cannot be bound at
-    // all): every address, as with a host this side cannot resolve.
-    base::logger().info("ftrun listens on every address: {} (rte.listen_address chooses one)",
-                        server.status().message());
-    config.listen_addresses = {"0.0.0.0"};
-    server = Server::listen(config);
-  }
+  auto server = unresolved ? listen_everywhere(unresolved->message()) : Server::listen(config);
+  // One of the chosen addresses could not take the port the first one got (or be bound at all).
+  if (!server && choose && !unresolved) server = listen_everywhere(server.status().message());
   if (!server) return server.status();
   server_.emplace(std::move(*server));
   auto advertised = advertised_addresses(config.listen_addresses, server_->port());

@@ -1,6 +1,7 @@
 #include "ftmpi/rte/protocol.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cstring>
 
 namespace ftmpi::rte {
@@ -325,8 +326,7 @@ Result<std::optional<Message>> FrameReader::next() {
   const auto raw_type = static_cast<std::uint8_t>(header[4]);
   const auto type = static_cast<MsgType>(raw_type);
   if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
-    const bool known = raw_type >= static_cast<std::uint8_t>(MsgType::hello) &&
-                       raw_type <= static_cast<std::uint8_t>(MsgType::peer_status);
+    const bool known = std::find(std::begin(kEveryMsgType), std::end(kEveryMsgType), type) != std::end(kEveryMsgType);
     return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
                                          : "unknown frame type " + std::to_string(raw_type));
   }

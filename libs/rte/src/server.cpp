@@ -287,11 +287,14 @@ void Server::start_peer_check(std::uint32_t asker, std::uint32_t peer, Clock::ti
 }
 
 void Server::answer_peer_check(std::uint32_t asker, std::uint32_t peer, bool polling) {
+  if (Connection* c = connection_of(asker)) send(*c, std::make_shared<const std::string>(encode(PeerStatus{peer, polling})));
+}
+
+Server::Connection* Server::connection_of(std::uint32_t rank) noexcept {
   for (const auto& c : connections_) {
-    if (c->closed || c->rank != asker) continue;
-    send(*c, std::make_shared<const std::string>(encode(PeerStatus{peer, polling})));
-    return;
+    if (!c->closed && c->rank == rank) return c.get();
   }
+  return nullptr;
 }
 
 void Server::expire_peer_checks(Clock::time_point now) {
@@ -309,12 +312,10 @@ void Server::expire_peer_checks(Clock::time_point now) {
 bool Server::send_control(std::uint32_t rank, std::uint32_t id, std::string_view request) {
   if (rank >= size_ || !ranks_[rank].connected || ranks_[rank].finalized) return false;
   if (request.size() > kMaxControlRequestBytes) return false;  // the rank would take it as malformed
-  for (const auto& c : connections_) {
-    if (c->closed || c->rank != rank) continue;
-    send(*c, std::make_shared<const std::string>(encode(Control{id, std::string(request)})));
-    return !c->closed;
-  }
-  return false;
+  Connection* c = connection_of(rank);
+  if (c == nullptr) return false;
+  send(*c, std::make_shared<const std::string>(encode(Control{id, std::string(request)})));
+  return !c->closed;
 }
 
 bool Server::handle_hello(Connection& c, const Hello& hello) {

@@ -11,11 +11,7 @@ using ftmpi::base::Errc;
 
 namespace {
 
-constexpr MsgType kEveryType[] = {MsgType::hello,     MsgType::welcome,      MsgType::put,
-                                  MsgType::fence,     MsgType::fence_done,   MsgType::abort,
-                                  MsgType::abort_ack, MsgType::finalize,     MsgType::finalize_ack,
-                                  MsgType::control,   MsgType::control_reply, MsgType::busy,
-                                  MsgType::peer_check, MsgType::peer_status};
+constexpr auto& kEveryType = kEveryMsgType;
 
 std::string header(std::uint32_t length, std::uint8_t type) {
   std::string h;

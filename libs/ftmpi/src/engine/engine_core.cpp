@@ -74,12 +74,10 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       peer.rails.add(std::move(route));
     }
     peer.route_of_path.assign(paths_.size(), -1);
-    peer.eager_limit = peer.rails.empty() ? 0 : SIZE_MAX;
-    peer.rts_payload = peer.eager_limit;
     // A rail's frame can make its eager limit larger than the configured one; at most half the credit
     // (with the record) keeps a grant always coming (eager_credit.hpp).
-    const std::size_t credit_cap = config_.eager_credit / 2 - EagerCredit::kPerMessage;
-    if (!peer.rails.empty()) peer.eager_limit = credit_cap;
+    peer.eager_limit = peer.rails.empty() ? 0 : config_.eager_credit / 2 - EagerCredit::kPerMessage;
+    peer.rts_payload = peer.rails.empty() ? 0 : SIZE_MAX;
     for (std::uint32_t k = 0; k < peer.rails.size(); ++k) {
       const Route& route = peer.rails[k];
       peer.route_of_path[route.path_index] = static_cast<std::int32_t>(k);

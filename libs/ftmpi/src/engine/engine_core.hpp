@@ -273,6 +273,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void complete_receive(Request* receive, std::uint32_t peer, std::int32_t tag, std::uint64_t length);
   // Tells every path whether a receive waits for bulk data (Path::expect_bulk).
   void expect_bulk(bool expected) noexcept;
+  void bulk_receive_ended(const IncomingMessage& m) noexcept;
   // Copies a fragment into place with verification; false on a checksum mismatch.
   bool place_payload(IncomingMessage& message, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void process_events();

@@ -530,7 +530,7 @@ void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   if (m == in_hand_ || m->receive == nullptr || m->arrived < m->length) return;
   Request* r = m->receive;
   r->message = nullptr;
-  if (m->rendezvous && !m->single_copy && --bulk_receives_ == 0) expect_bulk(false);
+  bulk_receive_ended(*m);
   const std::uint32_t peer = m->peer;
   const std::int32_t tag = m->tag;
   const std::uint64_t length = m->length;
@@ -538,6 +538,11 @@ void EngineCore::finish_message_if_complete(IncomingMessage* m) {
   release_message(m);
   complete_receive(r, peer, tag, length);
   credit_consumed(peers_[peer], credit);
+}
+
+// A matched rendezvous that sent its CTS (not a single copy) no longer waits for bulk data.
+void EngineCore::bulk_receive_ended(const IncomingMessage& m) noexcept {
+  if (m.rendezvous && !m.single_copy && --bulk_receives_ == 0) expect_bulk(false);
 }
 
 void EngineCore::expect_bulk(bool expected) noexcept {

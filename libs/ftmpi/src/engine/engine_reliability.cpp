@@ -423,7 +423,7 @@ void EngineCore::forget_lost_peer(Peer& peer) {
 void EngineCore::fail_lost(Request* r, std::uint32_t peer) {
   if (r->kind == RequestKind::receive) {
     if (IncomingMessage* m = r->message) {
-      if (m->rendezvous && !m->single_copy && m->receive == r && --bulk_receives_ == 0) expect_bulk(false);
+      bulk_receive_ended(*m);
       r->message = nullptr;
       release_message(m);
     } else {

@@ -69,7 +69,7 @@ void RailSet::proved(std::uint32_t rail, Clock::time_point now) noexcept {
   // How long a live peer stayed silent on a suspect rail before answering: what engine.peer.timeout must
   // exceed (docs/benchmarks.md, "How long a live peer is silent").
   if (route.state == RailState::suspect && context_->totals != nullptr) {
-    const auto silent = now - std::max(route.last_progress, route.state_since);
+    const auto silent = route.silent_for(now);
     context_->totals->longest_answered_silence_us =
         std::max<std::uint64_t>(context_->totals->longest_answered_silence_us,
                                 static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(silent).count()));
@@ -240,9 +240,7 @@ bool RailSet::service() {
     Route& route = routes_[k];
     if (route.state == RailState::up || route.state == RailState::disabled) continue;
     if (route.state == RailState::suspect) {
-      // Silence counts from the suspicion (the first probe), not from the last ACK: with frames striped
-      // over rails, LIRS stops at a frame lost on one rail and credits no rail until it is repaired.
-      const auto silent = t - std::max(route.last_progress, route.state_since);
+      const auto silent = route.silent_for(t);
       // Evidence that the peer itself is alive: another rail answered well after this one fell silent
       // (half of down_after: several of this rail's probes were out by then). A peer that stopped
       // polling to compute answers on no rail, and must not lose its rails for that; and when it polls

@@ -32,6 +32,7 @@
 // counted as a failback). The last working rail to a peer cannot be disabled.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -99,6 +100,12 @@ struct Route {
   RailCounters counters;
   std::deque<RailChange> changes;    // the latest kRailChangesKept, oldest first (stats, ftpath)
   bool enabled_by_operator = false;  // down because the operator enabled it: its first answer is no failback
+
+  // A suspect rail's silence: from the suspicion (the first probe), not from the last ACK, since with
+  // frames striped over rails LIRS stops at a frame lost on one rail and credits no rail until repaired.
+  std::chrono::nanoseconds silent_for(Clock::time_point now) const noexcept {
+    return now - std::max(last_progress, state_since);
+  }
 };
 
 class RailSet {

@@ -92,6 +92,12 @@ std::string_view to_string(MsgType type) noexcept;
 // The largest body a frame of this type may carry.
 std::size_t max_body_bytes(MsgType type) noexcept;
 
+// Every message type, in type order (tests and fuzzers read frames of any of them).
+inline constexpr MsgType kEveryMsgType[] = {
+    MsgType::hello,         MsgType::welcome, MsgType::put,        MsgType::fence,       MsgType::fence_done,
+    MsgType::abort,         MsgType::abort_ack, MsgType::finalize, MsgType::finalize_ack, MsgType::control,
+    MsgType::control_reply, MsgType::busy,    MsgType::peer_check, MsgType::peer_status};
+
 // The frames each side accepts: ftrun takes only a hello until the rank has authenticated, then the rest.
 inline constexpr MsgType kRankHello[] = {MsgType::hello};
 inline constexpr MsgType kRankToLauncher[] = {MsgType::put, MsgType::fence, MsgType::abort, MsgType::finalize,

@@ -139,6 +139,8 @@ class Server {
   void start_peer_check(std::uint32_t asker, std::uint32_t peer, Clock::time_point now);
   void answer_peer_check(std::uint32_t asker, std::uint32_t peer, bool polling);
   void expire_peer_checks(Clock::time_point now);
+  // The rank's open connection, or null.
+  Connection* connection_of(std::uint32_t rank) noexcept;
 
   std::vector<UniqueFd> listeners_;  // polled first, in this order
   std::vector<std::string> addresses_;
