@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package ftmpi needs to build, test and benchmark.
-# Idempotent; needs root (or sudo). jq reads the tools' JSON in tests.
+# Idempotent; needs root (or sudo). jq reads the tools' JSON in tests; rsvg-convert (librsvg2-bin)
+# renders ftinject's timeline pictures in a test.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -11,7 +12,7 @@ packages=(
   libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev libsodium-dev
   libboost-test-dev libbenchmark-dev
   clang libclang-rt-14-dev
-  iproute2 nftables procps jq
+  iproute2 nftables procps jq librsvg2-bin
 )
 missing=()
 for p in "${packages[@]}"; do

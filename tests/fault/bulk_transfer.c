@@ -8,7 +8,9 @@
  * fast or slow the machine; the last message's tag tells the receiver.
  *
  * The receiver also measures the longest stall: the most time between two messages completing (what a
- * rail failure costs the application), printed as "longest stall: X ms at message N".
+ * rail failure costs the application), printed as "longest stall: X ms at message N". For ftinject's
+ * drills it prints "ftinject: corrupt_bytes=N" (bytes that differ from what was sent) and
+ * "ftinject: longest_stall_us=N" (docs/ftinject.md).
  *
  *   bulk_transfer [-m MB] [-s message bytes] [-w window] [-u FILE]   exit 0: every byte arrived intact
  */
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
   if (buf == NULL || expect == NULL) MPI_Abort(MPI_COMM_WORLD, 3);
   const int peer = rank ^ 1;
   const int sender = rank % 2 == 0;
-  long bad = 0, reported = -1, stall_at = 0, sent = 0;
+  long bad = 0, reported = -1, stall_at = 0, sent = 0, bad_bytes = 0;
   double last = MPI_Wtime(), stall = 0;
   /* Tags: the message's index modulo kLastTag, plus kLastTag on the last one; replies use kReplyTag. */
   enum { kLastTag = 16384, kReplyTag = 32768 };
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
       last = now;
       if (got != message || memcmp(buf, expect, (size_t)message) != 0) {
         if (bad++ < 5) fprintf(stderr, "rank %d: message %ld (%d bytes) differs\n", rank, i, got);
+        for (long k = 0; k < message; ++k) bad_bytes += buf[k] != expect[k];
       }
     }
     sent = i + 1;
@@ -121,6 +124,7 @@ int main(int argc, char** argv) {
   /* Collectives come later: each receiver judges its own pair, and a rank's exit status fails the job. */
   if (!sender) {
     printf("longest stall: %.1f ms at message %ld\n", stall * 1e3, stall_at);
+    printf("ftinject: corrupt_bytes=%ld\nftinject: longest_stall_us=%.0f\n", bad_bytes, stall * 1e6);
     if (bad == 0) {
       printf("bulk transfer: ranks %d->%d: %ld MB in %ld messages, every byte intact\n", peer, rank,
              sent * message / 1048576, sent);

@@ -19,6 +19,7 @@
 #include "ftmpi/base/json.hpp"
 #include "ftmpi/base/json_value.hpp"
 #include "ftmpi/base/params.hpp"
+#include "ftmpi/base/text_table.hpp"
 #include "ftmpi/params/catalogue.hpp"
 #include "ftmpi/path/udp.hpp"
 #include "ftmpi/rte/control.hpp"
@@ -57,19 +58,6 @@ int status_for(const base::Status& s) {
   }
 }
 
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return buf;
-}
-
 std::string local_time(std::int64_t unix_seconds) {
   const std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
@@ -79,61 +67,22 @@ std::string local_time(std::int64_t unix_seconds) {
   return buf;
 }
 
-// Columns padded to their widest cell; the last column is not padded.
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string text() const {
-    std::vector<std::size_t> width;
-    for (const auto& row : rows_) {
-      if (width.size() < row.size()) width.resize(row.size(), 0);
-      for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-    }
-    std::string out;
-    for (const auto& row : rows_) {
-      for (std::size_t i = 0; i < row.size(); ++i) {
-        out += row[i];
-        if (i + 1 < row.size()) out += std::string(width[i] - row[i].size() + 2, ' ');
-      }
-      out += "\n";
-    }
-    return out;
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
+using Table = base::TextTable;
+using base::human_bytes;
 
 void write(JsonWriter& w, const JsonValue& v) { base::write_json(w, v); }
 
 // ---------------------------------------------------------------------------------------------------
 // Talking to a job
 
-struct Answer {
-  rte::JobRecord job;
-  JsonValue reply;     // ftrun's answer, parsed
-  bool refused = false;  // some rank said no
-  bool missing = false;  // some rank did not answer
-};
+using Answer = rte::ControlAnswer;
 
 Answer ask(const std::string& which, const rte::ControlRequest& request) {
   auto job = rte::find_job(which);
   if (!job) fail(job.code() == base::Errc::io_error ? kExitError : kExitNoJob, job.status().message());
-  auto text = rte::send_control_request(*job, request);
-  if (!text) fail(status_for(text.status()), text.status().message());
-  auto reply = base::parse_json(*text);
-  if (!reply) fail(kExitError, "ftrun's answer is not JSON: " + reply.status().message());
-  Answer answer{*job, std::move(*reply), false, false};
-  const JsonValue& r = answer.reply;
-  // ftrun itself refused the request (a rank beyond the job, too many tools at once).
-  if (r.find("error") != nullptr) {
-    const std::string& error = r["error"].as_string();
-    fail(error.starts_with("too many tools") ? kExitError : kExitUsage, "job " + job->id + ": " + error);
-  }
-  for (const JsonValue& rank : r["ranks"].items()) answer.refused = answer.refused || !rank["ok"].as_bool();
-  answer.missing = !r["missing"].items().empty();
-  return answer;
+  auto answer = rte::ask_job(*job, request);
+  if (!answer) fail(status_for(answer.status()), answer.status().message());
+  return std::move(*answer);
 }
 
 // One line per rank that did not answer or refused, on stderr; the exit status that says so.

@@ -18,7 +18,8 @@ constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,       kShmEager
                                       kShmSingleCopyMin, kRetransmitMin, kRetransmitMax,     kAckEvery,
                                       kAckDelay,      kSpinRounds,     kProgressThread,      kProgressThreadSleep,
                                       kWindow,        kWindowFrames,   kRailDownAfter,       kPeerTimeout,
-                                      kProbeMin,      kProbeMax,       kReport,              kHostId};
+                                      kProbeMin,      kProbeMax,       kReport,              kFlightEvents,
+                                      kFlightInterval, kFlightWrite,   kFlightDir,           kHostId};
 
 }  // namespace
 

@@ -79,6 +79,10 @@ std::string_view to_string(ControlOp op) noexcept {
     case ControlOp::disable: return "disable";
     case ControlOp::enable: return "enable";
     case ControlOp::ping: return "ping";
+    case ControlOp::inject: return "inject";
+    case ControlOp::clear: return "clear";
+    case ControlOp::faults: return "faults";
+    case ControlOp::events: return "events";
   }
   return "?";
 }
@@ -144,20 +148,22 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
     return request_error("protocol version '" + std::string(words.size() < 2 ? "" : words[1]) +
                          "' is not the one this ftrun speaks (" + std::to_string(kControlVersion) + ")");
   }
-  if (words.size() < 3) return request_error("no operation (stats, disable, enable, ping)");
+  constexpr std::string_view kKnownOps = "stats, disable, enable, ping, inject, clear, faults, events";
+  if (words.size() < 3) return request_error("no operation (" + std::string(kKnownOps) + ")");
   ControlRequest request;
-  if (words[2] == "stats") {
-    request.op = ControlOp::stats;
-  } else if (words[2] == "disable") {
-    request.op = ControlOp::disable;
-  } else if (words[2] == "enable") {
-    request.op = ControlOp::enable;
-  } else if (words[2] == "ping") {
-    request.op = ControlOp::ping;
-  } else {
-    return request_error("unknown operation '" + std::string(words[2]) + "' (known: stats, disable, enable, ping)");
+  bool known = false;
+  for (ControlOp op : {ControlOp::stats, ControlOp::disable, ControlOp::enable, ControlOp::ping, ControlOp::inject,
+                       ControlOp::clear, ControlOp::faults, ControlOp::events}) {
+    if (words[2] == to_string(op)) {
+      request.op = op;
+      known = true;
+    }
+  }
+  if (!known) {
+    return request_error("unknown operation '" + std::string(words[2]) + "' (known: " + std::string(kKnownOps) + ")");
   }
   const bool rails = request.op == ControlOp::disable || request.op == ControlOp::enable;
+  const bool faults = request.op == ControlOp::inject || request.op == ControlOp::clear;
   std::set<std::string_view> seen;
   for (std::size_t i = 3; i < words.size(); ++i) {
     const std::size_t eq = words[i].find('=');
@@ -168,7 +174,7 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
     const std::string_view value = words[i].substr(eq + 1);
     if (!seen.insert(key).second) return request_error(std::string(key) + " given twice");
     if (key == "rail") {
-      if (!rails) return request_error(std::string(to_string(request.op)) + " takes no rail");
+      if (!rails && !faults) return request_error(std::string(to_string(request.op)) + " takes no rail");
       if (!rail_name_ok(value)) return request_error("'" + std::string(value) + "' is not a rail name or index");
       request.rail = std::string(value);
     } else if (key == "ranks" || key == "peers") {
@@ -183,13 +189,28 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
         return request_error("timeout must be above 0 and at most " + duration_text(kControlMaxTimeout));
       }
       request.timeout = *timeout;
+    } else if (key == "spec") {
+      if (request.op != ControlOp::inject) return request_error(std::string(to_string(request.op)) + " takes no spec");
+      // The rank parses the SPEC (path/fault.hpp); here it only has to be one word of the line.
+      if (value.empty() || value.size() > 1024 ||
+          !std::all_of(value.begin(), value.end(), [](char c) { return std::isgraph(static_cast<unsigned char>(c)) != 0; })) {
+        return request_error("'" + std::string(value) + "' is not a fault SPEC");
+      }
+      request.spec = std::string(value);
+    } else if (key == "after") {
+      if (request.op != ControlOp::events) return request_error(std::string(to_string(request.op)) + " takes no after");
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), request.after);
+      if (ec != std::errc() || end != value.data() + value.size() || value.empty()) {
+        return request_error("after: '" + std::string(value) + "' is not an event number");
+      }
     } else {
-      return request_error("unknown key '" + std::string(key) + "' (known: rail, ranks, peers, timeout)");
+      return request_error("unknown key '" + std::string(key) + "' (known: rail, ranks, peers, timeout, spec, after)");
     }
   }
   if (rails && request.rail.empty()) {
     return request_error(std::string(to_string(request.op)) + " needs rail=R");
   }
+  if (request.op == ControlOp::inject && request.spec.empty()) return request_error("inject needs spec=SPEC");
   return request;
 }
 
@@ -197,6 +218,8 @@ std::string to_string(const ControlRequest& request) {
   std::string out = std::string(kControlMagic) + " " + std::to_string(kControlVersion) + " " +
                     std::string(to_string(request.op));
   if (!request.rail.empty()) out += " rail=" + request.rail;
+  if (!request.spec.empty()) out += " spec=" + request.spec;
+  if (request.after != 0) out += " after=" + std::to_string(request.after);
   if (!request.ranks.empty()) out += " ranks=" + rank_list_text(request.ranks);
   if (!request.peers.empty()) out += " peers=" + rank_list_text(request.peers);
   if (request.timeout != std::chrono::nanoseconds(kControlDefaultTimeout)) {
@@ -335,6 +358,26 @@ Result<std::string> send_control_request(const JobRecord& job, const ControlRequ
                                               "or its ftrun refused this user)");
   }
   return reply;
+}
+
+}  // namespace ftmpi::rte
+
+namespace ftmpi::rte {
+
+Result<ControlAnswer> ask_job(const JobRecord& job, const ControlRequest& request) {
+  auto text = send_control_request(job, request);
+  if (!text) return text.status();
+  auto reply = base::parse_json(*text);
+  if (!reply) return Status(Errc::internal, "ftrun's answer is not JSON: " + reply.status().message());
+  ControlAnswer answer{job, std::move(*reply), false, false};
+  const base::JsonValue& r = answer.reply;
+  if (const base::JsonValue* error = r.find("error")) {
+    return Status(error->as_string().starts_with("too many tools") ? Errc::resource_exhausted : Errc::invalid_argument,
+                  "job " + job.id + ": " + error->as_string());
+  }
+  for (const base::JsonValue& rank : r["ranks"].items()) answer.refused = answer.refused || !rank["ok"].as_bool();
+  answer.missing = !r["missing"].items().empty();
+  return answer;
 }
 
 }  // namespace ftmpi::rte

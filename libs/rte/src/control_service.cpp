@@ -260,7 +260,17 @@ void ControlService::finish(Tool& tool) {
       w.field("ok", true).key("reply").raw(a.text);
     } else {
       all_ok = false;
-      w.field("ok", false).field("error", a.ok ? "the rank's answer is not valid JSON" : a.text);
+      w.field("ok", false);
+      // A refusal is {"error": why, "code": what kind} (engine_control.cpp); older ranks sent the text.
+      auto refusal = a.ok ? base::Result<base::JsonValue>(base::Status(base::Errc::invalid_argument, ""))
+                          : base::parse_json(a.text);
+      const base::JsonValue* why = refusal ? refusal->find("error") : nullptr;
+      const base::JsonValue* code = refusal ? refusal->find("code") : nullptr;
+      if (why != nullptr && why->is_string() && code != nullptr && code->is_string()) {
+        w.field("error", why->as_string()).field("code", code->as_string());
+      } else {
+        w.field("error", a.ok ? "the rank's answer is not valid JSON" : a.text);
+      }
     }
     w.end_object();
   }

@@ -24,7 +24,7 @@ EngineStats sample() {
   RailStats rail;
   rail.peer = 0;
   rail.index = 1;
-  rail.name = "fault(udp lo 127.0.0.2)";
+  rail.name = "udp lo 127.0.0.2";
   rail.state = RailState::suspect;
   rail.state_for = 2500ms;
   rail.srtt = 250us;
@@ -38,9 +38,9 @@ EngineStats sample() {
   rail.changes.push_back({std::chrono::system_clock::time_point(1'764'000'001'000ms), RailState::up,
                           "a probe was answered"});
   s.rails.push_back(rail);
-  s.paths.push_back({1, "fault(udp lo 127.0.0.2)",
+  s.paths.push_back({1, "udp lo 127.0.0.2",
                      {{"udp", "udp lo 127.0.0.2", {{"frames_placed", 5}, {"truncated", 0}}},
-                      {"faults", "fault(udp lo 127.0.0.2)", {{"frames_seen", 9}, {"corrupted", 4}}}}});
+                      {"faults", "udp lo 127.0.0.2", {{"frames_seen", 9}, {"corrupted", 4}}}}});
   return s;
 }
 
@@ -54,12 +54,12 @@ BOOST_AUTO_TEST_CASE(the_text_report_has_an_engine_line_a_line_per_rail_and_one_
              "ftmpi counters: engine rank=1 frames_sent=10 frames_received=0 dropped_malformed=0 "
              "dropped_wrong_job=0 dropped_bad_payload=0 dropped_ahead=0 refused_single_copy=0 duplicates=0 retransmits=3 acks_sent=0 nacks_sent=0 nacks_ignored=0 credit_rendezvous=0 credits_sent=0 "
              "rails_down=1 rails_up=1 peers_lost=0 single_copy_fallbacks=0 longest_answered_silence_us=0 bytes_sent=0 bytes_received=0\n"
-             "ftmpi counters: rail rank=1 peer=0 rail=1 name='fault(udp lo 127.0.0.2)' state=suspect frames_sent=7 "
+             "ftmpi counters: rail rank=1 peer=0 rail=1 name='udp lo 127.0.0.2' state=suspect frames_sent=7 "
              "bytes_sent=7000 frames_received=0 bytes_received=0 retransmits=0 timeouts=0 rebound=0 "
              "checksum_failures=2 duplicates=0 refused_sends=1 probes_sent=0 probe_replies=0 state_changes=0 "
              "srtt_us=250 rto_us=2000\n"
              "ftmpi counters: udp rank=1 rail=1 name='udp lo 127.0.0.2' frames_placed=5 truncated=0\n"
-             "ftmpi counters: faults rank=1 rail=1 name='fault(udp lo 127.0.0.2)' frames_seen=9 corrupted=4\n");
+             "ftmpi counters: faults rank=1 rail=1 name='udp lo 127.0.0.2' frames_seen=9 corrupted=4\n");
 }
 
 BOOST_AUTO_TEST_CASE(the_json_report_is_valid_and_carries_the_stable_names) {
@@ -67,11 +67,11 @@ BOOST_AUTO_TEST_CASE(the_json_report_is_valid_and_carries_the_stable_names) {
   BOOST_TEST(ftmpi::test::JsonCheck::valid(json), json);
   for (const char* part :
        {R"j({"rank":1,"size":2,"warnings":[],"totals":{"frames_sent":10,)j", R"j("rails":[{"peer":0,"index":1,)j",
-        R"j("name":"fault(udp lo 127.0.0.2)","state":"suspect","state_for_ms":2500,"rtt_us":250,"rto_us":2000,)j",
+        R"j("name":"udp lo 127.0.0.2","state":"suspect","state_for_ms":2500,"rtt_us":250,"rto_us":2000,)j",
         R"j("bytes_sent":7000,)j", R"j("checksum_failures":2,)j", R"j("refused_sends":1,)j",
         R"j("changes":[{"at":"2025-11-24T16:00:00.123Z","state":"down","reason":"no answer for 51 ms"},)j",
         R"j({"at":"2025-11-24T16:00:01.000Z","state":"up","reason":"a probe was answered"}])j",
-        R"j("paths":[{"index":1,"name":"fault(udp lo 127.0.0.2)","groups":[{"kind":"udp","name":"udp lo 127.0.0.2",)j",
+        R"j("paths":[{"index":1,"name":"udp lo 127.0.0.2","groups":[{"kind":"udp","name":"udp lo 127.0.0.2",)j",
         R"j("counters":{"frames_placed":5,"truncated":0}},{"kind":"faults",)j"}) {
     BOOST_TEST(json.find(part) != std::string::npos, "missing " << part << " in " << json);
   }

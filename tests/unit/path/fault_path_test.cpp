@@ -193,10 +193,10 @@ BOOST_AUTO_TEST_CASE(an_empty_plan_forwards_every_frame_unchanged_without_copyin
   BOOST_TEST(!pair.sender.has_queued_frames());
 }
 
-BOOST_AUTO_TEST_CASE(info_is_the_inner_paths_renamed_and_never_reliable) {
+BOOST_AUTO_TEST_CASE(info_is_the_inner_paths_and_never_reliable) {
   Recorded recorded("");
   const PathInfo& info = recorded.path->info();
-  BOOST_TEST(info.name == "fault(udp 127.0.0.2)");
+  BOOST_TEST(info.name == "udp 127.0.0.2");  // every network rail has a fault layer: no new name
   BOOST_TEST(!info.reliable);
   BOOST_TEST((info.kind == PathKind::udp));
   BOOST_TEST(info.max_frame == 256u);
@@ -486,6 +486,28 @@ BOOST_AUTO_TEST_CASE(the_plan_can_be_replaced_and_added_to_at_run_time) {
   BOOST_TEST(pair.sender.specs().size() == 2u);
   BOOST_TEST(pair.sender.counters().dropped == 10u);
   BOOST_TEST(pair.sender.counters().blackholed == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_spec_whose_window_ended_is_removed_and_its_state_said) {
+  FakeClock clock;
+  Pair pair("", FaultOptions{.now = clock.reader()});
+  pair.sender.add_specs(plan("drop=1,after=5ms,for=10ms"));
+  pair.sender.add_specs(plan("dup=1,after=1MB"));
+  using State = FaultPath::SpecState;
+  BOOST_TEST((pair.sender.spec_state(0) == State::waiting));
+  BOOST_TEST((pair.sender.spec_state(1) == State::waiting));
+  clock.now += 5ms;
+  BOOST_TEST((pair.sender.spec_state(0) == State::active));  // open in time even before a frame saw it
+  pair.send_frames(0, 2);
+  clock.now += 10ms;
+  BOOST_TEST((pair.sender.spec_state(0) == State::ended));
+  BOOST_TEST(pair.sender.specs().size() == 2u);
+  pair.send_frames(2, 2);  // the next frame closes the window for good: the spec goes
+  BOOST_TEST(pair.sender.specs().size() == 1u);
+  BOOST_TEST((pair.sender.spec_state(0) == State::waiting));
+  BOOST_TEST((indices(pair.receive()) == iota(2, 2)));
+  pair.sender.set_specs({});
+  BOOST_TEST(pair.sender.specs().empty());
 }
 
 BOOST_AUTO_TEST_CASE(bulk_is_kept_on_every_copy_a_fault_makes) {

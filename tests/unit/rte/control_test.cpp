@@ -47,15 +47,31 @@ BOOST_AUTO_TEST_CASE(every_operation_and_key_is_parsed) {
   BOOST_TEST(!d.names_rank(2));
   BOOST_TEST(stats.names_rank(4095));
   BOOST_TEST((parsed("  ftmpi-control\t1 enable rail=1  ").op == ControlOp::enable));
+  const ControlRequest inject = parsed("ftmpi-control 1 inject spec=drop=0.05,for=2s rail=veth1 ranks=1");
+  BOOST_TEST((inject.op == ControlOp::inject));
+  BOOST_TEST(inject.spec == "drop=0.05,for=2s");  // split at the first '='
+  BOOST_TEST(inject.rail == "veth1");
+  BOOST_TEST(parsed("ftmpi-control 1 clear").rail.empty());
+  BOOST_TEST(parsed("ftmpi-control 1 clear rail=0").rail == "0");
+  BOOST_TEST((parsed("ftmpi-control 1 faults").op == ControlOp::faults));
+  BOOST_TEST(parsed("ftmpi-control 1 events after=41").after == 41u);
 }
 
 BOOST_AUTO_TEST_CASE(every_error_says_what_is_wrong) {
   BOOST_TEST(error_of("") == "control request: does not start with 'ftmpi-control'");
   BOOST_TEST(error_of("GET / HTTP/1.1") == "control request: does not start with 'ftmpi-control'");
   BOOST_TEST(error_of("ftmpi-control 2 stats").find("protocol version '2'") != std::string::npos);
-  BOOST_TEST(error_of("ftmpi-control 1") == "control request: no operation (stats, disable, enable, ping)");
+  BOOST_TEST(error_of("ftmpi-control 1") ==
+             "control request: no operation (stats, disable, enable, ping, inject, clear, faults, events)");
   BOOST_TEST(error_of("ftmpi-control 1 reboot") ==
-             "control request: unknown operation 'reboot' (known: stats, disable, enable, ping)");
+             "control request: unknown operation 'reboot' (known: stats, disable, enable, ping, inject, clear, faults, "
+             "events)");
+  BOOST_TEST(error_of("ftmpi-control 1 inject") == "control request: inject needs spec=SPEC");
+  BOOST_TEST(error_of("ftmpi-control 1 stats spec=drop=1") == "control request: stats takes no spec");
+  BOOST_TEST(error_of("ftmpi-control 1 inject spec=") == "control request: '' is not a fault SPEC");
+  BOOST_TEST(error_of("ftmpi-control 1 faults rail=1") == "control request: faults takes no rail");
+  BOOST_TEST(error_of("ftmpi-control 1 events after=x") == "control request: after: 'x' is not an event number");
+  BOOST_TEST(error_of("ftmpi-control 1 stats after=1") == "control request: stats takes no after");
   BOOST_TEST(error_of("ftmpi-control 1 disable") == "control request: disable needs rail=R");
   BOOST_TEST(error_of("ftmpi-control 1 stats rail=1") == "control request: stats takes no rail");
   BOOST_TEST(error_of("ftmpi-control 1 stats peers=1") == "control request: stats takes no peers");
@@ -90,11 +106,16 @@ BOOST_AUTO_TEST_CASE(to_string_round_trips_every_request) {
     };
     for (int i = 0; i < 2000; ++i) {
       ControlRequest r;
-      r.op = static_cast<ControlOp>(random() % 3);
-      if (r.op != ControlOp::stats) {
+      r.op = static_cast<ControlOp>(random() % 8);
+      if (r.op == ControlOp::disable || r.op == ControlOp::enable) {
         r.rail = rails[random() % std::size(rails)];
         r.peers = some_ranks();
       }
+      if ((r.op == ControlOp::inject || r.op == ControlOp::clear) && random() % 2 != 0) {
+        r.rail = rails[random() % std::size(rails)];
+      }
+      if (r.op == ControlOp::inject) r.spec = "drop=0." + std::to_string(random() % 100) + ",seed=7";
+      if (r.op == ControlOp::events) r.after = random() % 3 == 0 ? 0 : random();
       r.ranks = some_ranks();
       if (random() % 2 != 0) r.timeout = std::chrono::milliseconds(1 + random() % 60000);
       const std::string line = to_string(r);
@@ -110,7 +131,7 @@ BOOST_AUTO_TEST_CASE(random_bytes_are_refused_or_parsed_never_more) {
   const std::uint64_t seed = ftmpi::test::seed_for("control request random bytes");
   BOOST_TEST_CONTEXT("seed " << seed) {
     std::mt19937_64 random(seed);
-    const std::string pieces[] = {"ftmpi-control", " ", "1", "stats", "disable", "enable", "rail=", "ranks=",
+    const std::string pieces[] = {"ftmpi-control", " ", "1", "stats", "disable", "enable", "inject", "clear", "faults", "events", "spec=", "after=", "rail=", "ranks=",
                                   "peers=", "timeout=", "=", ",", "-", "0", "4095", "99999999999", "1s", "\t"};
     for (int i = 0; i < 20000; ++i) {
       std::string line;

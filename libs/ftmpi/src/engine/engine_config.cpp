@@ -53,6 +53,26 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.peer_timeout = params.get_duration(kPeerTimeout);
   c.probe_min = params.get_duration(kProbeMin);
   c.probe_max = params.get_duration(kProbeMax);
+  const std::int64_t flight_events = params.get_integer(kFlightEvents);
+  if (flight_events < 0 || flight_events > 1'000'000) {
+    return base::Status(base::Errc::invalid_argument, "engine.flight.events must be from 0 to 1000000");
+  }
+  c.flight_events = static_cast<std::size_t>(flight_events);
+  c.flight_interval = params.get_duration(kFlightInterval);
+  if (c.flight_interval.count() <= 0) {
+    return base::Status(base::Errc::invalid_argument, "engine.flight.interval must be > 0");
+  }
+  const std::string flight_write = params.get_string(kFlightWrite);
+  if (flight_write == "never") {
+    c.flight_write = EngineConfig::FlightWrite::never;
+  } else if (flight_write == "abnormal") {
+    c.flight_write = EngineConfig::FlightWrite::abnormal;
+  } else if (flight_write == "always") {
+    c.flight_write = EngineConfig::FlightWrite::always;
+  } else {
+    return base::Status(base::Errc::invalid_argument,
+                        "engine.flight.write: '" + flight_write + "' is not abnormal, always or never");
+  }
   auto report = parse_report_format(params.get_string(kReport));
   if (!report) return report.status();
   c.report = *report;

@@ -14,10 +14,9 @@
 namespace ftmpi::engine {
 namespace {
 
-// The words of a path's name that an operator may use for it: "fault(udp eth1 10.0.0.1)" -> eth1,
-// 10.0.0.1 (the kind word alone names every rail of that kind, so it names none here).
+// The words of a path's name that an operator may use for it: "udp eth1 10.0.0.1" -> eth1, 10.0.0.1
+// (the kind word alone names every rail of that kind, so it names none here).
 std::vector<std::string_view> rail_words(std::string_view name) {
-  if (name.starts_with("fault(") && name.ends_with(")")) name = name.substr(6, name.size() - 7);
   std::vector<std::string_view> words;
   bool first = true;
   while (!name.empty()) {
@@ -40,22 +39,37 @@ void EngineCore::serve_control() {
     }
   }
   for (rte::Control& control : controls) {
-    auto request = rte::parse_control_request(control.request);
-    if (!request) {
-      env_.reply_control(control.id, false, request.status().message());
+    base::Result<std::string> answer = answer_control(control.request);
+    if (answer) {
+      env_.reply_control(control.id, true, std::move(*answer));
       continue;
     }
-    if (request->op == rte::ControlOp::stats) {
-      env_.reply_control(control.id, true, report_json(stats()));
-      continue;
-    }
-    if (request->op == rte::ControlOp::ping) {  // answering is the whole answer: this rank polls
-      env_.reply_control(control.id, true, "{}");
-      continue;
-    }
-    auto answer = set_rail_service(*request);
-    env_.reply_control(control.id, answer.is_ok(), answer ? std::move(*answer) : answer.status().message());
+    // Why not, with a code a tool can act on (docs/control-protocol.md, "The answer").
+    const base::Errc code = answer.code();
+    base::JsonWriter w;
+    w.begin_object().field("error", answer.status().message());
+    w.field("code", code == base::Errc::not_found     ? "unknown_rail"
+                    : code == base::Errc::unsupported ? "refused"
+                                                      : "bad_request");
+    w.end_object();
+    env_.reply_control(control.id, false, std::move(w).text());
   }
+}
+
+base::Result<std::string> EngineCore::answer_control(std::string_view line) {
+  auto request = rte::parse_control_request(line);
+  if (!request) return request.status();
+  switch (request->op) {
+    case rte::ControlOp::stats: return report_json(stats());
+    case rte::ControlOp::ping: return std::string("{}");  // answering is the whole answer: this rank polls
+    case rte::ControlOp::disable:
+    case rte::ControlOp::enable: return set_rail_service(*request);
+    case rte::ControlOp::inject: return inject_fault(*request);
+    case rte::ControlOp::clear: return clear_faults(*request);
+    case rte::ControlOp::faults: return faults_json();
+    case rte::ControlOp::events: return events_json(request->after);
+  }
+  return base::Status(base::Errc::invalid_argument, "unknown operation");
 }
 
 base::Result<std::uint32_t> EngineCore::find_rail(std::string_view rail) const {
@@ -77,7 +91,7 @@ base::Result<std::uint32_t> EngineCore::find_rail(std::string_view rail) const {
   }
   std::string which;
   for (std::uint32_t i : named) which += (which.empty() ? "" : ", ") + std::to_string(i);
-  return base::Status(base::Errc::invalid_argument, "rail '" + std::string(rail) + "' names rails " + which +
+  return base::Status(base::Errc::not_found, "rail '" + std::string(rail) + "' names rails " + which +
                                                         "; give its index or its address (rails: " + all + ")");
 }
 
@@ -103,7 +117,7 @@ base::Result<std::string> EngineCore::set_rail_service(const rte::ControlRequest
                                                    ") reaches none of the peers named");
   }
   if (!last_rail_of.empty()) {
-    return base::Status(base::Errc::invalid_argument,
+    return base::Status(base::Errc::unsupported,
                         "refused: rail " + std::to_string(path) + " (" + name +
                             ") is the last working rail to rank " + last_rail_of + "; nothing was disabled");
   }

@@ -44,7 +44,8 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       config_(config),
       paths_(std::move(paths)),
       env_(std::move(environment)),
-      matcher_(match::Matcher::create({identity.size, config.ahead_window}).value()) {
+      matcher_(match::Matcher::create({identity.size, config.ahead_window}).value()),
+      flight_(config.flight_events) {
   rails_context_.timing = {config_.retransmit_min, config_.retransmit_max, config_.rail_down_after,
                            config_.peer_timeout,   config_.probe_min,      config_.probe_max};
   rails_context_.actions = this;
@@ -97,6 +98,11 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   for (Peer& peer : peers_) {
     peer.short_frames = !peer.tracking && peer.rails.size() == 1 && header_checked_[peer.rails[0].path_index] == 0;
   }
+  fault_layers_.assign(paths_.size(), nullptr);
+  path_refused_.assign(paths_.size(), 0);
+  flight_sampled_.resize(peers_.size());
+  for (Peer& peer : peers_) flight_sampled_[peer.rank].resize(peer.rails.size());
+  last_flight_sample_ = Clock::now();
   expect_bulk(false);  // no receive waits for bulk data yet
   limits_.job_key = id_.job_key;
   limits_.world_size = id_.size;
@@ -170,7 +176,11 @@ bool EngineCore::progress() {
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
+    // Frames refused as malformed or corrupt, counted per path for ftinject (`faults`): a difference of
+    // two counters around the poll rather than a count at each of the places that refuse.
+    const std::uint64_t refused = counters_.dropped_malformed + counters_.dropped_bad_payload;
     did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+    path_refused_[i] += counters_.dropped_malformed + counters_.dropped_bad_payload - refused;
   }
   if (lost_pending_) [[unlikely]] {
     forget_lost_peers();
@@ -230,11 +240,19 @@ base::Status EngineCore::finalize() {
   }
   if (config_.report == ReportFormat::text) std::fprintf(stderr, "%s", report_text(stats()).c_str());
   if (config_.report == ReportFormat::json) std::fprintf(stderr, "ftmpi stats: %s\n", report_json(stats()).c_str());
+  if (config_.flight_write == EngineConfig::FlightWrite::always) {
+    record_traffic(Clock::now());  // the last interval's traffic
+    write_flight_file("finalize");
+  }
   if (!fenced) return fenced;
   return env_.finalize ? env_.finalize() : base::Status{};
 }
 
 void EngineCore::abort(int code, std::string_view message) {
+  if (config_.flight_write != EngineConfig::FlightWrite::never) {
+    const std::string file = write_flight_file(message.empty() ? "MPI_Abort" : message);
+    if (!file.empty()) std::fprintf(stderr, "ftmpi: rank %u: flight recorder written to %s\n", id_.rank, file.c_str());
+  }
   if (env_.abort) env_.abort(code, message);
   base::logger().critical("{}", message);
   std::_Exit(code == 0 ? 1 : code);

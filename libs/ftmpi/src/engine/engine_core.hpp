@@ -57,6 +57,8 @@
 #include "ftmpi/rte/protocol.hpp"
 #include "ftmpi/seq/peer_sequence.hpp"
 #include "ftmpi/seq/range_list.hpp"
+#include "flight_recorder.hpp"
+#include "ftmpi/path/fault.hpp"
 #include "peer.hpp"
 #include "rail_set.hpp"
 #include "request.hpp"
@@ -91,6 +93,10 @@ struct EngineConfig {
   std::chrono::nanoseconds probe_min{};
   std::chrono::nanoseconds probe_max{};
   ReportFormat report = ReportFormat::none;  // what finalize prints of stats() to stderr
+  std::size_t flight_events = 0;              // the flight recorder's ring (flight_recorder.hpp)
+  std::chrono::nanoseconds flight_interval{};
+  enum class FlightWrite : std::uint8_t { never, abnormal, always } flight_write = FlightWrite::abnormal;
+  std::string flight_file;  // where the ring is written; empty: nowhere (start.cpp names it)
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -177,6 +183,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
 
   // Peer process ids, for single copy (wire-up learns them).
   void set_peer_pid(std::uint32_t peer, std::int64_t pid);
+  // The fault layer of each path (by index; null where there is none), for faults added at run time.
+  void set_fault_layers(std::vector<path::FaultPath*> layers);
 
   int world_rank() const noexcept override { return static_cast<int>(id_.rank); }
   int world_size() const noexcept override { return static_cast<int>(id_.size); }
@@ -220,6 +228,18 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // The path a request's rail names: its index, or a word of its name ("eth1", "10.0.0.1").
   base::Result<std::uint32_t> find_rail(std::string_view rail) const;
   const Peer& peer(std::uint32_t rank) const { return peers_[rank]; }
+  // Faults added to and removed from the running job (engine_inject.cpp; ftinject): the answer as JSON,
+  // or why nothing changed.
+  base::Result<std::string> inject_fault(const rte::ControlRequest& request);
+  base::Result<std::string> clear_faults(const rte::ControlRequest& request);
+  // Each path's faults and what was injected, detected and resent since the first injection.
+  std::string faults_json() const;
+  // The flight recorder's events after number `after`, as JSON.
+  std::string events_json(std::uint64_t after) const;
+  const FlightRecorder& flight() const noexcept { return flight_; }
+  // Writes the flight recorder and stats() to config_.flight_file (zstd); the file's name, or empty when
+  // none was written (not configured, or the write failed: said on stderr).
+  std::string write_flight_file(std::string_view why);
 
  protected:
   void idle(std::uint64_t idle_rounds) noexcept override;
@@ -259,6 +279,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   base::Status send_probe(std::uint32_t peer, std::uint32_t rail, std::uint64_t probe_id) override;
   void frames_stranded(std::uint32_t peer) override;
   void no_rail_left(std::uint32_t peer, std::string message) override;
+  void rail_changed(std::uint32_t peer, std::uint32_t rail, const RailChange& change) override;
+  // Each rail's traffic since the last note, into the flight recorder (engine_inject.cpp).
+  void record_traffic(Clock::time_point now);
+  // The paths a fault request names: its rail, or every path with a fault layer; refused with the
+  // reason when a fault there would reach the application.
+  base::Result<std::vector<std::uint32_t>> fault_targets(std::string_view rail, const path::FaultSpec* spec) const;
   // The lost peers' state (retained frames, streams, requests) torn down, from the progress loop.
   void forget_lost_peers();
   void forget_lost_peer(Peer& peer);
@@ -311,6 +337,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   bool service_timers();
   // Control requests (engine_control.cpp): answers every request taken from the launcher.
   void serve_control();
+  base::Result<std::string> answer_control(std::string_view line);
 
   // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
   void drop_malformed(std::string_view why, const frag::FrameHeader& h);
@@ -360,6 +387,23 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::uint32_t rounds_since_timer_check_ = 0;
   std::uint32_t bulk_receives_ = 0;  // matched rendezvous receives that sent a CTS and are not complete
   std::vector<std::string> warnings_;  // integrity switched off on a network path (stats())
+
+  // Live fault injection and the flight recorder (engine_inject.cpp).
+  std::vector<path::FaultPath*> fault_layers_;  // by path index; null where there is none
+  std::vector<std::uint64_t> path_refused_;     // by path: frames dropped as malformed or corrupt
+  // What each path had injected, detected and resent when the first fault was injected at run time.
+  struct PathBaseline {
+    path::FaultCounters faults;
+    std::uint64_t refused = 0;
+    std::uint64_t retransmits = 0;
+    std::uint64_t timeouts = 0;
+  };
+  std::optional<std::chrono::system_clock::time_point> injected_since_;
+  std::vector<PathBaseline> baseline_;
+  PathBaseline path_totals(std::uint32_t path) const;
+  FlightRecorder flight_;
+  Clock::time_point last_flight_sample_{};
+  std::vector<std::vector<RailCounters>> flight_sampled_;  // by peer, then rail: counters at the last note
 };
 
 // Builds a new frame into the room a path found: header and payload, checksummed during the copy (for a

@@ -267,6 +267,7 @@ bool EngineCore::service_timers() {
     }
     did = peer.rails.service() || did;
   }
+  if (now - last_flight_sample_ >= config_.flight_interval) record_traffic(now);
   return did;
 }
 
@@ -387,13 +388,32 @@ void EngineCore::no_rail_left(std::uint32_t rank, std::string message) {
   peer.lost = true;
   peer.lost_reason = std::move(message);
   ++counters_.peers_lost;
+  FlightEvent event;
+  event.at = std::chrono::system_clock::now();
+  event.kind = FlightKind::peer_lost;
+  event.peer = rank;
+  event.text = peer.lost_reason;
+  flight_.record(std::move(event));
   lost_pending_ = true;
 }
 
 void EngineCore::forget_lost_peers() {
   lost_pending_ = false;
+  bool forgot = false;
   for (Peer& peer : peers_) {
-    if (peer.lost && !peer.forgotten) forget_lost_peer(peer);
+    if (peer.lost && !peer.forgotten) {
+      forget_lost_peer(peer);
+      forgot = true;
+    }
+  }
+  // For the post-mortem: the flight recorder, named in what the application is told.
+  if (!forgot || config_.flight_write == EngineConfig::FlightWrite::never) return;
+  const std::string file = write_flight_file("a peer was lost");
+  if (file.empty()) return;
+  for (Peer& peer : peers_) {
+    if (peer.lost && peer.lost_reason.find("(flight recorder: ") == std::string::npos) {
+      peer.lost_reason += " (flight recorder: " + file + ")";
+    }
   }
 }
 

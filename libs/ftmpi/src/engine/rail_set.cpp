@@ -113,6 +113,7 @@ void RailSet::set_state(std::uint32_t rail, RailState state, std::string_view re
   ++route.counters.state_changes;
   if (route.changes.size() == kRailChangesKept) route.changes.pop_front();
   route.changes.push_back({context_->clock->wall(), state, std::string(reason)});
+  if (context_->actions != nullptr) context_->actions->rail_changed(peer_, rail, route.changes.back());
   switch (state) {
     case RailState::suspect:
       base::logger().debug("rail {} to rank {} is suspect: {}", route.name, peer_, reason);

@@ -125,6 +125,10 @@ class RailSet {
     // Every rail to the peer has been silent for engine.peer.timeout: asks the launcher whether the peer
     // still polls; the answer comes back through peer_checked(). False when nobody can be asked.
     virtual bool check_peer(std::uint32_t peer) = 0;
+    // A rail changed state (for the flight recorder); nothing to do by default.
+    virtual void rail_changed(std::uint32_t peer, std::uint32_t rail, const RailChange& change) {
+      (void)peer, (void)rail, (void)change;
+    }
   };
 
   // What every RailSet of an engine shares.

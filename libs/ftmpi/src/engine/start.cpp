@@ -1,5 +1,8 @@
 // Engine::start: from the launcher's environment to a running engine with a path to every peer.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <fstream>
@@ -16,6 +19,7 @@
 #include "ftmpi/path/peer_memory.hpp"
 #include "ftmpi/path/registry.hpp"
 #include "ftmpi/rte/client.hpp"
+#include "ftmpi/rte/control.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/params/catalogue.hpp"
 #include "ftmpi/params/engine_params.hpp"
@@ -157,38 +161,51 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   for (std::uint32_t r = 0; r < job.size; ++r) needs_network[r] = host_driver == nullptr || !on_this_host[r];
 
   std::vector<std::unique_ptr<path::Path>> paths;
+  std::vector<path::FaultPath*> fault_layers;  // by path index; null where there is none
+  // Fault windows given in traffic count the engine's bytes on every path; the engine is made after its
+  // paths, so they read it through this slot, filled below (no frame moves before).
+  auto engine_slot = std::make_shared<const EngineCore*>(nullptr);
+  // Every network rail gets a fault layer from the start, with or without a plan, so that ftinject can
+  // add faults to a running job; with none installed it only forwards (docs/benchmarks.md, "Fault
+  // layer"). Shared memory gets one only when reliability is forced on it: without checksums and
+  // retransmission there, an injected fault would reach the application.
+  auto add_path = [&](std::unique_ptr<path::Path> path, std::size_t rail, bool wrap) {
+    auto specs = rail == SIZE_MAX ? std::vector<path::FaultSpec>{}
+                                  : path::fault_specs_for_rail(*plan, rail, path->info().rail);
+    if (!wrap) {
+      paths.push_back(std::move(path));
+      fault_layers.push_back(nullptr);
+      return;
+    }
+    if (!specs.empty()) {
+      base::logger().info("rail {} '{}': injecting faults: {} spec(s)", rail, path->info().rail, specs.size());
+    }
+    path::FaultOptions options;
+    options.stream = (std::uint64_t{job.rank} << 16) | rail;  // every rank and rail draws its own faults
+    options.traffic = [engine_slot]() -> std::uint64_t {
+      const EngineCore* engine = *engine_slot;
+      return engine == nullptr ? 0 : engine->counters().bytes_sent + engine->counters().bytes_received;
+    };
+    auto layer = std::make_unique<path::FaultPath>(std::move(path), std::move(specs), options);
+    fault_layers.push_back(layer.get());
+    paths.push_back(std::move(layer));
+  };
   ClientExchange exchange(*client);
   if (host_driver != nullptr) {
     auto started = path::start_driver(*host_driver, view, on_this_host, exchange);
     if (!started) return started.status();
     for (auto& p : *started) {
-      if (p) paths.push_back(std::move(p));
+      // A launch-time plan names network rails only: shared memory is no rail an operator can break.
+      if (p) add_path(std::move(p), SIZE_MAX, config->reliability == Reliability::force);
     }
   }
-  // Fault windows given in traffic count the engine's bytes on every path; the engine is made after its
-  // paths, so they read it through this slot, filled below (no frame moves before).
-  auto engine_slot = std::make_shared<const EngineCore*>(nullptr);
   std::size_t rail_index = 0;  // rails are numbered across the network drivers, in registry order
   for (const path::Driver* driver : network_drivers) {
     auto started = path::start_driver(*driver, view, needs_network, exchange);
     if (!started) return started.status();
     for (auto& rail : *started) {
       const std::size_t k = rail_index++;
-      if (!rail) continue;
-      // Faults go on network rails only: shared memory is no rail an operator can break.
-      auto specs = path::fault_specs_for_rail(*plan, k, rail->info().rail);
-      if (specs.empty()) {
-        paths.push_back(std::move(rail));
-        continue;
-      }
-      base::logger().info("rail {} '{}': injecting faults: {} spec(s)", k, rail->info().rail, specs.size());
-      path::FaultOptions options;
-      options.stream = (std::uint64_t{job.rank} << 16) | k;  // every rank and rail draws its own faults
-      options.traffic = [engine_slot]() -> std::uint64_t {
-        const EngineCore* engine = *engine_slot;
-        return engine == nullptr ? 0 : engine->counters().bytes_sent + engine->counters().bytes_received;
-      };
-      paths.push_back(std::make_unique<path::FaultPath>(std::move(rail), std::move(specs), options));
+      if (rail) add_path(std::move(rail), k, true);
     }
   }
   for (std::uint32_t r = 0; r < job.size; ++r) {
@@ -231,11 +248,24 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   }
   // The frames' MAC key comes from the job's secret, which reached this rank by its environment (local)
   // or the launch agent's stdin (remote), never a command line; the job key on the wire is only a filter.
+  // The flight recorder's file: <dir>/<job id>.rank<R>.flight.zst, in the runtime directory by default
+  // (made here: on another host ftrun never made it).
+  if (config->flight_write != EngineConfig::FlightWrite::never && config->flight_events > 0 && !client->is_singleton()) {
+    std::string dir = params.get_string(kFlightDir);
+    if (dir.empty()) {
+      dir = rte::runtime_directory();
+      ::mkdir(dir.c_str(), 0700);  // an existing one is fine; a failed write is said when it happens
+    }
+    char id[17];
+    std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(job.identity.job_id));
+    config->flight_file = dir + "/" + id + ".rank" + std::to_string(job.rank) + ".flight.zst";
+  }
   const Identity identity{job.rank, job.size, job.identity.job_key, frag::derive_frame_key(job.identity.secret)};
   auto core = std::make_unique<EngineCore>(identity, *config,
                                            std::move(paths), std::move(env));
   *engine_slot = core.get();
   for (const auto& [r, pid] : peer_pids) core->set_peer_pid(r, pid);
+  core->set_fault_layers(std::move(fault_layers));
   base::logger().debug("engine started: rank {} of {}, {} on this host", job.rank, job.size, local.size());
   if (params.get_bool(kProgressThread)) {
     return std::unique_ptr<Engine>(

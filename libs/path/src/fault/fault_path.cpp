@@ -48,7 +48,6 @@ FaultPath::FaultPath(std::unique_ptr<Path> inner, std::vector<FaultSpec> specs, 
   // Set-up, not the data path.
   if (!inner_) throw std::invalid_argument("FaultPath needs a path to wrap");
   info_ = inner_->info();
-  info_.name = "fault(" + info_.name + ")";
   info_.reliable = false;
   set_specs(std::move(specs));
 }
@@ -117,11 +116,43 @@ bool FaultPath::window_open(const FaultSpec& spec, Window& window, FaultClock::t
   return true;
 }
 
+FaultPath::SpecState FaultPath::spec_state(std::size_t spec) const {
+  const FaultSpec& s = specs_.at(spec);
+  const Window& w = windows_.at(spec);
+  if (w.closed) return SpecState::ended;
+  if (!w.open) {
+    // A window in time opens at installed + after whether or not a frame saw it; one in traffic when a
+    // frame does.
+    if (s.after_bytes || clock() - w.installed < s.after) return SpecState::waiting;
+    return s.lasts && clock() - (w.installed + s.after) >= *s.lasts ? SpecState::ended : SpecState::active;
+  }
+  if (s.lasts && clock() - w.opened >= *s.lasts) return SpecState::ended;
+  return SpecState::active;
+}
+
+void FaultPath::remove_ended_specs() {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    if (windows_[i].closed) continue;
+    if (kept != i) {
+      specs_[kept] = std::move(specs_[i]);
+      windows_[kept] = windows_[i];
+    }
+    ++kept;
+  }
+  specs_.resize(kept);
+  windows_.resize(kept);
+}
+
 FaultPath::Decision FaultPath::decide(FaultClock::time_point now) {
   Decision decision;
+  bool ended = false;
   for (std::size_t i = 0; i < specs_.size(); ++i) {
     const FaultSpec& spec = specs_[i];
-    if (!window_open(spec, windows_[i], now)) continue;
+    if (!window_open(spec, windows_[i], now)) {
+      ended = ended || windows_[i].closed;
+      continue;
+    }
     // One draw per non-zero probability, whatever the others decided, so that a spec's draws depend
     // only on the frames and the specs.
     if (spec.blackhole) decision.lose_blackhole = true;
@@ -131,6 +162,7 @@ FaultPath::Decision FaultPath::decide(FaultClock::time_point now) {
     if (spec.reorder > 0 && draw() < spec.reorder) decision.reorder = true;
     decision.delay = std::max(decision.delay, spec.delay);
   }
+  if (ended) remove_ended_specs();
   return decision;
 }
 

@@ -119,6 +119,26 @@ inline constexpr ParamRow kReport{
     "changes and round trip; false, true ('ftmpi counters:' lines; also 1/yes/on) or json (one "
     "'ftmpi stats: {...}' line)",
     ParamLevel::basic, ParamScope::rank};
+inline constexpr ParamRow kFlightEvents{
+    "engine.flight.events", ParamType::integer, "4096",
+    "events the flight recorder keeps (a ring: rail state changes, faults injected and cleared, peers lost, "
+    "and each rail's traffic, retransmits, timeouts and checksum failures per engine.flight.interval); 0: "
+    "none kept",
+    ParamLevel::advanced, ParamScope::rank};
+inline constexpr ParamRow kFlightInterval{
+    "engine.flight.interval", ParamType::duration, "100ms",
+    "how often the flight recorder notes each rail's traffic (only intervals with some)",
+    ParamLevel::advanced, ParamScope::rank};
+inline constexpr ParamRow kFlightWrite{
+    "engine.flight.write", ParamType::string, "abnormal",
+    "when a rank writes its flight recorder (and its statistics) to a zstd file: abnormal (a peer lost, an "
+    "abort, a fatal error), always (also at MPI_Finalize; ftinject drills set it) or never",
+    ParamLevel::advanced, ParamScope::rank};
+inline constexpr ParamRow kFlightDir{
+    "engine.flight.dir", ParamType::string, "",
+    "directory of the flight recorder files <job id>.rank<R>.flight.zst (default: the runtime directory, "
+    "$XDG_RUNTIME_DIR/ftmpi or /tmp/ftmpi-<uid>)",
+    ParamLevel::advanced, ParamScope::rank};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",

@@ -138,8 +138,8 @@ class FaultPath final : public Path {
   // Frames still held are lost.
   ~FaultPath() override;
 
-  // The inner path's, named "fault(<inner name>)" and never reliable: faults may be added at any time,
-  // so the engine must always check and retransmit.
+  // The inner path's, under the inner path's name, and never reliable: faults may be added at any time
+  // (ftinject), so the engine must always check and retransmit.
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return inner_->reaches(peer); }
   std::size_t max_frame_to(Rank peer) const noexcept override { return inner_->max_frame_to(peer); }
@@ -150,13 +150,18 @@ class FaultPath final : public Path {
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   bool has_queued_frames() const noexcept override { return !held_.empty() || inner_->has_queued_frames(); }
   void expect_bulk(bool expected) noexcept override { inner_->expect_bulk(expected); }
+  std::optional<std::int64_t> peer_pid(Rank peer) const noexcept override { return inner_->peer_pid(peer); }
 
   // Replaces the plan (installed now; the generator is reseeded from the first spec with a seed, else
-  // kDefaultFaultSeed). Frames already held still leave when their time comes.
+  // kDefaultFaultSeed). Frames already held still leave when their time comes. A spec whose window has
+  // closed is removed at the next frame sent, so that the path goes back to forwarding at no cost.
   void set_specs(std::vector<FaultSpec> specs);
   // Adds specs installed now; reseeds only when one of them carries a seed.
   void add_specs(std::vector<FaultSpec> specs);
   std::span<const FaultSpec> specs() const noexcept { return specs_; }
+  // Where a spec's window stands now: not open yet, open, or over (its spec is removed at the next frame).
+  enum class SpecState : std::uint8_t { waiting, active, ended };
+  SpecState spec_state(std::size_t spec) const;
 
   const FaultCounters& counters() const noexcept { return counters_; }
   // The inner path's groups, then a "faults" group: frames seen, dropped, corrupted, duplicated,
@@ -200,6 +205,7 @@ class FaultPath final : public Path {
   std::uint64_t traffic() const { return traffic_ ? traffic_() : sent_bytes_; }
   Window window_from_now(FaultClock::time_point now) const;
   bool window_open(const FaultSpec& spec, Window& window, FaultClock::time_point now);
+  void remove_ended_specs();
   void reseed(std::uint64_t seed);
   double draw();
   Decision decide(FaultClock::time_point now);

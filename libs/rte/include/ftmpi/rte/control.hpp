@@ -15,8 +15,15 @@
 //                                  use it again once it answers
 //           ping                   "{}" from every rank whose progress loop runs (ftrun itself asks it
 //                                  when a rank reports a peer silent: protocol.hpp, peer_check)
-//   rail=R  the rail (disable, enable: required): its index, or its name as ftrun was given it (an
-//           interface such as eth1, or an address)
+//           inject                 add a fault SPEC (path/fault.hpp) to the rails' fault layers (ftinject)
+//           clear                  remove every fault from the rails' fault layers
+//           faults                 the faults active on each rail, and what was injected, detected and
+//                                  resent since the first injection
+//           events                 the rank's flight recorder: its events after sequence number N
+//   rail=R  the rail (disable, enable: required; inject, clear: optional, default every rail): its index,
+//           or its name as ftrun was given it (an interface such as eth1, or an address)
+//   spec=S  inject: the fault SPEC, without spaces ("drop=0.05,rail=1,for=2s")
+//   after=N events: only those numbered above N (default 0: all the ring still holds)
 //   ranks=L which ranks act or answer (default: every rank); L is "0,2,5-7"
 //   peers=L the peers whose rail changes (disable, enable; default: every peer)
 //   timeout=D  how long ftrun waits for the ranks' answers (default 2s; at most 60s)
@@ -31,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ftmpi/base/json_value.hpp"
 #include "ftmpi/base/status.hpp"
 
 namespace ftmpi::rte {
@@ -40,12 +48,14 @@ inline constexpr std::uint32_t kControlVersion = 1;
 inline constexpr std::chrono::seconds kControlDefaultTimeout{2};
 inline constexpr std::chrono::seconds kControlMaxTimeout{60};
 
-enum class ControlOp : std::uint8_t { stats, disable, enable, ping };
+enum class ControlOp : std::uint8_t { stats, disable, enable, ping, inject, clear, faults, events };
 std::string_view to_string(ControlOp op) noexcept;
 
 struct ControlRequest {
   ControlOp op = ControlOp::stats;
-  std::string rail;                 // disable, enable
+  std::string rail;                 // disable, enable (required); inject, clear (empty: every rail)
+  std::string spec;                 // inject
+  std::uint64_t after = 0;          // events
   std::vector<std::uint32_t> ranks;  // sorted, unique; empty: every rank
   std::vector<std::uint32_t> peers;  // sorted, unique; empty: every peer
   std::chrono::nanoseconds timeout = kControlDefaultTimeout;
@@ -95,5 +105,18 @@ base::Result<JobRecord> find_job(std::string_view which);
 // request.timeout plus a margin for ftrun itself. peer_unreachable: the job ended (its socket is gone
 // or refuses).
 base::Result<std::string> send_control_request(const JobRecord& job, const ControlRequest& request);
+
+// A request as a tool makes it (ftpath, ftinject): ftrun's answer parsed, and whether every rank named
+// accepted and answered.
+struct ControlAnswer {
+  JobRecord job;
+  base::JsonValue reply;
+  bool refused = false;  // some rank said no: {"ok": false, "error", "code"} in reply["ranks"]
+  bool missing = false;  // some rank did not answer or was not asked: reply["missing"]
+};
+// send_control_request, its answer parsed. Errors: send_control_request's (peer_unreachable: the job has
+// ended), internal when the answer is not JSON, and ftrun's own refusal of the request: invalid_argument
+// ("job ID: why"), or resource_exhausted when too many tools are connected to the job.
+base::Result<ControlAnswer> ask_job(const JobRecord& job, const ControlRequest& request);
 
 }  // namespace ftmpi::rte
