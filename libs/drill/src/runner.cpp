@@ -359,7 +359,7 @@ void Drilling::poll_once() {
   for (const auto& [rail, bytes] : p.rail_bytes) t.samples.push_back({p.at_us, rail, bytes});
   for (const auto& [index, name] : p.rail_names) {
     if (t.header.rails.size() <= index) t.header.rails.resize(index + 1);
-    t.header.rails[index] = name;
+    if (t.header.rails[index].empty()) t.header.rails[index] = name;  // as the lowest rank that answered names it
   }
   for (std::uint32_t r = 0; r < p.by_rank.size(); ++r) {
     if (r < result_.observed.end.size() && !p.by_rank[r].is_null()) result_.observed.end[r] = p.by_rank[r];

@@ -252,10 +252,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   // (made here: on another host ftrun never made it).
   if (config->flight_write != EngineConfig::FlightWrite::never && config->flight_events > 0 && !client->is_singleton()) {
     std::string dir = params.get_string(kFlightDir);
-    if (dir.empty()) {
-      dir = rte::runtime_directory();
-      ::mkdir(dir.c_str(), 0700);  // an existing one is fine; a failed write is said when it happens
-    }
+    if (dir.empty()) dir = rte::runtime_directory();
+    ::mkdir(dir.c_str(), 0700);  // an existing one is fine; a failed write is said when it happens
     char id[17];
     std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(job.identity.job_id));
     config->flight_file = dir + "/" + id + ".rank" + std::to_string(job.rank) + ".flight.zst";
