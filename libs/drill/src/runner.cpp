@@ -269,7 +269,7 @@ class Drilling {
   Poll last_;
   std::int64_t quiet_since_us_ = -1;  // the job's received bytes stopped growing here
   std::set<std::pair<std::uint32_t, std::uint64_t>> seen_events_;
-  std::uint64_t events_after_ = 0;
+  std::vector<std::uint64_t> events_read_;  // by rank: the last event number read
   Clock::time_point next_events_{};
   std::size_t next_step_ = 0;
   std::int64_t effects_end_us_ = 0;  // when the last step's effect ends
@@ -388,26 +388,28 @@ void Drilling::poll_once() {
   if (p.all || !last_.all) last_ = std::move(p);
 }
 
+// Each rank's events after the last one read from it: one request for the ranks at the same point
+// (at first all of them), so a rank with many events cannot hold back the others.
 void Drilling::read_events() {
-  rte::ControlRequest r = request_of(rte::ControlOp::events);
-  r.after = events_after_;
-  const Answer a = ask(job_, r);
-  if (!a.reached || !a.error.empty()) return;
-  std::uint64_t lowest = UINT64_MAX;
-  for (const JsonValue& rank : a.json["ranks"].items()) {
-    if (!rank["ok"].as_bool()) continue;
-    const auto id = static_cast<std::uint32_t>(rank["rank"].as_u64());
-    const JsonValue& reply = rank["reply"];
-    std::uint64_t last = events_after_;
-    for (const JsonValue& e : reply["events"].items()) {
-      auto event = event_from_json(base::to_json(e), id);
-      if (!event) continue;
-      last = std::max(last, event->seq);
-      if (seen_events_.insert({id, event->seq}).second) result_.timeline.events.push_back(std::move(*event));
+  std::map<std::uint64_t, std::vector<std::uint32_t>> by_cursor;
+  for (std::uint32_t r = 0; r < job_.ranks; ++r) by_cursor[r < events_read_.size() ? events_read_[r] : 0].push_back(r);
+  for (auto& [after, ranks] : by_cursor) {
+    rte::ControlRequest request = request_of(rte::ControlOp::events);
+    request.after = after;
+    if (by_cursor.size() > 1) request.ranks = ranks;
+    const Answer a = ask(job_, request);
+    if (!a.reached || !a.error.empty()) return;
+    for (const JsonValue& rank : a.json["ranks"].items()) {
+      const auto id = static_cast<std::uint32_t>(rank["rank"].as_u64());
+      if (!rank["ok"].as_bool() || id >= events_read_.size()) continue;
+      for (const JsonValue& e : rank["reply"]["events"].items()) {
+        auto event = event_from_json(base::to_json(e), id);
+        if (!event) continue;
+        events_read_[id] = std::max(events_read_[id], event->seq);
+        if (seen_events_.insert({id, event->seq}).second) result_.timeline.events.push_back(std::move(*event));
+      }
     }
-    lowest = std::min(lowest, reply["more"].as_bool() ? last : reply["last"].as_u64());
   }
-  if (lowest != UINT64_MAX) events_after_ = std::min(lowest, events_after_ == 0 ? lowest : std::max(events_after_, lowest));
 }
 
 bool Drilling::step_due(const DrillStep& step) const {
@@ -575,6 +577,13 @@ Result<RunResult> Drilling::run() {
   t.header.drill = options_.drill_name;
   for (const std::string& word : options_.command) t.header.command += (t.header.command.empty() ? "" : " ") + word;
   if (!(launched() ? launch() : attach())) {
+    if (child_.running()) {  // it never showed a job: not ours to leave running
+      ::kill(child_.pid, SIGTERM);
+      while (child_.running() || child_.out >= 0) {
+        service_child(child_, [&](const std::string& l) { note_line(l); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
     finish();
     return std::move(result_);
   }
@@ -582,6 +591,7 @@ Result<RunResult> Drilling::run() {
   if (!launched()) t.header.command = job_.command;
   result_.observed.start.resize(job_.ranks);
   result_.observed.end.resize(job_.ranks);
+  events_read_.assign(job_.ranks, 0);
   result_.observed.poll_interval_us = std::chrono::duration_cast<std::chrono::microseconds>(options_.poll_interval).count();
   auto pass_output = [&](const std::string& l) { note_line(l); };
 
@@ -648,8 +658,13 @@ Result<RunResult> Drilling::run() {
     }
     if (launched()) {
       if (!child_.running()) {
-        if (!steps_done) end_early(DrillEnd::job_ended, "the job ended before step " + std::to_string(next_step_ + 1) +
-                                                            " of " + std::to_string(drill_.steps.size()));
+        if (!steps_done) {
+          end_early(DrillEnd::job_ended,
+                    "the job ended before " + (next_step_ < drill_.steps.size()
+                                                   ? "step " + std::to_string(next_step_ + 1) + " of " +
+                                                         std::to_string(drill_.steps.size())
+                                                   : std::string("a disabled rail was enabled again")));
+        }
         break;
       }
     } else {

@@ -83,6 +83,7 @@ std::string_view to_string(ControlOp op) noexcept {
     case ControlOp::clear: return "clear";
     case ControlOp::faults: return "faults";
     case ControlOp::events: return "events";
+    case ControlOp::record: return "record";
   }
   return "?";
 }
@@ -148,12 +149,12 @@ Result<ControlRequest> parse_control_request(std::string_view line) {
     return request_error("protocol version '" + std::string(words.size() < 2 ? "" : words[1]) +
                          "' is not the one this ftrun speaks (" + std::to_string(kControlVersion) + ")");
   }
-  constexpr std::string_view kKnownOps = "stats, disable, enable, ping, inject, clear, faults, events";
+  constexpr std::string_view kKnownOps = "stats, disable, enable, ping, inject, clear, faults, events, record";
   if (words.size() < 3) return request_error("no operation (" + std::string(kKnownOps) + ")");
   ControlRequest request;
   bool known = false;
   for (ControlOp op : {ControlOp::stats, ControlOp::disable, ControlOp::enable, ControlOp::ping, ControlOp::inject,
-                       ControlOp::clear, ControlOp::faults, ControlOp::events}) {
+                       ControlOp::clear, ControlOp::faults, ControlOp::events, ControlOp::record}) {
     if (words[2] == to_string(op)) {
       request.op = op;
       known = true;

@@ -217,7 +217,7 @@ void ControlService::start(Tool& tool, Clock::time_point now, Server& server) {
     return;
   }
   tool.request = std::move(*request);
-  tool.id = next_id_++ & ~Server::kPeerCheckIdBit;  // the server's own checks have that bit
+  tool.id = next_id_++ & ~(Server::kPeerCheckIdBit | Server::kLauncherIdBit);  // those are the server's and ftrun's
   tool.deadline = now + tool.request->timeout;
   for (std::uint32_t r = 0; r < server.size(); ++r) {
     if (!tool.request->names_rank(r)) continue;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <memory>
 #include <array>
@@ -33,6 +34,7 @@
 
 #include "binding.hpp"
 #include "control_service.hpp"
+#include "ftmpi/base/json_value.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/rte/hosts.hpp"
 #include "ftmpi/rte/job.hpp"
@@ -53,6 +55,8 @@ using base::Status;
 constexpr std::size_t kStdinBufferBytes = 64 * 1024;
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// How long a failed job waits for its ranks to write their flight recorders before SIGTERM.
+constexpr auto kRecordWait = std::chrono::seconds(1);
 
 std::string signal_text(int signo) {
   const char* name = sigdescr_np(signo);
@@ -129,6 +133,10 @@ class Job {
   // Where the ranks still running stand, for the timeout's summary.
   std::string still_running() const;
   void terminate(int signo, Clock::time_point now);
+  // Before a failed job is terminated, the ranks that still poll write their flight recorders for the
+  // post-mortem (control op `record`, docs/ftinject.md): asked once, waited for at most kRecordWait.
+  bool ask_for_records(Clock::time_point now);
+  void on_record_reply(const RankEvent& e);
   void close_stdin_pipe();
   bool any_running() const;
   bool any_output_open() const;
@@ -155,6 +163,9 @@ class Job {
   Clock::time_point time_limit_ = Clock::time_point::max();
   Clock::time_point kill_deadline_ = Clock::time_point::max();
   Clock::time_point linger_deadline_ = Clock::time_point::max();
+  Clock::time_point record_deadline_ = Clock::time_point::max();
+  bool records_asked_ = false;
+  std::set<std::uint32_t> records_awaited_;
 };
 
 Job::~Job() {
@@ -546,7 +557,7 @@ Status Job::loop() {
     if (!any_running() && (!any_output_open() || now >= linger_deadline_)) return {};
 
     fds.clear();
-    Clock::time_point deadline = std::min({time_limit_, kill_deadline_, linger_deadline_});
+    Clock::time_point deadline = std::min({time_limit_, kill_deadline_, linger_deadline_, record_deadline_});
     fds.push_back({signal_fd_.get(), POLLIN, 0});
     const std::size_t server_at = fds.size();
     server_->prepare_poll(fds, deadline);
@@ -602,7 +613,11 @@ void Job::on_server_events(Clock::time_point now) {
         break;
       }
       case RankEvent::Kind::control_reply:
-        if (control_) control_->on_reply(e, now);
+        if ((e.control_id & Server::kLauncherIdBit) != 0) {
+          on_record_reply(e);
+        } else if (control_) {
+          control_->on_reply(e, now);
+        }
         break;
       case RankEvent::Kind::disconnected:
         // Usually the rank is dying and SIGCHLD follows; give it a moment before calling it a failure.
@@ -743,6 +758,11 @@ void Job::check_fence_stall(Clock::time_point now) {
 }
 
 void Job::on_deadlines(Clock::time_point now) {
+  if (now >= record_deadline_) {
+    record_deadline_ = Clock::time_point::max();
+    records_awaited_.clear();
+    if (!terminating_) terminate(SIGTERM, now);
+  }
   if (now >= time_limit_) {
     time_limit_ = Clock::time_point::max();
     fail(kExitTimedOut,
@@ -766,7 +786,31 @@ void Job::fail(int exit_code, std::string summary, Clock::time_point now, bool t
     failure_ = JobOutcome{exit_code, std::move(summary)};
     base::logger().debug("job failed: {}", failure_->summary);
   }
-  if (terminate_job && !terminating_) terminate(SIGTERM, now);
+  if (!terminate_job || terminating_) return;
+  if (!records_asked_ && ask_for_records(now)) return;  // terminated once they answered (on_deadlines)
+  if (record_deadline_ == Clock::time_point::max()) terminate(SIGTERM, now);
+}
+
+bool Job::ask_for_records(Clock::time_point now) {
+  records_asked_ = true;
+  for (const Rank& r : ranks_) {
+    if (!r.running || r.aborted || !server_->joined(r.index)) continue;
+    if (server_->send_control(r.index, Server::kLauncherIdBit | r.index, "ftmpi-control 1 record")) {
+      records_awaited_.insert(r.index);
+    }
+  }
+  if (records_awaited_.empty()) return false;
+  record_deadline_ = now + kRecordWait;
+  return true;
+}
+
+void Job::on_record_reply(const RankEvent& e) {
+  if (records_awaited_.erase(e.rank) == 0) return;
+  auto reply = base::parse_json(e.message);
+  if (e.ok && reply) {
+    std::fprintf(stderr, "ftrun: rank %u wrote its flight recorder to %s\n", e.rank, (*reply)["file"].as_string().c_str());
+  }
+  if (records_awaited_.empty()) record_deadline_ = Clock::now();  // terminate at once
 }
 
 void Job::terminate(int signo, Clock::time_point now) {

@@ -62,10 +62,10 @@ BOOST_AUTO_TEST_CASE(every_error_says_what_is_wrong) {
   BOOST_TEST(error_of("GET / HTTP/1.1") == "control request: does not start with 'ftmpi-control'");
   BOOST_TEST(error_of("ftmpi-control 2 stats").find("protocol version '2'") != std::string::npos);
   BOOST_TEST(error_of("ftmpi-control 1") ==
-             "control request: no operation (stats, disable, enable, ping, inject, clear, faults, events)");
+             "control request: no operation (stats, disable, enable, ping, inject, clear, faults, events, record)");
   BOOST_TEST(error_of("ftmpi-control 1 reboot") ==
              "control request: unknown operation 'reboot' (known: stats, disable, enable, ping, inject, clear, faults, "
-             "events)");
+             "events, record)");
   BOOST_TEST(error_of("ftmpi-control 1 inject") == "control request: inject needs spec=SPEC");
   BOOST_TEST(error_of("ftmpi-control 1 stats spec=drop=1") == "control request: stats takes no spec");
   BOOST_TEST(error_of("ftmpi-control 1 inject spec=") == "control request: '' is not a fault SPEC");
@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(to_string_round_trips_every_request) {
     };
     for (int i = 0; i < 2000; ++i) {
       ControlRequest r;
-      r.op = static_cast<ControlOp>(random() % 8);
+      r.op = static_cast<ControlOp>(random() % 9);
       if (r.op == ControlOp::disable || r.op == ControlOp::enable) {
         r.rail = rails[random() % std::size(rails)];
         r.peers = some_ranks();

@@ -68,6 +68,17 @@ base::Result<std::string> EngineCore::answer_control(std::string_view line) {
     case rte::ControlOp::clear: return clear_faults(*request);
     case rte::ControlOp::faults: return faults_json();
     case rte::ControlOp::events: return events_json(request->after);
+    case rte::ControlOp::record: {
+      if (config_.flight_write == EngineConfig::FlightWrite::never || config_.flight_file.empty()) {
+        return base::Status(base::Errc::unsupported, "this rank keeps no flight recorder file (engine.flight.write=never)");
+      }
+      record_traffic(Clock::now());
+      const std::string file = write_flight_file("the job is being terminated");
+      if (file.empty()) return base::Status(base::Errc::io_error, "cannot write the flight recorder");
+      base::JsonWriter w;
+      w.begin_object().field("rank", id_.rank).field("file", file).end_object();
+      return std::move(w).text();
+    }
   }
   return base::Status(base::Errc::invalid_argument, "unknown operation");
 }

@@ -20,6 +20,8 @@
 //           faults                 the faults active on each rail, and what was injected, detected and
 //                                  resent since the first injection
 //           events                 the rank's flight recorder: its events after sequence number N
+//           record                 write the flight recorder and statistics to the rank's file now (ftrun
+//                                  asks it of every rank before it terminates a failed job)
 //   rail=R  the rail (disable, enable: required; inject, clear: optional, default every rail): its index,
 //           or its name as ftrun was given it (an interface such as eth1, or an address)
 //   spec=S  inject: the fault SPEC, without spaces ("drop=0.05,rail=1,for=2s")
@@ -48,7 +50,7 @@ inline constexpr std::uint32_t kControlVersion = 1;
 inline constexpr std::chrono::seconds kControlDefaultTimeout{2};
 inline constexpr std::chrono::seconds kControlMaxTimeout{60};
 
-enum class ControlOp : std::uint8_t { stats, disable, enable, ping, inject, clear, faults, events };
+enum class ControlOp : std::uint8_t { stats, disable, enable, ping, inject, clear, faults, events, record };
 std::string_view to_string(ControlOp op) noexcept;
 
 struct ControlRequest {

@@ -79,9 +79,11 @@ class Server {
 
   // Sends a control request (control.hpp) to `rank`; its answer comes as a control_reply event. False
   // when the rank is not connected (not yet, or no longer: finalized or gone). Ids with
-  // kPeerCheckIdBit are the server's own (peer checks) and are not for callers.
+  // kPeerCheckIdBit are the server's own (peer checks) and are not for callers; ids with kLauncherIdBit
+  // are the launcher's (it asks failing jobs' ranks to write their flight recorders); tools use the rest.
   bool send_control(std::uint32_t rank, std::uint32_t id, std::string_view request);
   static constexpr std::uint32_t kPeerCheckIdBit = 0x8000'0000u;
+  static constexpr std::uint32_t kLauncherIdBit = 0x4000'0000u;
 
   // Authenticated at some point (a program that never connects is not using the protocol).
   bool joined(std::uint32_t rank) const noexcept { return ranks_[rank].joined; }
