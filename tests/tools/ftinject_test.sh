@@ -67,6 +67,7 @@ expect_exit() {
 
 udp_rails=(--param path.kinds=udp --param path.rails=127.0.0.1,127.0.0.2)
 start_job() {
+  rm -f "$work/stop"  # left by the case's previous job
   "$ftrun" "$@" > "$work/job.log" 2>&1 &
   job_pid=$!
   wait_for '[ -n "$(job_id)" ]' || fail "the job never recorded itself"
