@@ -41,20 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.log; do [ -f "$f" ] && { echo "--- $f" >&2; grep -v '^progress ' "$f" | tail -25 >&2; }; done
-  exit 1
-}
-
-# Waits (at most $2 s, default 60) until the command $1 succeeds.
-wait_for() {
-  local deadline=$((SECONDS + ${2:-60}))
-  until eval "$1"; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.05
-  done
-}
+# shellcheck source=test_lib.sh
+. "$(dirname "$0")/test_lib.sh"
 
 # expect_exit STATUS COMMAND...: runs it (output in $out) and requires its exit status.
 expect_exit() {

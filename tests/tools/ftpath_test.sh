@@ -35,20 +35,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/job*.log; do [ -f "$f" ] && { echo "--- $f" >&2; grep -v '^progress ' "$f" | tail -20 >&2; }; done
-  exit 1
-}
-
-# Waits (at most $2 s, default 60) until the command $1 succeeds.
-wait_for() {
-  local deadline=$((SECONDS + ${2:-60}))
-  until eval "$1"; do
-    [ "$SECONDS" -lt "$deadline" ] || return 1
-    sleep 0.05
-  done
-}
+# shellcheck source=test_lib.sh
+. "$(dirname "$0")/test_lib.sh"
 
 # Starts a job in the background: start_job NAME ARGS... (its log is $work/NAME.log).
 start_job() {

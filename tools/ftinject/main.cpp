@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -96,6 +97,17 @@ int report_problems(const rte::ControlAnswer& a) {
   return a.missing ? kExitNoAnswer : 0;
 }
 
+// The answer as JSON, or one line per rank that took the request (`line` makes it from the rank's reply).
+void print_answer(const rte::ControlAnswer& a, bool json, const std::function<std::string(const JsonValue&)>& line) {
+  if (json) {
+    std::cout << base::to_json(a.reply) << "\n";
+    return;
+  }
+  for (const JsonValue& rank : a.reply["ranks"].items()) {
+    if (rank["ok"].as_bool()) std::cout << "rank " << rank["rank"].as_u64() << ": " << line(rank["reply"]) << "\n";
+  }
+}
+
 rte::ControlRequest request_for(rte::ControlOp op, const std::string& ranks, const std::string& timeout) {
   rte::ControlRequest r;
   r.op = op;
@@ -130,19 +142,13 @@ int inject(const std::string& job, const std::string& text, const std::string& r
   spec->rail.clear();
   r.spec = path::to_string(*spec);
   const rte::ControlAnswer a = ask(job, r);
-  if (json) {
-    std::cout << base::to_json(a.reply) << "\n";
-  } else {
-    for (const JsonValue& rank : a.reply["ranks"].items()) {
-      if (!rank["ok"].as_bool()) continue;
-      std::string rails;
-      for (const JsonValue& rl : rank["reply"]["rails"].items()) {
-        rails += (rails.empty() ? "" : ", ") + std::to_string(rl["index"].as_u64()) + " (" + rl["name"].as_string() + ")";
-      }
-      std::cout << "rank " << rank["rank"].as_u64() << ": " << rank["reply"]["spec"].as_string() << " on rail "
-                << rails << "\n";
+  print_answer(a, json, [](const JsonValue& reply) {
+    std::string rails;
+    for (const JsonValue& rl : reply["rails"].items()) {
+      rails += (rails.empty() ? "" : ", ") + std::to_string(rl["index"].as_u64()) + " (" + rl["name"].as_string() + ")";
     }
-  }
+    return reply["spec"].as_string() + " on rail " + rails;
+  });
   const int status = report_problems(a);
   bool some_took_it = false;
   for (const JsonValue& rank : a.reply["ranks"].items()) some_took_it = some_took_it || rank["ok"].as_bool();
@@ -157,16 +163,11 @@ int clear(const std::string& job, const std::string& ranks, const std::string& r
   rte::ControlRequest r = request_for(rte::ControlOp::clear, ranks, timeout);
   r.rail = rail;
   const rte::ControlAnswer a = ask(job, r);
-  if (json) {
-    std::cout << base::to_json(a.reply) << "\n";
-  } else {
-    for (const JsonValue& rank : a.reply["ranks"].items()) {
-      if (!rank["ok"].as_bool()) continue;
-      std::uint64_t specs = 0;
-      for (const JsonValue& c : rank["reply"]["cleared"].items()) specs += c["specs"].as_u64();
-      std::cout << "rank " << rank["rank"].as_u64() << ": " << specs << " fault(s) removed\n";
-    }
-  }
+  print_answer(a, json, [](const JsonValue& reply) {
+    std::uint64_t specs = 0;
+    for (const JsonValue& c : reply["cleared"].items()) specs += c["specs"].as_u64();
+    return std::to_string(specs) + " fault(s) removed";
+  });
   return report_problems(a);
 }
 
