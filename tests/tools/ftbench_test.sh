@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ftbench_test.sh CASE FTBENCH : ftbench's own options, run for real (seconds each: one or two sizes,
+# few iterations; the figures are not judged, tests are not timed).
+#   shm     point-to-point kernels over shared memory: the Markdown table has a row per size and a
+#           column per kernel, every figure a positive number
+#   udp     the same over UDP on two loopback rails, as JSON: it parses, one result per kernel and size,
+#           and the library is ftmpi; and as CSV
+#   coll    the collective kernels on 3 ranks
+#   errors  an unknown kernel, a bad size, an unknown path, fewer than 2 ranks: each one line saying what
+#           is wrong and exit status 2
+set -uo pipefail
+case_name=${1:?usage: ftbench_test.sh CASE FTBENCH}
+ftbench=$2
+work=$(mktemp -d)
+export XDG_RUNTIME_DIR=$work/run
+mkdir -m 0700 "$XDG_RUNTIME_DIR"
+trap 'rm -rf "$work"' EXIT
+# shellcheck source=test_lib.sh
+. "$(dirname "$0")/test_lib.sh"
+quick=(--scale 0.01 --reps 1)
+
+case $case_name in
+shm)
+  "$ftbench" "${quick[@]}" --paths shm --sizes 0,64k --kernels lat,bw,bibw,rate > "$work/out.log" 2>&1 ||
+    fail "ftbench exited $?"
+  cat "$work/out.log"
+  grep -q '^| size | lat (us) | bw (MB/s) | bibw (MB/s) | rate (Mmsg/s) |$' "$work/out.log" || fail "no table header"
+  for size in "0 B" "64 KB"; do
+    row=$(grep "^| $size |" "$work/out.log") || fail "no row for $size"
+    [ "$(echo "$row" | tr '|' '\n' | sed '1,2d;$d' | wc -l)" -eq 4 ] || fail "row '$row' has not 4 figures"
+  done
+  grep "^| 64 KB |" "$work/out.log" | tr '|' '\n' | sed '1,2d;$d' | while read -r v; do
+    awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }' || fail "a figure at 64 KB is not positive: $v"
+  done ;;
+udp)
+  "$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1,127.0.0.2 --sizes 0,8k --kernels lat,bw --json \
+    > "$work/out.json" 2> "$work/err.log" || fail "ftbench --json exited $?"
+  cat "$work/out.json"
+  jq -e '.library | startswith("ftmpi")' "$work/out.json" > /dev/null || fail "the library is not ftmpi"
+  [ "$(jq '.results | length' "$work/out.json")" -eq 4 ] || fail "not one result per kernel and size"
+  [ "$(jq '[.results[] | select(.kernel == "lat" and .unit == "us" and .value > 0)] | length' "$work/out.json")" -eq 2 ] ||
+    fail "lat results are not two positive microsecond figures"
+  "$ftbench" "${quick[@]}" --paths udp --sizes 1m --kernels bw --csv > "$work/out.csv" 2> "$work/err.log" ||
+    fail "ftbench --csv exited $?"
+  cat "$work/out.csv"
+  [ "$(head -1 "$work/out.csv")" = "kernel,bytes,value,unit" ] || fail "no CSV header"
+  grep -q '^bw,1048576,[0-9.e+]*,MB/s$' "$work/out.csv" || fail "no bw line at 1 MB" ;;
+coll)
+  "$ftbench" "${quick[@]}" -n 3 --sizes 8,4k --kernels barrier,bcast,allreduce,alltoall --json \
+    > "$work/out.json" 2> "$work/err.log" || fail "ftbench exited $?"
+  cat "$work/out.json"
+  [ "$(jq '.ranks' "$work/out.json")" -eq 3 ] || fail "not 3 ranks"
+  # barrier is measured once; the others at both sizes
+  [ "$(jq '.results | length' "$work/out.json")" -eq 7 ] || fail "not 7 results" ;;
+errors)
+  expect() {
+    local why=$1
+    shift
+    out=$("$@" 2>&1)
+    local status=$?
+    [ "$status" -eq 2 ] || fail "'$*' exited $status, not 2: $out"
+    echo "$out" | grep -q "$why" || fail "'$*' does not say '$why': $out"
+  }
+  expect "unknown kernel.*'foo'" "$ftbench" --kernels foo "${quick[@]}"
+  expect "not a size.*'1x'" "$ftbench" --sizes 0,1x "${quick[@]}"
+  expect "unknown path kind 'ib'" "$ftbench" --paths ib "${quick[@]}"
+  expect "not in range 2" "$ftbench" -n 1 "${quick[@]}"
+  echo "ftbench_test: every bad input said so with status 2" ;;
+*) echo "ftbench_test.sh: unknown case '$case_name'" >&2; exit 2 ;;
+esac
+echo "ftbench_test: $case_name passed"

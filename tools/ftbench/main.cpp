@@ -1,0 +1,198 @@
+// ftbench: latency and bandwidth of this machine's paths (docs/ftbench.md). The kernels are one MPI
+// program, ftbench-mpi (ftbench_mpi.c, portable C so that other MPIs can build it too); this main runs it:
+//   under ftrun (a rank of a job)    it becomes ftbench-mpi, whose rank 0 prints the tables
+//   bare                             it starts `ftrun -n RANKS [--paths P] [--rails R] [--param K=V]...
+//                                    ftbench-mpi --json ...`, gathers the results and prints them as a
+//                                    Markdown table (sizes down, kernels across), --json or --csv
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ftmpi/base/json.hpp"
+#include "ftmpi/base/json_value.hpp"
+
+namespace {
+
+namespace base = ftmpi::base;
+namespace fs = std::filesystem;
+
+constexpr int kExitUsage = 2;
+
+// The programs beside this one: ftbench-mpi and ftrun are installed (and built) in the same directory.
+std::string beside_me(const std::string& name) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path there = self.parent_path() / name;
+    if (fs::exists(there, ec)) return there.string();
+  }
+  return name;  // found on PATH, or said missing by execvp
+}
+
+std::vector<char*> argv_of(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return argv;
+}
+
+// Runs `args`, its stdout captured (stderr passed through); its exit status.
+int run_capturing(std::vector<std::string> args, std::string& out) {
+  int fds[2];
+  if (::pipe(fds) != 0) return 1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    auto argv = argv_of(args);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "ftbench: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct Result {
+  std::string kernel;
+  std::uint64_t bytes = 0;
+  double value = 0;
+  std::string unit;
+};
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KB";
+  return std::to_string(bytes) + " B";
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.3f", v);
+  return buf;
+}
+
+int run(int argc, char** argv) {
+  // A rank of a job: the kernels themselves.
+  if (std::getenv("FTMPI_RTE_ADDR") != nullptr) {
+    std::vector<std::string> args{beside_me("ftbench-mpi")};
+    for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+    auto exec_argv = argv_of(args);
+    ::execv(exec_argv[0], exec_argv.data());
+    std::fprintf(stderr, "ftbench: cannot run %s: %s\n", exec_argv[0], std::strerror(errno));
+    return 127;
+  }
+  CLI::App app{"ftbench: latency and bandwidth of this machine's paths, measured by ftmpi", "ftbench"};
+  std::string kernels = "lat,bw", sizes = "0:4m", paths, rails;
+  int ranks = 2, reps = 5, window = 64;
+  double scale = 1.0;
+  std::vector<std::string> params;
+  bool json = false, csv = false;
+  app.add_option("--kernels", kernels, "lat,bw,bibw,rate,barrier,bcast,allreduce,alltoall")->capture_default_str();
+  app.add_option("--sizes", sizes, "0:4m (0, then powers of two) or a list: 0,8k,1m")->capture_default_str();
+  app.add_option("-n,--ranks", ranks, "Ranks of the job (point-to-point kernels use ranks 0 and 1)")
+      ->capture_default_str()->check(CLI::Range(2, 4096));
+  app.add_option("--reps", reps, "Repetitions per figure; the median is reported")->capture_default_str();
+  app.add_option("--scale", scale, "Multiplies every iteration count (0.01 for a quick look)")->capture_default_str();
+  app.add_option("--window", window, "Messages in flight per bandwidth iteration")->capture_default_str();
+  app.add_option("--paths", paths, "The paths the job may use (ftrun --paths: shm, udp)");
+  app.add_option("--rails", rails, "The network rails (ftrun --rails)");
+  app.add_option("--param", params, "A runtime parameter for the job, K=V (repeatable)");
+  auto* json_flag = app.add_flag("--json", json, "One JSON object: {\"results\": [...]}");
+  app.add_flag("--csv", csv, "kernel,bytes,value,unit lines")->excludes(json_flag);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;  // --help is 0; anything wrong on the command line is 2
+  }
+
+  std::vector<std::string> job{beside_me("ftrun"), "-n", std::to_string(ranks)};
+  if (!paths.empty()) job.insert(job.end(), {"--paths", paths});
+  if (!rails.empty()) job.insert(job.end(), {"--rails", rails});
+  for (const std::string& p : params) job.insert(job.end(), {"--param", p});
+  job.insert(job.end(), {beside_me("ftbench-mpi"), "--json", "--kernels", kernels, "--sizes", sizes, "--reps",
+                         std::to_string(reps), "--scale", std::to_string(scale), "--window", std::to_string(window)});
+  std::string out;
+  const int status = run_capturing(job, out);
+  if (status != 0) {
+    std::cerr << "ftbench: the job exited with status " << status << "\n";
+    return status;
+  }
+  std::vector<Result> results;
+  std::string library;
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const std::size_t nl = out.find('\n', start);
+    const std::string line = out.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? out.size() : nl + 1;
+    auto v = base::parse_json(line);
+    if (!v || !v->is_object()) continue;
+    results.push_back({(*v)["kernel"].as_string(), (*v)["bytes"].as_u64(), (*v)["value"].as_number(), (*v)["unit"].as_string()});
+    library = (*v)["library"].as_string();
+  }
+  if (results.empty()) {
+    std::cerr << "ftbench: the job printed no result\n";
+    return 1;
+  }
+  if (json) {
+    base::JsonWriter w;
+    w.begin_object().field("library", library).field("ranks", ranks).key("results").begin_array();
+    for (const Result& r : results) {
+      w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", r.value).field("unit", r.unit).end_object();
+    }
+    w.end_array().end_object();
+    std::cout << std::move(w).text() << "\n";
+    return 0;
+  }
+  if (csv) {
+    std::cout << "kernel,bytes,value,unit\n";
+    for (const Result& r : results) std::cout << r.kernel << "," << r.bytes << "," << r.value << "," << r.unit << "\n";
+    return 0;
+  }
+  // Markdown: one row per size, one column per kernel (with its unit).
+  std::vector<std::string> columns;
+  std::map<std::string, std::string> unit_of;
+  std::map<std::uint64_t, std::map<std::string, double>> rows;
+  for (const Result& r : results) {
+    if (unit_of.emplace(r.kernel, r.unit).second) columns.push_back(r.kernel);
+    rows[r.bytes][r.kernel] = r.value;
+  }
+  std::vector<std::string> header{"size"};
+  for (const std::string& c : columns) header.push_back(c + " (" + unit_of[c] + ")");
+  std::string line = "|";
+  for (const std::string& h : header) line += " " + h + " |";
+  std::cout << library << ", " << ranks << " ranks" << (paths.empty() ? "" : ", paths " + paths)
+            << (rails.empty() ? "" : ", rails " + rails) << "\n\n" << line << "\n|";
+  for (std::size_t i = 0; i < header.size(); ++i) std::cout << "---:|";
+  std::cout << "\n";
+  for (const auto& [bytes, values] : rows) {
+    std::cout << "| " << size_text(bytes) << " |";
+    for (const std::string& c : columns) {
+      auto it = values.find(c);
+      std::cout << " " << (it == values.end() ? "-" : number(it->second)) << " |";
+    }
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run(argc, argv); }
