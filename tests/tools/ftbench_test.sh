@@ -6,6 +6,9 @@
 #   udp     the same over UDP on two loopback rails, as JSON: it parses, one result per kernel and size,
 #           and the library is ftmpi; and as CSV
 #   coll    the collective kernels on 3 ranks
+#   table   `ftbench table --json` on one loopback rail: 8 rows (shared memory and UDP, each without
+#           reliability and with it under crc32c, sum32 and none), each with positive figures, or (UDP
+#           without reliability only) a note saying a datagram was lost
 #   errors  an unknown kernel, a bad size, an unknown path, fewer than 2 ranks: each one line saying what
 #           is wrong and exit status 2
 set -uo pipefail
@@ -52,6 +55,18 @@ coll)
   [ "$(jq '.ranks' "$work/out.json")" -eq 3 ] || fail "not 3 ranks"
   # barrier is measured once; the others at both sizes
   [ "$(jq '.results | length' "$work/out.json")" -eq 7 ] || fail "not 7 results" ;;
+table)
+  "$ftbench" table "${quick[@]}" --rails 127.0.0.1 --json > "$work/table.json" 2> "$work/err.log" ||
+    fail "ftbench table exited $?"
+  cat "$work/table.json"
+  [ "$(jq '.rows | length' "$work/table.json")" -eq 8 ] || fail "not 8 rows"
+  [ "$(jq '[.rows[] | select(.path == "shm")] | length' "$work/table.json")" -eq 4 ] || fail "not 4 shm rows"
+  [ "$(jq '[.rows[] | select(.reliability == "on" and (.checksum | IN("crc32c", "sum32", "none")))] | length' \
+      "$work/table.json")" -eq 6 ] || fail "not 3 checksums with reliability on per path"
+  [ "$(jq '[.rows[] | select(.note == null and (.latency_0_us <= 0 or .latency_8k_us <= 0 or .bandwidth_1m_MBps <= 0))] | length' \
+      "$work/table.json")" -eq 0 ] || fail "a row without a note has a figure that is not positive"
+  [ "$(jq '[.rows[] | select(.note != null and (.path != "udp" or .reliability != "off"))] | length' \
+      "$work/table.json")" -eq 0 ] || fail "a row that cannot lose data has a note" ;;
 errors)
   expect() {
     local why=$1

@@ -70,6 +70,18 @@ int run_capturing(std::vector<std::string> args, std::string& out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+struct Result;
+struct JobConfig {
+  int ranks = 2;
+  int timeout_s = 0;  // ftrun --timeout; 0: none
+  std::string paths, rails;
+  std::vector<std::string> params;
+};
+int run_job(const JobConfig& c, const std::string& kernels, const std::string& sizes, int reps, double scale,
+            int window, std::vector<Result>& results, std::string& library);
+int run_table(const std::string& rails, const std::vector<std::string>& params, int reps, double scale, bool json);
+constexpr const char* kLoopbackRails = "127.0.0.1,127.0.0.2";
+
 struct Result {
   std::string kernel;
   std::uint64_t bytes = 0;
@@ -104,7 +116,11 @@ int run(int argc, char** argv) {
   int ranks = 2, reps = 5, window = 64;
   double scale = 1.0;
   std::vector<std::string> params;
-  bool json = false, csv = false;
+  bool json = false, csv = false, table = false;
+  auto* table_command = app.add_subcommand("table", "The standard suite: a row per path and rail, reliability "
+                                                   "on and off, each checksum (latency 0 B and 8 KB, bandwidth 1 MB)");
+  table_command->callback([&] { table = true; });
+  table_command->fallthrough();
   app.add_option("--kernels", kernels, "lat,bw,bibw,rate,barrier,bcast,allreduce,alltoall")->capture_default_str();
   app.add_option("--sizes", sizes, "0:4m (0, then powers of two) or a list: 0,8k,1m")->capture_default_str();
   app.add_option("-n,--ranks", ranks, "Ranks of the job (point-to-point kernels use ranks 0 and 1)")
@@ -123,34 +139,16 @@ int run(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;  // --help is 0; anything wrong on the command line is 2
   }
 
-  std::vector<std::string> job{beside_me("ftrun"), "-n", std::to_string(ranks)};
-  if (!paths.empty()) job.insert(job.end(), {"--paths", paths});
-  if (!rails.empty()) job.insert(job.end(), {"--rails", rails});
-  for (const std::string& p : params) job.insert(job.end(), {"--param", p});
-  job.insert(job.end(), {beside_me("ftbench-mpi"), "--json", "--kernels", kernels, "--sizes", sizes, "--reps",
-                         std::to_string(reps), "--scale", std::to_string(scale), "--window", std::to_string(window)});
-  std::string out;
-  const int status = run_capturing(job, out);
-  if (status != 0) {
-    std::cerr << "ftbench: the job exited with status " << status << "\n";
-    return status;
-  }
-  std::vector<Result> results;
   std::string library;
-  std::size_t start = 0;
-  while (start < out.size()) {
-    const std::size_t nl = out.find('\n', start);
-    const std::string line = out.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-    start = nl == std::string::npos ? out.size() : nl + 1;
-    auto v = base::parse_json(line);
-    if (!v || !v->is_object()) continue;
-    results.push_back({(*v)["kernel"].as_string(), (*v)["bytes"].as_u64(), (*v)["value"].as_number(), (*v)["unit"].as_string()});
-    library = (*v)["library"].as_string();
-  }
-  if (results.empty()) {
-    std::cerr << "ftbench: the job printed no result\n";
-    return 1;
-  }
+  std::vector<Result> results;
+  if (table) return run_table(rails.empty() ? kLoopbackRails : rails, params, reps, scale, json);
+  JobConfig config;
+  config.ranks = ranks;
+  config.paths = paths;
+  config.rails = rails;
+  config.params = params;
+  const int status = run_job(config, kernels, sizes, reps, scale, window, results, library);
+  if (status != 0) return status;
   if (json) {
     base::JsonWriter w;
     w.begin_object().field("library", library).field("ranks", ranks).key("results").begin_array();
@@ -189,6 +187,159 @@ int run(int argc, char** argv) {
       std::cout << " " << (it == values.end() ? "-" : number(it->second)) << " |";
     }
     std::cout << "\n";
+  }
+  return 0;
+}
+
+int run_job(const JobConfig& c, const std::string& kernels, const std::string& sizes, int reps, double scale,
+            int window, std::vector<Result>& results, std::string& library) {
+  std::vector<std::string> job{beside_me("ftrun"), "-n", std::to_string(c.ranks)};
+  if (c.timeout_s > 0) job.insert(job.end(), {"--timeout", std::to_string(c.timeout_s)});
+  if (!c.paths.empty()) job.insert(job.end(), {"--paths", c.paths});
+  if (!c.rails.empty()) job.insert(job.end(), {"--rails", c.rails});
+  for (const std::string& p : c.params) job.insert(job.end(), {"--param", p});
+  job.insert(job.end(), {beside_me("ftbench-mpi"), "--json", "--kernels", kernels, "--sizes", sizes, "--reps",
+                         std::to_string(reps), "--scale", std::to_string(scale), "--window", std::to_string(window)});
+  std::string out;
+  const int status = run_capturing(job, out);
+  if (status != 0) {
+    std::cerr << "ftbench: the job exited with status " << status << "\n";
+    return status;
+  }
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const std::size_t nl = out.find('\n', start);
+    const std::string line = out.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    start = nl == std::string::npos ? out.size() : nl + 1;
+    auto v = base::parse_json(line);
+    if (!v || !v->is_object()) continue;
+    results.push_back({(*v)["kernel"].as_string(), (*v)["bytes"].as_u64(), (*v)["value"].as_number(), (*v)["unit"].as_string()});
+    library = (*v)["library"].as_string();
+  }
+  if (results.empty()) {
+    std::cerr << "ftbench: the job printed no result\n";
+    return 1;
+  }
+  return 0;
+}
+
+// One row of `ftbench table`: a path (and its rails) with reliability on or off and a checksum.
+struct Row {
+  std::string path;                 // "shm", "udp"
+  std::vector<std::string> rails;   // udp: the rails it is striped over
+  bool reliability = false;
+  std::string checksum;             // with reliability: crc32c, sum32, none; without: "-"
+  double latency_0_us = 0, latency_8k_us = 0, bandwidth_1m_MBps = 0;
+  std::string note;  // why the row has no figures
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The standard suite (LA-MPI's Table 1, per path, reliability on and off): shared memory, UDP on each rail
+// and striped over all of them; without reliability, and with it under each checksum. Shared memory has
+// no reliability by default (engine.reliability=force turns it on); UDP has it by default (off turns it
+// off: a measurement only, never a way to run).
+int run_table(const std::string& rails, const std::vector<std::string>& params, int reps, double scale, bool json) {
+  std::vector<Row> rows;
+  const std::vector<std::string> each_rail = split(rails);
+  std::vector<std::vector<std::string>> udp_sets;
+  for (const std::string& r : each_rail) udp_sets.push_back({r});
+  if (each_rail.size() > 1) udp_sets.push_back(each_rail);
+  auto add_rows = [&](const std::string& path, const std::vector<std::string>& rail_set) {
+    for (const char* checksum : {"-", "crc32c", "sum32", "none"}) {
+      Row row;
+      row.path = path;
+      row.rails = rail_set;
+      row.reliability = std::string(checksum) != "-";
+      row.checksum = checksum;
+      rows.push_back(row);
+    }
+  };
+  add_rows("shm", {});
+  for (const auto& set : udp_sets) add_rows("udp", set);
+  std::string library;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    Row& row = rows[i];
+    JobConfig c;
+    c.paths = row.path;
+    std::string rail_text;
+    for (const std::string& r : row.rails) rail_text += (rail_text.empty() ? "" : ",") + r;
+    c.rails = rail_text;
+    c.params = params;
+    c.params.push_back(std::string("engine.reliability=") + (row.reliability ? (row.path == "shm" ? "force" : "auto") : "off"));
+    if (row.reliability) c.params.push_back("engine.checksum=" + row.checksum);
+    if (::isatty(STDERR_FILENO) != 0) {
+      std::cerr << "\r\033[Kftbench table: row " << i + 1 << " of " << rows.size() << ": " << row.path << " "
+                << rail_text << (row.reliability ? " reliability on, " + row.checksum : " reliability off")
+                << std::flush;
+    }
+    // Without reliability a datagram the kernel drops is never resent, and the job waits for it for ever:
+    // such a row gets a time limit, and no figures when it is reached.
+    const bool may_lose = row.path != "shm" && !row.reliability;
+    c.timeout_s = may_lose ? 60 : 0;
+    std::vector<Result> results;
+    if (int status = run_job(c, "lat,bw", "0,8k,1m", reps, scale, 64, results, library); status != 0) {
+      if (!may_lose || status != 124) return status;
+      row.note = "a datagram was lost and, without reliability, never resent";
+      continue;
+    }
+    for (const Result& r : results) {
+      if (r.kernel == "lat" && r.bytes == 0) row.latency_0_us = r.value;
+      if (r.kernel == "lat" && r.bytes == 8192) row.latency_8k_us = r.value;
+      if (r.kernel == "bw" && r.bytes == (1u << 20)) row.bandwidth_1m_MBps = r.value;
+    }
+  }
+  if (::isatty(STDERR_FILENO) != 0) std::cerr << "\r\033[K" << std::flush;
+  // The cost of reliability: each row against the same path and rails without it.
+  auto base_of = [&](const Row& row) -> const Row* {
+    for (const Row& r : rows) {
+      if (r.path == row.path && r.rails == row.rails && !r.reliability) return &r;
+    }
+    return nullptr;
+  };
+  if (json) {
+    base::JsonWriter w;
+    w.begin_object().field("library", library).key("rows").begin_array();
+    for (const Row& r : rows) {
+      w.begin_object().field("path", r.path).key("rails").begin_array();
+      for (const std::string& rail : r.rails) w.value(rail);
+      w.end_array().field("reliability", r.reliability ? "on" : "off").field("checksum", r.checksum);
+      w.field("latency_0_us", r.latency_0_us).field("latency_8k_us", r.latency_8k_us);
+      w.field("bandwidth_1m_MBps", r.bandwidth_1m_MBps);
+      if (!r.note.empty()) w.field("note", r.note);
+      w.end_object();
+    }
+    w.end_array().key("peers").begin_object().end_object().end_object();
+    std::cout << std::move(w).text() << "\n";
+    return 0;
+  }
+  std::cout << library << ", 2 ranks on this host\n\n"
+            << "| path | rails | reliability | checksum | latency 0 B (us) | latency 8 KB (us) | bandwidth 1 MB (MB/s) "
+               "| latency 8 KB vs off | bandwidth 1 MB vs off |\n|---|---|---|---|---:|---:|---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    std::string rail_text;
+    for (const std::string& rail : r.rails) rail_text += (rail_text.empty() ? "" : ",") + rail;
+    const Row* off = base_of(r);
+    const bool ratio = r.reliability && off != nullptr && off->latency_8k_us > 0 && off->bandwidth_1m_MBps > 0;
+    if (!r.note.empty()) {
+      std::cout << "| " << r.path << " | " << rail_text << " | off | - | " << r.note << " | | | | |\n";
+      continue;
+    }
+    std::cout << "| " << r.path << " | " << (rail_text.empty() ? "-" : rail_text) << " | "
+              << (r.reliability ? "on" : "off") << " | " << r.checksum << " | " << number(r.latency_0_us) << " | "
+              << number(r.latency_8k_us) << " | " << number(r.bandwidth_1m_MBps) << " | "
+              << (ratio ? number(r.latency_8k_us / off->latency_8k_us) + "x" : "-") << " | "
+              << (ratio ? number(r.bandwidth_1m_MBps / off->bandwidth_1m_MBps) + "x" : "-") << " |\n";
   }
   return 0;
 }
