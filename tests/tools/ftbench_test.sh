@@ -9,8 +9,8 @@
 #   table   `ftbench table --json` on one loopback rail: 8 rows (shared memory and UDP, each without
 #           reliability and with it under crc32c, sum32 and none), each with positive figures, or (UDP
 #           without reliability only) a note saying a datagram was lost
-#   errors  an unknown kernel, a bad size, an unknown path, fewer than 2 ranks: each one line saying what
-#           is wrong and exit status 2
+#   errors  an unknown kernel, a bad size, an unknown path, fewer than 2 ranks, an unknown MPI to compare
+#           with, one that is not installed: each one line saying what is wrong and exit status 2
 set -uo pipefail
 case_name=${1:?usage: ftbench_test.sh CASE FTBENCH}
 ftbench=$2
@@ -80,6 +80,9 @@ errors)
   expect "not a size.*'1x'" "$ftbench" --sizes 0,1x "${quick[@]}"
   expect "unknown path kind 'ib'" "$ftbench" --paths ib "${quick[@]}"
   expect "not in range 2" "$ftbench" -n 1 "${quick[@]}"
+  expect "unknown MPI 'lam'" "$ftbench" --against lam "${quick[@]}"
+  # A peer that is not installed: nothing of it on PATH (ftbench finds ftrun beside itself).
+  expect "mpicc.mpich is not installed (apt-get install libmpich-dev mpich)" env PATH=/nonexistent "$ftbench" --against mpich "${quick[@]}"
   echo "ftbench_test: every bad input said so with status 2" ;;
 *) echo "ftbench_test.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac

@@ -29,7 +29,7 @@
 
 #define BENCH_NAME "ftbench"
 static int rank, nranks;
-#include "../../bench/mpi/bench_common.h"
+#include "bench_common.h"  /* bench/mpi: found with -I, in-tree and when a peer MPI builds it */
 
 enum { TAG_DATA = 1, TAG_ACK = 2, MAX_SIZES = 64, MAX_REPS = 101, MAX_WINDOW = 1024 };
 

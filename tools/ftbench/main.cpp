@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -74,12 +75,17 @@ struct Result;
 struct JobConfig {
   int ranks = 2;
   int timeout_s = 0;  // ftrun --timeout; 0: none
+  std::string bind_to;  // ftrun --bind-to; empty: ftrun's default
   std::string paths, rails;
   std::vector<std::string> params;
 };
 int run_job(const JobConfig& c, const std::string& kernels, const std::string& sizes, int reps, double scale,
             int window, std::vector<Result>& results, std::string& library);
 int run_table(const std::string& rails, const std::vector<std::string>& params, int reps, double scale, bool json);
+// Runs a launcher command whose program prints ftbench-mpi's JSON lines; its exit status.
+int run_lines(const std::vector<std::string>& command, std::vector<Result>& results, std::string& library);
+int against(const std::string& peers, const JobConfig& c, const std::string& kernels, const std::string& sizes,
+            int reps, double scale, int window, int rounds, bool json);
 constexpr const char* kLoopbackRails = "127.0.0.1,127.0.0.2";
 
 struct Result {
@@ -131,6 +137,11 @@ int run(int argc, char** argv) {
   app.add_option("--paths", paths, "The paths the job may use (ftrun --paths: shm, udp)");
   app.add_option("--rails", rails, "The network rails (ftrun --rails)");
   app.add_option("--param", params, "A runtime parameter for the job, K=V (repeatable)");
+  std::string peers;
+  int rounds = 3;
+  app.add_option("--against", peers, "Other MPIs measured beside ftmpi, interleaved: openmpi,mpich");
+  app.add_option("--rounds", rounds, "--against: interleaved rounds; each figure is their median")
+      ->capture_default_str()->check(CLI::Range(1, 101));
   auto* json_flag = app.add_flag("--json", json, "One JSON object: {\"results\": [...]}");
   app.add_flag("--csv", csv, "kernel,bytes,value,unit lines")->excludes(json_flag);
   try {
@@ -147,6 +158,7 @@ int run(int argc, char** argv) {
   config.paths = paths;
   config.rails = rails;
   config.params = params;
+  if (!peers.empty()) return against(peers, config, kernels, sizes, reps, scale, window, rounds, json);
   const int status = run_job(config, kernels, sizes, reps, scale, window, results, library);
   if (status != 0) return status;
   if (json) {
@@ -195,15 +207,20 @@ int run_job(const JobConfig& c, const std::string& kernels, const std::string& s
             int window, std::vector<Result>& results, std::string& library) {
   std::vector<std::string> job{beside_me("ftrun"), "-n", std::to_string(c.ranks)};
   if (c.timeout_s > 0) job.insert(job.end(), {"--timeout", std::to_string(c.timeout_s)});
+  if (!c.bind_to.empty()) job.insert(job.end(), {"--bind-to", c.bind_to});
   if (!c.paths.empty()) job.insert(job.end(), {"--paths", c.paths});
   if (!c.rails.empty()) job.insert(job.end(), {"--rails", c.rails});
   for (const std::string& p : c.params) job.insert(job.end(), {"--param", p});
   job.insert(job.end(), {beside_me("ftbench-mpi"), "--json", "--kernels", kernels, "--sizes", sizes, "--reps",
                          std::to_string(reps), "--scale", std::to_string(scale), "--window", std::to_string(window)});
+  return run_lines(job, results, library);
+}
+
+int run_lines(const std::vector<std::string>& command, std::vector<Result>& results, std::string& library) {
   std::string out;
-  const int status = run_capturing(job, out);
+  const int status = run_capturing(command, out);
   if (status != 0) {
-    std::cerr << "ftbench: the job exited with status " << status << "\n";
+    std::cerr << "ftbench: " << command.front() << " exited with status " << status << "\n";
     return status;
   }
   std::size_t start = 0;
@@ -233,11 +250,11 @@ struct Row {
   std::string note;  // why the row has no figures
 };
 
-std::vector<std::string> split(const std::string& text) {
+std::vector<std::string> split(const std::string& text, char by = ',') {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
+    const std::size_t comma = text.find(by, start);
     out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -340,6 +357,208 @@ int run_table(const std::string& rails, const std::vector<std::string>& params, 
               << number(r.latency_8k_us) << " | " << number(r.bandwidth_1m_MBps) << " | "
               << (ratio ? number(r.latency_8k_us / off->latency_8k_us) + "x" : "-") << " | "
               << (ratio ? number(r.bandwidth_1m_MBps / off->bandwidth_1m_MBps) + "x" : "-") << " |\n";
+  }
+  return 0;
+}
+
+
+// ---------------------------------------------------------------------------------------------------
+// --against: the same kernels built with other MPIs' compilers, run interleaved with ftmpi's
+
+struct PeerMpi {
+  std::string name;      // as --against names it
+  std::string compiler;  // its C compiler wrapper
+  std::string launcher;
+  std::string packages;  // what to install when it is missing
+};
+
+const std::vector<PeerMpi>& known_peers() {
+  static const std::vector<PeerMpi> peers = {
+      {"openmpi", "mpicc.openmpi", "mpirun.openmpi", "libopenmpi-dev openmpi-bin"},
+      {"mpich", "mpicc.mpich", "mpiexec.mpich", "libmpich-dev mpich"},
+  };
+  return peers;
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// ftbench_mpi.c and bench_common.h: beside the tools in a build tree, in share/ftmpi/ftbench installed.
+std::string kernel_sources() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const fs::path& dir : {self / "ftbench-src", self / ".." / "share" / "ftmpi" / "ftbench"}) {
+    if (fs::exists(dir / "ftbench_mpi.c", ec)) return dir.string();
+  }
+  return {};
+}
+
+std::string cache_directory() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') return std::string(xdg) + "/ftbench";
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return std::string(home) + "/.cache/ftbench";
+  return "/tmp/ftbench-" + std::to_string(::getuid());
+}
+
+// The peer's build of the kernels, made again when the source is newer; empty (and said) when it fails.
+std::string build_for(const PeerMpi& peer, const std::string& sources) {
+  std::error_code ec;
+  const std::string dir = cache_directory();
+  fs::create_directories(dir, ec);
+  const fs::path binary = fs::path(dir) / ("ftbench-mpi-" + peer.name);
+  const fs::path source = fs::path(sources) / "ftbench_mpi.c";
+  if (fs::exists(binary, ec) && fs::last_write_time(binary, ec) >= fs::last_write_time(source, ec)) return binary.string();
+  std::string out;
+  const int status = run_capturing({peer.compiler, "-O2", "-w", "-I", sources, "-o", binary.string(), source.string()}, out);  // -w: their headers' warnings
+  if (status != 0) {
+    std::cerr << "ftbench: " << peer.compiler << " could not build " << source.string() << " (status " << status << ")\n";
+    return {};
+  }
+  return binary.string();
+}
+
+// Each MPI's ranks bound to cores when there are enough, else unbound and giving the core away while
+// they wait (as scripts/compare-mpi.sh did: docs/benchmarks.md).
+std::vector<std::string> peer_command(const PeerMpi& peer, int ranks, bool bind, const std::string& binary) {
+  if (peer.name == "openmpi") {
+    std::vector<std::string> c{peer.launcher, "-np", std::to_string(ranks), "--mca", "btl", "self,vader"};
+    if (::getuid() == 0) c.push_back("--allow-run-as-root");
+    if (bind) {
+      c.insert(c.end(), {"--bind-to", "core"});
+    } else {
+      c.insert(c.end(), {"--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"});
+    }
+    c.push_back(binary);
+    return c;
+  }
+  return {peer.launcher, "-n", std::to_string(ranks), "-bind-to", bind ? "core" : "none", binary};
+}
+
+bool higher_is_better(const std::string& unit) { return unit == "MB/s" || unit == "Mmsg/s"; }
+
+int against(const std::string& peer_names, const JobConfig& c, const std::string& kernels, const std::string& sizes,
+            int reps, double scale, int window, int rounds, bool json) {
+  std::vector<PeerMpi> peers;
+  for (const std::string& name : split(peer_names)) {
+    auto it = std::find_if(known_peers().begin(), known_peers().end(), [&](const PeerMpi& p) { return p.name == name; });
+    if (it == known_peers().end()) {
+      std::cerr << "ftbench: --against: unknown MPI '" << name << "' (known: openmpi, mpich)\n";
+      return kExitUsage;
+    }
+    for (const std::string& program : {it->compiler, it->launcher}) {
+      if (!on_path(program)) {
+        std::cerr << "ftbench: --against " << name << ": " << program << " is not installed (apt-get install "
+                  << it->packages << ")\n";
+        return kExitUsage;
+      }
+    }
+    peers.push_back(*it);
+  }
+  const std::string sources = kernel_sources();
+  if (sources.empty()) {
+    std::cerr << "ftbench: the kernels' source (ftbench_mpi.c) is not beside ftbench nor in share/ftmpi/ftbench\n";
+    return 1;
+  }
+  std::vector<std::string> binaries;
+  for (const PeerMpi& p : peers) {
+    binaries.push_back(build_for(p, sources));
+    if (binaries.back().empty()) return 1;
+  }
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const bool bind = c.ranks <= cores;
+  const std::vector<std::string> tail{"--json", "--kernels", kernels, "--sizes", sizes, "--reps", std::to_string(reps),
+                                      "--scale", std::to_string(scale), "--window", std::to_string(window)};
+  // Every MPI's figures of every round, by (kernel, bytes); index 0 is ftmpi.
+  const std::size_t mpis = peers.size() + 1;
+  std::vector<std::map<std::pair<std::string, std::uint64_t>, std::vector<double>>> samples(mpis);
+  std::vector<std::string> libraries(mpis);
+  std::vector<Result> order;  // kernels and sizes in the order measured
+  std::map<std::string, std::string> unit_of;
+  for (int round = 0; round < rounds; ++round) {
+    for (std::size_t m = 0; m < mpis; ++m) {
+      if (::isatty(STDERR_FILENO) != 0) {
+        std::cerr << "\r\033[Kftbench: round " << round + 1 << " of " << rounds << ": "
+                  << (m == 0 ? std::string("ftmpi") : peers[m - 1].name) << std::flush;
+      }
+      std::vector<Result> results;
+      int status = 0;
+      if (m == 0) {
+        JobConfig mine = c;
+        mine.bind_to = bind ? "core" : "none";
+        status = run_job(mine, kernels, sizes, reps, scale, window, results, libraries[0]);
+      } else {
+        std::vector<std::string> command = peer_command(peers[m - 1], c.ranks, bind, binaries[m - 1]);
+        command.insert(command.end(), tail.begin(), tail.end());
+        status = run_lines(command, results, libraries[m]);
+      }
+      if (status != 0) return status;
+      for (const Result& r : results) {
+        samples[m][{r.kernel, r.bytes}].push_back(r.value);
+        if (m == 0 && round == 0) order.push_back(r);
+        unit_of[r.kernel] = r.unit;
+      }
+    }
+  }
+  if (::isatty(STDERR_FILENO) != 0) std::cerr << "\r\033[K" << std::flush;
+  auto median_of = [&](std::size_t m, const Result& r) {
+    auto it = samples[m].find({r.kernel, r.bytes});
+    if (it == samples[m].end() || it->second.empty()) return 0.0;
+    std::vector<double> v = it->second;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  // ftmpi's figure over the best peer's: below 1 is better for times, above 1 for rates.
+  auto ratio_of = [&](const Result& r) {
+    double best = 0;
+    for (std::size_t m = 1; m < mpis; ++m) {
+      const double v = median_of(m, r);
+      if (v > 0 && (best == 0 || (higher_is_better(r.unit) ? v > best : v < best))) best = v;
+    }
+    return best > 0 ? median_of(0, r) / best : 0.0;
+  };
+  if (json) {
+    base::JsonWriter w;
+    w.begin_object().field("library", libraries[0]).field("ranks", c.ranks).field("rounds", rounds).key("results").begin_array();
+    for (const Result& r : order) {
+      w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", median_of(0, r));
+      w.field("unit", r.unit).field("ratio_to_best_peer", ratio_of(r)).end_object();
+    }
+    w.end_array().key("peers").begin_object();
+    for (std::size_t m = 1; m < mpis; ++m) {
+      w.key(peers[m - 1].name).begin_object().field("library", libraries[m]).key("results").begin_array();
+      for (const Result& r : order) {
+        w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", median_of(m, r)).field("unit", r.unit).end_object();
+      }
+      w.end_array().end_object();
+    }
+    w.end_object().end_object();
+    std::cout << std::move(w).text() << "\n";
+    return 0;
+  }
+  std::cout << c.ranks << " ranks" << (bind ? ", bound to cores" : ", unbound") << "; medians of " << rounds
+            << " interleaved rounds\n";
+  for (std::size_t m = 0; m < mpis; ++m) {
+    std::cout << "  " << (m == 0 ? std::string("ftmpi") : peers[m - 1].name) << ": " << libraries[m] << "\n";
+  }
+  std::string kernel;
+  for (const Result& r : order) {
+    if (r.kernel != kernel) {
+      kernel = r.kernel;
+      std::cout << "\n" << kernel << " (" << unit_of[kernel] << ", " << (higher_is_better(unit_of[kernel]) ? "higher" : "lower")
+                << " is better)\n\n| size | ftmpi |";
+      for (const PeerMpi& p : peers) std::cout << " " << p.name << " |";
+      std::cout << " ftmpi / best peer |\n|---:|---:|";
+      for (std::size_t m = 1; m < mpis; ++m) std::cout << "---:|";
+      std::cout << "---:|\n";
+    }
+    std::cout << "| " << size_text(r.bytes) << " |";
+    for (std::size_t m = 0; m < mpis; ++m) std::cout << " " << number(median_of(m, r)) << " |";
+    const double ratio = ratio_of(r);
+    std::cout << " " << (ratio > 0 ? number(ratio) + "x" : "-") << " |\n";
   }
   return 0;
 }
