@@ -142,12 +142,21 @@ base::Result<std::string> EngineCore::inject_fault(const rte::ControlRequest& re
   return std::move(w).text();
 }
 
+// Clearing harms nothing: a path without a fault layer (shared memory) has nothing to clear, and says so
+// with an empty list rather than a refusal; only an unknown rail is an error.
 base::Result<std::string> EngineCore::clear_faults(const rte::ControlRequest& request) {
-  auto targets = fault_targets(request.rail, nullptr);
-  if (!targets) return targets.status();
+  std::vector<std::uint32_t> targets;
+  if (!request.rail.empty()) {
+    auto found = find_rail(request.rail);
+    if (!found) return found.status();
+    targets.push_back(*found);
+  } else {
+    for (std::uint32_t i = 0; i < paths_.size(); ++i) targets.push_back(i);
+  }
+  std::erase_if(targets, [&](std::uint32_t t) { return fault_layers_[t] == nullptr; });
   base::JsonWriter w;
   w.begin_object().field("rank", id_.rank).key("cleared").begin_array();
-  for (std::uint32_t t : *targets) {
+  for (std::uint32_t t : targets) {
     const std::size_t specs = fault_layers_[t]->specs().size();
     fault_layers_[t]->set_specs({});
     w.begin_object().field("index", t).field("name", paths_[t]->info().name).field("specs", std::uint64_t{specs});
@@ -157,7 +166,7 @@ base::Result<std::string> EngineCore::clear_faults(const rte::ControlRequest& re
   FlightEvent event;
   event.at = std::chrono::system_clock::now();
   event.kind = FlightKind::clear;
-  event.rail = request.rail.empty() ? kEveryRail : targets->front();
+  event.rail = request.rail.empty() || targets.empty() ? kEveryRail : targets.front();
   flight_.record(std::move(event));
   return std::move(w).text();
 }
