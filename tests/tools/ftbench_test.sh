@@ -2,7 +2,8 @@
 # ftbench_test.sh CASE FTBENCH : ftbench's own options, run for real (seconds each: one or two sizes,
 # few iterations; the figures are not judged, tests are not timed).
 #   shm     point-to-point kernels over shared memory: the Markdown table has a row per size and a
-#           column per kernel, every figure a positive number
+#           column per kernel, every figure a positive number; --svg draws a curve per kernel, and
+#           rsvg-convert renders it
 #   udp     the same over UDP on two loopback rails, as JSON: it parses, one result per kernel and size,
 #           and the library is ftmpi; and as CSV
 #   coll    the collective kernels on 3 ranks
@@ -26,6 +27,12 @@ case $case_name in
 shm)
   "$ftbench" "${quick[@]}" --paths shm --sizes 0,64k --kernels lat,bw,bibw,rate > "$work/out.log" 2>&1 ||
     fail "ftbench exited $?"
+  "$ftbench" "${quick[@]}" --paths shm --sizes 8,64k --kernels lat,bw,bibw,rate --svg "$work/out.svg" > /dev/null 2>&1 ||
+    fail "ftbench --svg exited $?"
+  command -v rsvg-convert > /dev/null || fail "rsvg-convert is missing (scripts/install-deps.sh installs librsvg2-bin)"
+  rsvg-convert -o "$work/out.png" "$work/out.svg" || fail "rsvg-convert cannot render ftbench's --svg"
+  [ "$(head -c 4 "$work/out.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "the rendered picture is not a PNG"
+  [ "$(grep -c '<polyline' "$work/out.svg")" -eq 4 ] || fail "not a curve per kernel in the picture"
   cat "$work/out.log"
   grep -q '^| size | lat (us) | bw (MB/s) | bibw (MB/s) | rate (Mmsg/s) |$' "$work/out.log" || fail "no table header"
   for size in "0 B" "64 KB"; do

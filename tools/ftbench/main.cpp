@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "ftmpi/base/json.hpp"
+#include "ftmpi/base/compress.hpp"
 #include "ftmpi/base/json_value.hpp"
+#include "ftmpi/bench/plot.hpp"
 
 namespace {
 
@@ -85,7 +87,10 @@ int run_table(const std::string& rails, const std::vector<std::string>& params, 
 // Runs a launcher command whose program prints ftbench-mpi's JSON lines; its exit status.
 int run_lines(const std::vector<std::string>& command, std::vector<Result>& results, std::string& library);
 int against(const std::string& peers, const JobConfig& c, const std::string& kernels, const std::string& sizes,
-            int reps, double scale, int window, int rounds, bool json);
+            int reps, double scale, int window, int rounds, bool json, const std::string& svg_out);
+// Writes the picture of each MPI's results (the first is ftmpi's) to `out`; false (said) when it cannot.
+bool write_svg(const std::string& out, const std::string& title, const std::vector<std::string>& names,
+               const std::vector<std::vector<Result>>& results);
 constexpr const char* kLoopbackRails = "127.0.0.1,127.0.0.2";
 
 struct Result {
@@ -137,8 +142,9 @@ int run(int argc, char** argv) {
   app.add_option("--paths", paths, "The paths the job may use (ftrun --paths: shm, udp)");
   app.add_option("--rails", rails, "The network rails (ftrun --rails)");
   app.add_option("--param", params, "A runtime parameter for the job, K=V (repeatable)");
-  std::string peers;
+  std::string peers, svg_out;
   int rounds = 3;
+  app.add_option("--svg", svg_out, "Also draw the figures against message size here (SVG)");
   app.add_option("--against", peers, "Other MPIs measured beside ftmpi, interleaved: openmpi,mpich");
   app.add_option("--rounds", rounds, "--against: interleaved rounds; each figure is their median")
       ->capture_default_str()->check(CLI::Range(1, 101));
@@ -158,9 +164,12 @@ int run(int argc, char** argv) {
   config.paths = paths;
   config.rails = rails;
   config.params = params;
-  if (!peers.empty()) return against(peers, config, kernels, sizes, reps, scale, window, rounds, json);
+  if (!peers.empty()) return against(peers, config, kernels, sizes, reps, scale, window, rounds, json, svg_out);
   const int status = run_job(config, kernels, sizes, reps, scale, window, results, library);
   if (status != 0) return status;
+  if (!svg_out.empty() && !write_svg(svg_out, library + ", " + std::to_string(ranks) + " ranks", {"ftmpi"}, {results})) {
+    return 1;
+  }
   if (json) {
     base::JsonWriter w;
     w.begin_object().field("library", library).field("ranks", ranks).key("results").begin_array();
@@ -303,7 +312,7 @@ int run_table(const std::string& rails, const std::vector<std::string>& params, 
     // Without reliability a datagram the kernel drops is never resent, and the job waits for it for ever:
     // such a row gets a time limit, and no figures when it is reached.
     const bool may_lose = row.path != "shm" && !row.reliability;
-    c.timeout_s = may_lose ? 60 : 0;
+    c.timeout_s = may_lose ? static_cast<int>(10 + 50 * std::min(scale, 1.0)) : 0;  // 60 s at full scale
     std::vector<Result> results;
     if (int status = run_job(c, "lat,bw", "0,8k,1m", reps, scale, 64, results, library); status != 0) {
       if (!may_lose || status != 124) return status;
@@ -441,7 +450,7 @@ std::vector<std::string> peer_command(const PeerMpi& peer, int ranks, bool bind,
 bool higher_is_better(const std::string& unit) { return unit == "MB/s" || unit == "Mmsg/s"; }
 
 int against(const std::string& peer_names, const JobConfig& c, const std::string& kernels, const std::string& sizes,
-            int reps, double scale, int window, int rounds, bool json) {
+            int reps, double scale, int window, int rounds, bool json, const std::string& svg_out) {
   std::vector<PeerMpi> peers;
   for (const std::string& name : split(peer_names)) {
     auto it = std::find_if(known_peers().begin(), known_peers().end(), [&](const PeerMpi& p) { return p.name == name; });
@@ -504,7 +513,7 @@ int against(const std::string& peer_names, const JobConfig& c, const std::string
     }
   }
   if (::isatty(STDERR_FILENO) != 0) std::cerr << "\r\033[K" << std::flush;
-  auto median_of = [&](std::size_t m, const Result& r) {
+  auto median_of = [&](std::size_t m, const Result& r) -> double {
     auto it = samples[m].find({r.kernel, r.bytes});
     if (it == samples[m].end() || it->second.empty()) return 0.0;
     std::vector<double> v = it->second;
@@ -520,6 +529,21 @@ int against(const std::string& peer_names, const JobConfig& c, const std::string
     }
     return best > 0 ? median_of(0, r) / best : 0.0;
   };
+  if (!svg_out.empty()) {
+    std::vector<std::string> names{"ftmpi"};
+    std::vector<std::vector<Result>> medians(mpis);
+    for (std::size_t m = 0; m < mpis; ++m) {
+      if (m > 0) names.push_back(peers[m - 1].name);
+      for (Result r : order) {
+        r.value = median_of(m, r);
+        medians[m].push_back(r);
+      }
+    }
+    if (!write_svg(svg_out, std::to_string(c.ranks) + " ranks, medians of " + std::to_string(rounds) + " rounds", names,
+                   medians)) {
+      return 1;
+    }
+  }
   if (json) {
     base::JsonWriter w;
     w.begin_object().field("library", libraries[0]).field("ranks", c.ranks).field("rounds", rounds).key("results").begin_array();
@@ -561,6 +585,31 @@ int against(const std::string& peer_names, const JobConfig& c, const std::string
     std::cout << " " << (ratio > 0 ? number(ratio) + "x" : "-") << " |\n";
   }
   return 0;
+}
+
+bool write_svg(const std::string& out, const std::string& title, const std::vector<std::string>& names,
+               const std::vector<std::vector<Result>>& results) {
+  std::vector<ftmpi::bench::Panel> panels;
+  for (std::size_t m = 0; m < results.size(); ++m) {
+    for (const Result& r : results[m]) {
+      auto it = std::find_if(panels.begin(), panels.end(), [&](const ftmpi::bench::Panel& p) { return p.title == r.kernel; });
+      if (it == panels.end()) {
+        panels.push_back({r.kernel, r.unit + (higher_is_better(r.unit) ? ", higher is better" : ", lower is better"), {}});
+        it = panels.end() - 1;
+      }
+      auto curve = std::find_if(it->curves.begin(), it->curves.end(), [&](const ftmpi::bench::Curve& c) { return c.name == names[m]; });
+      if (curve == it->curves.end()) {
+        it->curves.push_back({names[m], {}});
+        curve = it->curves.end() - 1;
+      }
+      curve->points.emplace_back(static_cast<double>(r.bytes), r.value);
+    }
+  }
+  if (auto s = base::write_file(out, ftmpi::bench::plot_svg("ftbench: " + title, panels)); !s) {
+    std::cerr << "ftbench: " << s.message() << "\n";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "ftmpi/drill/timeline.hpp"
 #include "ftmpi/test/json_check.hpp"
 #include "ftmpi/test/seed.hpp"
+#include "ftmpi/test/svg_render.hpp"
 
 using namespace ftmpi::drill;
 
@@ -188,26 +189,7 @@ std::size_t count_of(std::string_view text, std::string_view what) {
   return n;
 }
 
-// Draws `svg` with rsvg-convert (librsvg, what GNOME's viewers use) and requires a PNG: a document it
-// cannot read fails. Never skipped: without the renderer the test fails and says what to install.
-void require_renders(const std::string& svg) {
-  BOOST_TEST_INFO("the SVG:\n" << svg);
-  const std::string_view lowered_must_lack[] = {"nan", "inf"};
-  for (std::string_view bad : lowered_must_lack) BOOST_TEST(lower(svg).find(bad) == std::string::npos, bad);
-  BOOST_TEST(svg.find("xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
-  BOOST_TEST(svg.find("viewBox=") != std::string::npos);
-  if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0) {
-    BOOST_FAIL("rsvg-convert is not on PATH: install librsvg2-bin (scripts/install-deps.sh does)");
-  }
-  TempDir dir;
-  const std::string in = dir.file("timeline.svg"), out = dir.file("timeline.png"), err = dir.file("stderr");
-  std::ofstream(in, std::ios::binary) << svg;
-  const int rc = std::system(("rsvg-convert -o '" + out + "' '" + in + "' 2>'" + err + "'").c_str());
-  BOOST_TEST_REQUIRE(rc == 0, "rsvg-convert failed (" << rc << "): " << contents(err));
-  const std::string png = contents(out);
-  BOOST_TEST(png.size() > 8);
-  BOOST_TEST(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
-}
+using ftmpi::test::require_svg_renders;
 
 }  // namespace
 
@@ -424,13 +406,13 @@ BOOST_AUTO_TEST_CASE(svg_draws_rails_steps_markers_and_verdict) {
   BOOST_TEST(svg.find("<a>") == std::string::npos);
   BOOST_TEST(svg.find("fill=\"#cf222e\">FAIL  stall") != std::string::npos);
   BOOST_TEST(svg.find("fill=\"#1a7f37\">PASS  exit") != std::string::npos);
-  require_renders(svg);
+  require_svg_renders(svg);
 }
 
 BOOST_AUTO_TEST_CASE(svg_of_an_empty_timeline_renders) {
   const std::string svg = timeline_svg(Timeline{});
   BOOST_TEST(svg.find("<polyline") == std::string::npos);
-  require_renders(svg);
+  require_svg_renders(svg);
 }
 
 BOOST_AUTO_TEST_CASE(svg_of_a_zero_duration_timeline_renders) {
@@ -442,7 +424,7 @@ BOOST_AUTO_TEST_CASE(svg_of_a_zero_duration_timeline_renders) {
   t.events[0].rail = 7U;
   t.events[0].state = "suspect";
   t.verdict = {{"exit", "", "", true, ""}};
-  require_renders(timeline_svg(t));
+  require_svg_renders(timeline_svg(t));
 }
 
 BOOST_AUTO_TEST_CASE(svg_of_random_timelines_with_any_bytes_renders) {
@@ -458,7 +440,7 @@ BOOST_AUTO_TEST_CASE(svg_of_random_timelines_with_any_bytes_renders) {
       }
       t.header.drill = bytes;  // invalid UTF-8 and control characters, which XML must not carry
       t.verdict.push_back({bytes, bytes, bytes, false, bytes});
-      require_renders(timeline_svg(t));
+      require_svg_renders(timeline_svg(t));
     }
   }
 }
