@@ -178,11 +178,6 @@ Timeline small_timeline() {
   return t;
 }
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 std::size_t count_of(std::string_view text, std::string_view what) {
   std::size_t n = 0;
   for (std::size_t at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1)) ++n;
