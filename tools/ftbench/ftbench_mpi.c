@@ -2,8 +2,10 @@
  * standard MPI C API only, so that the same file builds with ftmpi's ftcc and with another MPI's mpicc
  * (ftbench --against compiles it with mpicc.openmpi and mpicc.mpich).
  *
- *   lat        ping-pong between ranks 0 and 1: half the round trip, in microseconds
+ *   lat        ping-pong between ranks 0 and 1: half the round trip, in microseconds (each side sends from
+ *              a buffer the loop never writes: osu_latency's method)
  *   bw         rank 0 streams windows of --window messages to rank 1, each window acknowledged: MB/s
+ *              (one send buffer, one receive buffer for the whole window: osu_bw's method)
  *   bibw       both directions at once: MB/s of both together
  *   rate       as bw, counted in messages per second (millions)
  *   barrier    MPI_Barrier over every rank, microseconds (its size is ignored: measured once)
@@ -147,7 +149,7 @@ static int iterations(long size, double small, double budget, int least) {
   return clampi(n * opt.scale, least, 1 << 24);
 }
 
-static unsigned char *sbuf, *rbuf, *rbufs[MAX_WINDOW];
+static unsigned char *sbuf, *rbuf;
 static float *fsend, *frecv;
 
 static void check_bytes(const unsigned char *got, long n, unsigned char seed, const char *what) {
@@ -171,25 +173,28 @@ static double run(int k, long size, int n, int check) {
   for (int i = 0; i < n; ++i) {
     const char *name = kKernels[k];
     if (!strcmp(name, "lat") && in_pair) {
-      if (check && rank == 0) for (long b = 0; b < size; ++b) sbuf[b] = (unsigned char)(3 + b * 7);
+      /* Each side sends from its send buffer, never written in the loop, as osu_latency does: a reply
+       * sent from the buffer just received into would cost the other core a fetch of modified lines. */
+      if (check) for (long b = 0; b < size; ++b) sbuf[b] = (unsigned char)(3 + b * 7);
       if (rank == 0) {
         MPI_Send(sbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
         MPI_Recv(rbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       } else {
         MPI_Recv(rbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (check) check_bytes(rbuf, size, 3, "lat");
-        MPI_Send(rbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
+        MPI_Send(sbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD);
       }
+      if (check) check_bytes(rbuf, size, 3, "lat");
     } else if ((!strcmp(name, "bw") || !strcmp(name, "rate") || !strcmp(name, "bibw")) && in_pair) {
       const int both = !strcmp(name, "bibw");
       int r = 0;
       if (check) for (long b = 0; b < size; ++b) sbuf[b] = (unsigned char)(5 + b * 7);
+      /* One receive buffer for the whole window, as osu_bw does (every message carries the same bytes). */
       if (rank == 1 || both)
-        for (int j = 0; j < w; ++j) MPI_Irecv(rbufs[j], count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[r++]);
+        for (int j = 0; j < w; ++j) MPI_Irecv(rbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[r++]);
       if (rank == 0 || both)
         for (int j = 0; j < w; ++j) MPI_Isend(sbuf, count, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD, &req[r++]);
       MPI_Waitall(r, req, MPI_STATUSES_IGNORE);
-      if (check && (rank == 1 || both)) check_bytes(rbufs[w - 1], size, 5, name);
+      if (check && (rank == 1 || both)) check_bytes(rbuf, size, 5, name);
       if (rank == 1) MPI_Send(&ack, 1, MPI_INT, 0, TAG_ACK, MPI_COMM_WORLD);
       else MPI_Recv(&ack, 1, MPI_INT, 1, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (!strcmp(name, "barrier")) {
@@ -242,11 +247,6 @@ int main(int argc, char **argv) {
   const long biggest = max_size();
   const size_t room = (size_t)biggest * (size_t)(nranks > 1 ? nranks : 1);  /* alltoall needs size per rank */
   sbuf = xalloc(room), rbuf = xalloc(room);
-  int streams = 0;  /* each message of a window has a buffer of its own: only when a stream kernel runs */
-  for (int i = 0; i < opt.nkernels; ++i) streams |= !strcmp(kKernels[opt.kernels[i]], "bw") ||
-                                                   !strcmp(kKernels[opt.kernels[i]], "bibw") ||
-                                                   !strcmp(kKernels[opt.kernels[i]], "rate");
-  for (int j = 0; streams && j < opt.window; ++j) rbufs[j] = xalloc((size_t)biggest);
   fsend = xalloc((size_t)biggest), frecv = xalloc((size_t)biggest);
   char library[64];
   library_name(library, sizeof library);
