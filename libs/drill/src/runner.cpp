@@ -21,6 +21,7 @@
 
 #include "ftmpi/base/compress.hpp"
 #include "ftmpi/base/json_value.hpp"
+#include "ftmpi/base/text_table.hpp"
 #include "ftmpi/rte/control.hpp"
 
 extern char** environ;
@@ -160,20 +161,14 @@ struct Answer {
 
 Answer ask(const rte::JobRecord& job, const rte::ControlRequest& request) {
   Answer a;
-  auto text = rte::send_control_request(job, request);
-  if (!text) {
-    a.error = text.status().message();
-    a.reached = text.code() != Errc::peer_unreachable && text.code() != Errc::not_found;
+  auto answer = rte::ask_job(job, request);
+  if (!answer) {
+    a.error = answer.status().message();
+    a.reached = answer.code() != Errc::peer_unreachable && answer.code() != Errc::not_found;
     return a;
   }
-  auto json = base::parse_json(*text);
   a.reached = true;
-  if (!json) {
-    a.error = "ftrun's answer is not JSON";
-    return a;
-  }
-  a.json = std::move(*json);
-  if (const JsonValue* e = a.json.find("error")) a.error = e->as_string();
+  a.json = std::move(answer->reply);
   return a;
 }
 
@@ -184,17 +179,6 @@ rte::ControlRequest request_of(rte::ControlOp op) {
   return r;
 }
 
-std::string rate_text(double bytes_per_second) {
-  char buf[32];
-  if (bytes_per_second >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.2f GB/s", bytes_per_second / 1e9);
-  } else if (bytes_per_second >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.1f MB/s", bytes_per_second / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f kB/s", bytes_per_second / 1e3);
-  }
-  return buf;
-}
 
 // What one stats poll says of the whole job.
 struct Poll {
@@ -381,7 +365,7 @@ void Drilling::poll_once() {
     const double dt = static_cast<double>(p.at_us - last_.at_us) / 1e6;
     for (const auto& [rail, bytes] : p.rail_bytes) {
       const std::uint64_t before = last_.rail_bytes.count(rail) != 0 ? last_.rail_bytes.at(rail) : 0;
-      line += "  rail " + std::to_string(rail) + ": " + rate_text(static_cast<double>(bytes - std::min(bytes, before)) / dt);
+      line += "  rail " + std::to_string(rail) + ": " + base::human_rate(static_cast<double>(bytes - std::min(bytes, before)) / dt);
     }
     options_.progress(line);
   }

@@ -15,6 +15,7 @@
 #include "ftmpi/base/json.hpp"
 #include "ftmpi/base/json_value.hpp"
 #include "ftmpi/base/svg.hpp"
+#include "ftmpi/base/text_table.hpp"
 
 namespace ftmpi::drill {
 namespace {
@@ -166,13 +167,6 @@ std::string relative(std::int64_t at_us, std::int64_t start_us) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%c%" PRIu64 ".%03" PRIu64 " s", before ? '-' : '+', d / 1000000, d / 1000 % 1000);
   return buf;
-}
-
-std::string rate_text(double bytes_per_second) {
-  if (bytes_per_second >= 1e9) return fixed(bytes_per_second / 1e9, 1) + " GB/s";
-  if (bytes_per_second >= 1e6) return fixed(bytes_per_second / 1e6, 1) + " MB/s";
-  if (bytes_per_second >= 1e3) return fixed(bytes_per_second / 1e3, 1) + " kB/s";
-  return fixed(bytes_per_second, 0) + " B/s";
 }
 
 std::string count_text(std::uint64_t n, std::string_view one, std::string_view many) {
@@ -424,7 +418,7 @@ std::string timeline_text(const Timeline& t) {
     const double seconds = static_cast<double>(std::max<std::int64_t>(sum.longest_interval_us, 1000000)) / 1e6;
     const std::optional<std::uint32_t> rail =
         key.second == std::numeric_limits<std::uint32_t>::max() ? std::nullopt : std::optional(key.second);
-    std::string s = rail_text(h, rail) + ": " + rate_text(static_cast<double>(sum.sent) / seconds) + " sent, " +
+    std::string s = rail_text(h, rail) + ": " + base::human_rate(static_cast<double>(sum.sent) / seconds) + " sent, " +
                     count_text(sum.retransmits, "retransmit", "retransmits") + ", " +
                     count_text(sum.checksum_failures, "checksum failure", "checksum failures");
     if (sum.timeouts > 0) s += ", " + count_text(sum.timeouts, "timeout", "timeouts");

@@ -1,7 +1,8 @@
-// Text the tools print for operators: tables with aligned columns, and byte counts in units.
+// Text the tools print for operators: tables with aligned columns, byte counts and rates in units.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -46,6 +47,22 @@ inline std::string human_bytes(std::uint64_t bytes) {
   }
   char buf[32];
   std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return buf;
+}
+
+// "812.3 MB/s" (decimal units, as network rates are quoted); a rate that is not finite reads 0.
+inline std::string human_rate(double bytes_per_second) {
+  if (!std::isfinite(bytes_per_second)) bytes_per_second = 0;
+  char buf[32];
+  if (bytes_per_second >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.1f GB/s", bytes_per_second / 1e9);
+  } else if (bytes_per_second >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.1f MB/s", bytes_per_second / 1e6);
+  } else if (bytes_per_second >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.1f kB/s", bytes_per_second / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B/s", bytes_per_second);
+  }
   return buf;
 }
 
