@@ -67,7 +67,7 @@ std::uint32_t RailSet::pick() noexcept {
 void RailSet::proved(std::uint32_t rail, Clock::time_point now) noexcept {
   Route& route = routes_[rail];
   // How long a live peer stayed silent on a suspect rail before answering: what engine.peer.timeout must
-  // exceed (docs/benchmarks.md, "How long a live peer is silent").
+  // exceed (docs/benchmarks-history.md, "How long a live peer is silent").
   if (route.state == RailState::suspect && context_->totals != nullptr) {
     const auto silent = route.silent_for(now);
     context_->totals->longest_answered_silence_us =

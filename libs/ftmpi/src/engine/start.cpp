@@ -166,7 +166,7 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   // paths, so they read it through this slot, filled below (no frame moves before).
   auto engine_slot = std::make_shared<const EngineCore*>(nullptr);
   // Every network rail gets a fault layer from the start, with or without a plan, so that ftinject can
-  // add faults to a running job; with none installed it only forwards (docs/benchmarks.md, "Fault
+  // add faults to a running job; with none installed it only forwards (docs/benchmarks-history.md, "Fault
   // layer"). Shared memory gets one only when reliability is forced on it: without checksums and
   // retransmission there, an injected fault would reach the application.
   auto add_path = [&](std::unique_ptr<path::Path> path, std::size_t rail, bool wrap) {

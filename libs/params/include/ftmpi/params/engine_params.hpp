@@ -23,7 +23,7 @@ inline constexpr ParamRow kChecksum{"engine.checksum", ParamType::string, "crc32
                                     ParamScope::job, "crc32c|sum32|none"};
 // A CRC (or sum) catches accidents, not an adversary who changes frames in flight: mac authenticates
 // every payload with a keyed hash instead of trusting the checksum the header MAC covers (its cost is in
-// docs/benchmarks.md, "Authenticated payloads").
+// docs/benchmarks-history.md, "Authenticated payloads").
 inline constexpr ParamRow kIntegrity{
     "engine.integrity", ParamType::string, "checksum",
     "what protects a network frame's payload: checksum (engine.checksum, covered by the header MAC: "
@@ -97,7 +97,7 @@ inline constexpr ParamRow kRailDownAfter{
 // 5 s: twenty times the longest a live, polling peer stayed silent in the fault soak (255 ms, under loss
 // and a blackholed rail; 70 ms with every core busy), and above a link renegotiation or a fast spanning-tree
 // reconvergence; a peer that computes is asked about through ftrun instead of timed out
-// (docs/benchmarks.md, "How long a live peer is silent").
+// (docs/benchmarks-history.md, "How long a live peer is silent").
 inline constexpr ParamRow kPeerTimeout{
     "engine.peer.timeout", ParamType::duration, "5s",
     "silence on every rail to a peer after which ftrun is asked whether the peer polls: if it does, the "

@@ -1,0 +1,55 @@
+// Running the kernels as a job: under ftrun for ftmpi, under another MPI's launcher for a peer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ftmpi/base/status.hpp"
+#include "ftmpi/bench/results.hpp"
+
+namespace ftmpi::bench {
+
+// What ftbench-mpi is asked to measure.
+struct KernelArgs {
+  std::string kernels = "lat,bw";
+  std::string sizes = "0:4m";
+  int reps = 5;
+  double scale = 1.0;
+  int window = 64;
+  std::vector<std::string> argv() const;  // "--json --kernels ... --window N"
+};
+
+// An ftmpi job as ftrun is told to start it.
+struct JobSpec {
+  int ranks = 2;
+  int timeout_s = 0;    // ftrun --timeout; 0: none
+  std::string bind_to;  // ftrun --bind-to; empty: ftrun's default
+  std::string paths, rails;
+  std::vector<std::string> params;  // K=V
+};
+
+struct RunOutcome {
+  int status = 0;  // the launcher's exit status (124: ftrun's --timeout was reached)
+  std::string library;
+  std::vector<Result> results;
+  std::vector<RailTraffic> rails;  // ftmpi jobs only
+  std::string diagnostics;         // what the job wrote on stderr, statistics left out
+  bool ok() const { return status == 0 && !results.empty(); }
+  // Why it failed: invalid_argument with what the job said when it refused its arguments (status 2),
+  // else io_error, "ftbench: WHAT exited with status N; it said: <stderr>".
+  base::Status failure(const std::string& what) const;
+};
+
+// ftbench's exit status for an error: 2 for what the user asked wrongly (bad arguments, a peer MPI that
+// is not installed), 1 for anything else.
+int exit_status_of(const base::Status& status);
+
+// A program installed (or built) in the same directory as the running tool, else the bare name (PATH).
+std::string program_beside_me(const std::string& name);
+
+// `ftrun -n R ... ftbench-mpi --json ...` with engine.report=json, so that each rail's traffic is known.
+RunOutcome run_ftmpi(const JobSpec& job, const KernelArgs& kernels);
+// Any launcher command whose program prints ftbench-mpi's JSON lines.
+RunOutcome run_lines(const std::vector<std::string>& command, const std::vector<std::string>& extra_env = {});
+
+}  // namespace ftmpi::bench

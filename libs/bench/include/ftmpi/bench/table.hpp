@@ -1,0 +1,79 @@
+// `ftbench table`: the standard suite, LA-MPI's Table 1 per path. Shared memory, UDP on each rail and
+// UDP striped over all of them; each without reliability and with it under each checksum (crc32c, sum32,
+// none): latency at 0 B and 8 KB, bandwidth at 1 MB, the cost of reliability as ratios to the same path
+// without it, and each rail's share of the bytes and its retransmissions. With peers (--against), their
+// figures on shared memory and over TCP on loopback, measured in the same interleaved rounds, and each
+// row's ratio to the best peer on the same kind of path.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ftmpi/bench/peers.hpp"
+#include "ftmpi/bench/results.hpp"
+
+namespace ftmpi::bench {
+
+struct TableOptions {
+  std::vector<std::string> rails{"127.0.0.1", "127.0.0.2"};  // UDP's rails
+  std::vector<std::string> params;                            // K=V for every ftmpi job
+  int reps = 5;
+  double scale = 1.0;
+  int rounds = 1;  // interleaved rounds; each figure is their median
+  std::vector<PeerMpi> peers;
+  bool repeat_disturbed = true;  // repeat a run the machine disturbed (DisturbanceWatch)
+};
+
+struct TableFigures {
+  double latency_0_us = 0, latency_8k_us = 0, bandwidth_1m_MBps = 0;
+};
+
+struct TableRow {
+  std::string path;                // "shm", "udp"
+  std::vector<std::string> rails;  // udp: the rails it is striped over
+  bool reliability = false;
+  std::string checksum;  // with reliability: crc32c, sum32, none; without: "-"
+  TableFigures figures;
+  std::vector<RailTraffic> traffic;  // the last round's, per rail
+  std::string note;                  // why the row has no figures
+};
+
+// A peer's figures on one kind of path: "shm" compares with ftmpi's shared memory rows, "network" with
+// its UDP rows.
+struct PeerRow {
+  std::string peer, path, transport;
+  TableFigures figures;
+};
+
+struct TableReport {
+  std::string library;
+  int rounds = 1;
+  std::vector<TableRow> rows;
+  std::vector<PeerRow> peer_rows;
+  std::map<std::string, std::string> peer_libraries;
+  std::string conditions;  // what the disturbance watch saw (DisturbanceWatch::summary)
+  // The row's figure over the best peer's on the same kind of path (below 1 better for latency, above 1
+  // for bandwidth); 0 when no peer has that figure.
+  TableFigures ratio_to_best_peer(const TableRow& row) const;
+  const TableRow* without_reliability(const TableRow& row) const;
+};
+
+// The rows the suite measures, in order, without figures.
+std::vector<TableRow> table_rows(const std::vector<std::string>& rails);
+
+// Measures the suite. On failure (a job that should not fail did) the status says which and why.
+// `progress` is told each step (which row, which round) and lines to keep.
+struct TableProgress {
+  std::function<void(int total)> start;
+  std::function<void(const std::string& label)> begin;
+  std::function<void()> end;
+  std::function<void(const std::string& line)> say;
+};
+base::Result<TableReport> run_table(const TableOptions& options, const TableProgress& progress = {});
+
+std::string table_markdown(const TableReport& report);
+std::string table_json(const TableReport& report);
+
+}  // namespace ftmpi::bench
