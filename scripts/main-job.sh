@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
-# The main job: builds ftmpi (Release), runs small MPI jobs under ftrun beside Open MPI and MPICH and
-# prints their latency/bandwidth and collective tables (scripts/compare-mpi.sh; --no-coll skips the
-# collectives), then every library's benchmark table. The tables are Markdown, ready for
-# docs/benchmarks.md. Arguments go to compare-mpi.sh (e.g. --rounds 5).
+# The main job: installs what is missing (ftmpi's build dependencies, and Open MPI and MPICH to compare
+# with), builds ftmpi (Release), and runs `ftbench table --against openmpi,mpich`: a small MPI job under
+# ftrun per path and rail (shared memory; UDP on each loopback rail and striped over both), with
+# reliability off and on under each checksum, latency and bandwidth beside Open MPI and MPICH measured in
+# interleaved rounds (docs/ftbench.md). Prints a Markdown table; arguments go to ftbench (--json, --rounds
+# R, --scale X, ...). Build output goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/install-deps.sh >&2
+./scripts/install-peers.sh >&2
 build=${BUILD_DIR:-build/release}
-echo "## MPI point-to-point and collectives: ftmpi, Open MPI, MPICH (bench/mpi/mpi_pingpong.c, mpi_coll.c)"
-./scripts/compare-mpi.sh --build-dir "$build" "$@"
-echo
-for bench in seq_bench frag_bench match_bench path_bench; do
-  exe=$build/bench/${bench%_bench}/$bench
-  if [ -x "$exe" ]; then
-    echo "## $bench"
-    "$exe"
-    echo
-  fi
-done
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" --target ftbench ftbench-mpi ftrun >&2
+exec "$build/tools/ftbench" table --against openmpi,mpich "$@"

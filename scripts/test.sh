@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds everything with AddressSanitizer + UBSan and -Werror, runs every test,
+# Installs what is missing (also Open MPI and MPICH, which ftbench's comparison tests run), builds everything with AddressSanitizer + UBSan and -Werror, runs every test,
 # then builds what the progress-thread tests need with ThreadSanitizer (TSan and ASan do not mix) and runs
 # those again under it: a data race reported there fails the run (TSan's exit status 66).
 # Then every libFuzzer target of tests/fuzz runs for FTMPI_FUZZ_SECONDS (default 20) each, from its
@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+./scripts/install-peers.sh  # Open MPI and MPICH: ftbench --against is tested beside them
 build=${BUILD_DIR:-build/asan}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_SANITIZE=ON -DFTMPI_WERROR=ON \
       -DFTMPI_BUILD_BENCH=OFF

@@ -5,13 +5,19 @@
 #           column per kernel, every figure a positive number; --svg draws a curve per kernel, and
 #           rsvg-convert renders it
 #   udp     the same over UDP on two loopback rails, as JSON: it parses, one result per kernel and size,
-#           and the library is ftmpi; and as CSV
+#           the library is ftmpi, and both rails carried bytes (striping); and as CSV
 #   coll    the collective kernels on 3 ranks
 #   table   `ftbench table --json` on one loopback rail: 8 rows (shared memory and UDP, each without
 #           reliability and with it under crc32c, sum32 and none), each with positive figures, or (UDP
-#           without reliability only) a note saying a datagram was lost
+#           without reliability only) a note saying a datagram was lost; each row's traffic from the
+#           engine's statistics names its rail (shm, or the UDP rail's address) and carried bytes
+#   against beside Open MPI and MPICH (skipped, exit 77, when they are not installed; scripts/test.sh
+#           installs them): the sweep's JSON has both peers' figures and a ratio per result, the picture
+#           a curve per MPI; `table --against` has each peer on shared memory and on the network, and a
+#           ratio to the best peer on each row
 #   errors  an unknown kernel, a bad size, an unknown path, fewer than 2 ranks, an unknown MPI to compare
-#           with, one that is not installed: each one line saying what is wrong and exit status 2
+#           with, one that is not installed, --csv for the table: each one line saying what is wrong and
+#           exit status 2
 set -uo pipefail
 case_name=${1:?usage: ftbench_test.sh CASE FTBENCH}
 ftbench=$2
@@ -21,7 +27,9 @@ mkdir -m 0700 "$XDG_RUNTIME_DIR"
 trap 'rm -rf "$work"' EXIT
 # shellcheck source=test_lib.sh
 . "$(dirname "$0")/test_lib.sh"
-quick=(--scale 0.01 --reps 1)
+# Quick, and no watching for a disturbed machine: the suite runs beside other tests (the watch has its
+# unit tests, tests/unit/bench/disturbance_test.cpp).
+quick=(--scale 0.01 --reps 1 --keep-disturbed)
 
 case $case_name in
 shm)
@@ -50,6 +58,8 @@ udp)
   [ "$(jq '.results | length' "$work/out.json")" -eq 4 ] || fail "not one result per kernel and size"
   [ "$(jq '[.results[] | select(.kernel == "lat" and .unit == "us" and .value > 0)] | length' "$work/out.json")" -eq 2 ] ||
     fail "lat results are not two positive microsecond figures"
+  [ "$(jq '[.rails[] | select(.bytes_sent > 0)] | length' "$work/out.json")" -eq 2 ] ||
+    fail "not both rails carried bytes (the statistics say otherwise)"
   "$ftbench" "${quick[@]}" --paths udp --sizes 1m --kernels bw --csv > "$work/out.csv" 2> "$work/err.log" ||
     fail "ftbench --csv exited $?"
   cat "$work/out.csv"
@@ -73,7 +83,40 @@ table)
   [ "$(jq '[.rows[] | select(.note == null and (.latency_0_us <= 0 or .latency_8k_us <= 0 or .bandwidth_1m_MBps <= 0))] | length' \
       "$work/table.json")" -eq 0 ] || fail "a row without a note has a figure that is not positive"
   [ "$(jq '[.rows[] | select(.note != null and (.path != "udp" or .reliability != "off"))] | length' \
-      "$work/table.json")" -eq 0 ] || fail "a row that cannot lose data has a note" ;;
+      "$work/table.json")" -eq 0 ] || fail "a row that cannot lose data has a note"
+  [ "$(jq '[.rows[] | select(.note == null and .path == "shm" and
+             (.traffic | length == 1 and .[0].rail == "shm" and .[0].bytes_sent > 0))] | length' "$work/table.json")" -eq 4 ] ||
+    fail "the shared-memory rows' traffic is not all on the shm rail"
+  [ "$(jq '[.rows[] | select(.note == null and .path == "udp" and
+             (.traffic | length != 1 or (.[0].rail | endswith("127.0.0.1") | not) or .[0].bytes_sent == 0))] | length' \
+      "$work/table.json")" -eq 0 ] || fail "a UDP row's traffic is not on its rail 127.0.0.1" ;;
+against)
+  for program in mpicc.openmpi mpirun.openmpi mpicc.mpich mpiexec.mpich; do
+    command -v "$program" > /dev/null || { echo "SKIP: $program is not installed (scripts/install-peers.sh)"; exit 77; }
+  done
+  export XDG_CACHE_HOME=$work/cache  # the peers' builds of the kernels: made here, from the source beside ftbench
+  "$ftbench" "${quick[@]}" --against openmpi,mpich --rounds 1 --kernels lat,bw --sizes 8,8k --json \
+    --svg "$work/against.svg" > "$work/against.json" 2> "$work/err.log" || { cat "$work/err.log"; fail "ftbench --against exited $?"; }
+  cat "$work/against.json"
+  for peer in openmpi mpich; do
+    [ -x "$work/cache/ftbench/ftbench-mpi-$peer" ] || fail "no build of the kernels for $peer"
+    [ "$(jq --arg p "$peer" '[.peers[$p].results[] | select(.kernel == "lat" and .value > 0)] | length' "$work/against.json")" -eq 2 ] ||
+      fail "$peer has not two positive latencies"
+  done
+  jq -e '.peers.openmpi.library | test("Open MPI")' "$work/against.json" > /dev/null || fail "openmpi's library is not Open MPI"
+  jq -e '.peers.mpich.library | test("MPICH")' "$work/against.json" > /dev/null || fail "mpich's library is not MPICH"
+  [ "$(jq '[.results[] | select(.kernel == "lat" and .ratio_to_best_peer > 0)] | length' "$work/against.json")" -eq 2 ] ||
+    fail "not a ratio to the best peer on each latency"
+  [ "$(grep -c '<polyline' "$work/against.svg")" -eq 6 ] || fail "not a curve per MPI in each of the two panels"
+  "$ftbench" table "${quick[@]}" --against openmpi,mpich --rounds 1 --rails 127.0.0.1 --json \
+    > "$work/table.json" 2> "$work/err.log" || { cat "$work/err.log"; fail "ftbench table --against exited $?"; }
+  cat "$work/table.json"
+  for peer in openmpi mpich; do
+    [ "$(jq --arg p "$peer" '[.peers[$p].rows[] | select(.latency_0_us > 0 and .bandwidth_1m_MBps > 0) | .path] | sort | join(",")' \
+        "$work/table.json")" = '"network,shm"' ] || fail "$peer has not a shared-memory and a network row with figures"
+  done
+  [ "$(jq '[.rows[] | select(.note == null and (.ratio_to_best_peer.latency_0_us <= 0 or .ratio_to_best_peer.bandwidth_1m_MBps <= 0))] | length' \
+      "$work/table.json")" -eq 0 ] || fail "a row with figures has no ratio to the best peer" ;;
 errors)
   expect() {
     local why=$1
@@ -90,6 +133,7 @@ errors)
   expect "unknown MPI 'lam'" "$ftbench" --against lam "${quick[@]}"
   # A peer that is not installed: nothing of it on PATH (ftbench finds ftrun beside itself).
   expect "mpicc.mpich is not installed (apt-get install libmpich-dev mpich)" env PATH=/nonexistent "$ftbench" --against mpich "${quick[@]}"
+  expect "table prints Markdown or --json" "$ftbench" table --csv "${quick[@]}"
   echo "ftbench_test: every bad input said so with status 2" ;;
 *) echo "ftbench_test.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac

@@ -57,10 +57,19 @@ Result<Captured> run_captured(const std::vector<std::string>& command, const std
     return Status(Errc::io_error, std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
-    const int null = ::open("/dev/null", O_RDONLY);
-    if (null >= 0) ::dup2(null, STDIN_FILENO);
-    ::dup2(out[1], STDOUT_FILENO);
-    ::dup2(err[1], STDERR_FILENO);
+    // A descriptor already where it belongs (a caller started with 0 and 1 closed gets its pipe there)
+    // only needs its close-on-exec cleared: dup2 onto itself would leave it set.
+    auto place = [](int fd, int target) {
+      if (fd == target) {
+        ::fcntl(fd, F_SETFD, 0);
+      } else {
+        ::dup2(fd, target);
+      }
+    };
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null >= 0) place(null, STDIN_FILENO);
+    place(out[1], STDOUT_FILENO);
+    place(err[1], STDERR_FILENO);
     ::execvpe(argv[0], argv.data(), envp.data());
     const char* why = std::strerror(errno);
     [[maybe_unused]] auto n = ::write(STDERR_FILENO, cannot_run.data(), cannot_run.size());
@@ -96,7 +105,11 @@ Result<Captured> run_captured(const std::vector<std::string>& command, const std
     if (p.fd >= 0) ::close(p.fd);
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited = 0;
+  while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (waited != pid) {  // e.g. SIGCHLD ignored: the kernel reaped it, and its status is unknown
+    return Status(Errc::io_error, "cannot learn how " + command[0] + " ended: " + std::strerror(errno));
   }
   captured.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return captured;

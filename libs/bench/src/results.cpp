@@ -77,7 +77,8 @@ std::string size_text(std::uint64_t bytes) {
 
 std::string figure_text(double value) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.3f", value);
+  // Chosen on the value as it will be rounded, so that 99.96 reads "100", not "100.0".
+  std::snprintf(buf, sizeof buf, value >= 99.95 ? "%.0f" : value >= 9.9995 ? "%.1f" : "%.3f", value);
   return buf;
 }
 

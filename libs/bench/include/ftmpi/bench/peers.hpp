@@ -33,7 +33,8 @@ struct PeerLaunch {
   std::vector<std::string> env;      // K=V
   std::string transport;             // said in tables: "vader", "tcp lo", "ucx", "ucx tcp"
 };
-// Ranks bound to cores when `bind`, else unbound and told to give their core away while they wait.
+// Ranks bound to cores when `bind`, else unbound (Open MPI is then told to give its core away while it
+// waits; Debian's MPICH, ch4:ucx, has no such setting and spins until preempted).
 PeerLaunch peer_launch(const PeerMpi& peer, int ranks, bool bind, PeerTransport transport, const std::string& binary);
 
 }  // namespace ftmpi::bench

@@ -1,0 +1,205 @@
+// The sweep's report without running it (compare.hpp): medians of the rounds, the ratio to the best peer,
+// and the JSON, CSV and Markdown a hand-built report turns into.
+#include "ftmpi/bench/compare.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
+
+#include "ftmpi/base/json_value.hpp"
+
+using namespace ftmpi::bench;
+using ftmpi::base::JsonValue;
+using ftmpi::base::parse_json;
+
+namespace {
+
+const Result kLat0{"lat", 0, 0, "us"};
+const Result kLat8k{"lat", 8192, 0, "us"};
+const Result kBw1m{"bw", 1u << 20, 0, "MB/s"};
+
+// ftmpi alone: two kernels, lat at two sizes.
+SweepReport alone() {
+  SweepReport report;
+  report.ranks = 2;
+  report.rounds = 3;
+  report.names = {"ftmpi"};
+  report.libraries = {"ftmpi 0.3 (test)"};
+  report.samples.resize(1);
+  report.samples[0][{"lat", 0}] = {0.3, 0.1, 0.2};
+  report.samples[0][{"lat", 8192}] = {1.5, 1.25, 1.0};
+  report.samples[0][{"bw", 1u << 20}] = {9000, 11000, 10000};
+  report.order = {{"lat", 0, 0.2, "us"}, {"lat", 8192, 1.25, "us"}, {"bw", 1u << 20, 10000, "MB/s"}};
+  return report;
+}
+
+// ftmpi, Open MPI and MPICH; MPICH lacks one figure.
+SweepReport beside_peers() {
+  SweepReport report = alone();
+  report.bound = true;
+  report.names = {"ftmpi", "openmpi", "mpich"};
+  report.libraries = {"ftmpi 0.3 (test)", "Open MPI v4.1.4", "MPICH 4.0.2"};
+  report.samples.resize(3);
+  report.samples[1][{"lat", 0}] = {0.15, 0.16, 0.14};
+  report.samples[1][{"lat", 8192}] = {0.9, 1.1};
+  report.samples[1][{"bw", 1u << 20}] = {12000};
+  report.samples[2][{"lat", 0}] = {0.4};
+  report.samples[2][{"bw", 1u << 20}] = {8000, 16000, 11000, 12000};  // median 11500
+  report.rails = {{"shm", 300, 1, 0, 0}, {"udp lo 127.0.0.1", 100, 0, 2, 3}};
+  report.conditions = "3 runs; quiet";
+  return report;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(compare)
+
+BOOST_AUTO_TEST_CASE(median_of_each_mpi_for_a_kernel_and_size) {
+  const SweepReport r = beside_peers();
+  BOOST_TEST(r.median_of(0, kLat0) == 0.2);
+  BOOST_TEST(r.median_of(0, kLat8k) == 1.25);
+  BOOST_TEST(r.median_of(0, kBw1m) == 10000.0);
+  BOOST_TEST(r.median_of(1, kLat0) == 0.15);
+  BOOST_TEST(r.median_of(1, kLat8k) == 1.0, boost::test_tools::tolerance(1e-12));  // (0.9 + 1.1) / 2
+  BOOST_TEST(r.median_of(2, kBw1m) == 11500.0);
+  BOOST_TEST(r.median_of(2, kLat8k) == 0.0);  // never measured
+  BOOST_TEST(r.median_of(3, kLat0) == 0.0);   // no such MPI
+  BOOST_TEST(r.median_of(0, Result{"bibw", 0, 0, "MB/s"}) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(ratio_to_the_best_peer_times_lower_rates_higher) {
+  const SweepReport r = beside_peers();
+  // Latency: the best peer is the fastest, openmpi's 0.15 (not mpich's 0.4).
+  BOOST_TEST(r.ratio_to_best_peer(kLat0) == 0.2 / 0.15, boost::test_tools::tolerance(1e-12));
+  // 8 KB: mpich has no figure; openmpi's 1.0 is the best.
+  BOOST_TEST(r.ratio_to_best_peer(kLat8k) == 1.25, boost::test_tools::tolerance(1e-12));
+  // Bandwidth: the best peer is the highest, openmpi's 12000 (mpich's median 11500).
+  BOOST_TEST(r.ratio_to_best_peer(kBw1m) == 10000.0 / 12000.0, boost::test_tools::tolerance(1e-12));
+  // Rates of messages are better higher too.
+  SweepReport rate = r;
+  rate.samples[0][{"rate", 8}] = {2.0};
+  rate.samples[1][{"rate", 8}] = {4.0};
+  rate.samples[2][{"rate", 8}] = {1.0};
+  BOOST_TEST(rate.ratio_to_best_peer(Result{"rate", 8, 0, "Mmsg/s"}) == 0.5, boost::test_tools::tolerance(1e-12));
+  // No peer has the figure: 0.
+  BOOST_TEST(r.ratio_to_best_peer(Result{"bibw", 0, 0, "MB/s"}) == 0.0);
+  // No peers at all: 0.
+  BOOST_TEST(alone().ratio_to_best_peer(kLat0) == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(csv_alone_has_no_mpi_column) {
+  const std::string csv = sweep_csv(alone());
+  BOOST_TEST(csv ==
+             "kernel,bytes,value,unit\n"
+             "lat,0,0.2,us\n"
+             "lat,8192,1.25,us\n"
+             "bw,1048576,10000,MB/s\n");
+}
+
+BOOST_AUTO_TEST_CASE(csv_beside_peers_names_the_mpi_on_every_line) {
+  const std::string csv = sweep_csv(beside_peers());
+  BOOST_TEST(csv ==
+             "mpi,kernel,bytes,value,unit\n"
+             "ftmpi,lat,0,0.2,us\n"
+             "ftmpi,lat,8192,1.25,us\n"
+             "ftmpi,bw,1048576,10000,MB/s\n"
+             "openmpi,lat,0,0.15,us\n"
+             "openmpi,lat,8192,1,us\n"
+             "openmpi,bw,1048576,12000,MB/s\n"
+             "mpich,lat,0,0.4,us\n"
+             "mpich,lat,8192,0,us\n"
+             "mpich,bw,1048576,11500,MB/s\n");
+}
+
+BOOST_AUTO_TEST_CASE(json_alone) {
+  auto doc = parse_json(sweep_json(alone()));
+  BOOST_TEST_REQUIRE(doc.is_ok(), doc.status().to_string());
+  const JsonValue& j = *doc;
+  BOOST_TEST(j["library"].as_string() == "ftmpi 0.3 (test)");
+  BOOST_TEST(j["ranks"].as_u64() == 2u);
+  BOOST_TEST(j["rounds"].as_u64() == 3u);
+  BOOST_TEST_REQUIRE(j["results"].items().size() == 3u);
+  BOOST_TEST(j["results"][0]["kernel"].as_string() == "lat");
+  BOOST_TEST(j["results"][0]["bytes"].as_u64() == 0u);
+  BOOST_TEST(j["results"][0]["value"].as_number() == 0.2);
+  BOOST_TEST(j["results"][0]["unit"].as_string() == "us");
+  BOOST_TEST(j["results"][2]["kernel"].as_string() == "bw");
+  BOOST_TEST(j["results"][2]["bytes"].as_u64() == 1048576u);
+  BOOST_TEST(j["results"][2]["unit"].as_string() == "MB/s");
+  for (const JsonValue& r : j["results"].items()) BOOST_TEST(r.find("ratio_to_best_peer") == nullptr);
+  BOOST_TEST(j["rails"].is_array());
+  BOOST_TEST(j["rails"].items().empty());
+  BOOST_TEST(j.find("peers") == nullptr);
+  BOOST_TEST(j.find("conditions") == nullptr);
+}
+
+BOOST_AUTO_TEST_CASE(json_beside_peers) {
+  auto doc = parse_json(sweep_json(beside_peers()));
+  BOOST_TEST_REQUIRE(doc.is_ok(), doc.status().to_string());
+  const JsonValue& j = *doc;
+  BOOST_TEST_REQUIRE(j["results"].items().size() == 3u);
+  BOOST_TEST(j["results"][0]["ratio_to_best_peer"].as_number() == 0.2 / 0.15, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(j["results"][2]["ratio_to_best_peer"].as_number() == 10000.0 / 12000.0, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST_REQUIRE(j["rails"].items().size() == 2u);
+  BOOST_TEST(j["rails"][0]["rail"].as_string() == "shm");
+  BOOST_TEST(j["rails"][0]["bytes_sent"].as_u64() == 300u);
+  BOOST_TEST(j["rails"][0]["retransmits"].as_u64() == 1u);
+  BOOST_TEST(j["rails"][1]["timeouts"].as_u64() == 2u);
+  BOOST_TEST(j["rails"][1]["checksum_failures"].as_u64() == 3u);
+  BOOST_TEST_REQUIRE(j["peers"].members().size() == 2u);
+  const JsonValue& openmpi = j["peers"]["openmpi"];
+  BOOST_TEST(openmpi["library"].as_string() == "Open MPI v4.1.4");
+  BOOST_TEST_REQUIRE(openmpi["results"].items().size() == 3u);
+  BOOST_TEST(openmpi["results"][0]["kernel"].as_string() == "lat");
+  BOOST_TEST(openmpi["results"][0]["value"].as_number() == 0.15);
+  BOOST_TEST(openmpi["results"][1]["value"].as_number() == 1.0, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(openmpi["results"][2]["value"].as_number() == 12000.0);
+  BOOST_TEST(openmpi["results"][2]["unit"].as_string() == "MB/s");
+  const JsonValue& mpich = j["peers"]["mpich"];
+  BOOST_TEST(mpich["library"].as_string() == "MPICH 4.0.2");
+  BOOST_TEST(mpich["results"][1]["value"].as_number() == 0.0);
+  BOOST_TEST(mpich["results"][2]["value"].as_number() == 11500.0);
+  BOOST_TEST(j.find("ftmpi") == nullptr);
+  BOOST_TEST(j["peers"].find("ftmpi") == nullptr);  // ftmpi is the report itself, not a peer
+  BOOST_TEST(j["conditions"].as_string() == "3 runs; quiet");
+}
+
+BOOST_AUTO_TEST_CASE(markdown_alone_is_a_row_per_size_and_a_column_per_kernel) {
+  const std::string md = sweep_markdown(alone(), "ftmpi, 2 ranks");
+  BOOST_TEST(md ==
+             "ftmpi, 2 ranks\n\n"
+             "| size | lat (us) | bw (MB/s) |\n"
+             "|---:|---:|---:|\n"
+             "| 0 B | 0.200 | - |\n"
+             "| 8 KB | 1.250 | - |\n"
+             "| 1 MB | - | 10000 |\n");
+}
+
+BOOST_AUTO_TEST_CASE(markdown_beside_peers_is_a_table_per_kernel_with_the_ratio) {
+  const std::string md = sweep_markdown(beside_peers(), "unused with peers");
+  BOOST_TEST(md.find("2 ranks, bound to cores; medians of 3 interleaved rounds\n") == 0u, md);
+  BOOST_TEST(md.find("  ftmpi: ftmpi 0.3 (test)\n  openmpi: Open MPI v4.1.4\n  mpich: MPICH 4.0.2\n") != std::string::npos, md);
+  BOOST_TEST(md.find("\nlat (us, lower is better)\n\n| size | ftmpi | openmpi | mpich | ftmpi / best peer |\n|---:|---:|---:|---:|---:|\n"
+                     "| 0 B | 0.200 | 0.150 | 0.400 | 1.333x |\n"
+                     "| 8 KB | 1.250 | 1.000 | 0.000 | 1.250x |\n") != std::string::npos,
+             md);
+  BOOST_TEST(md.find("\nbw (MB/s, higher is better)\n\n| size | ftmpi | openmpi | mpich | ftmpi / best peer |\n|---:|---:|---:|---:|---:|\n"
+                     "| 1 MB | 10000 | 12000 | 11500 | 0.833x |\n") != std::string::npos,
+             md);
+  BOOST_TEST(md.find("\nftmpi's rails (the last run, both ranks):\n  shm: 300 bytes sent (75%)") != std::string::npos, md);
+  BOOST_TEST(md.find("\nConditions: 3 runs; quiet\n") != std::string::npos, md);
+  SweepReport unbound = beside_peers();
+  unbound.bound = false;
+  BOOST_TEST(sweep_markdown(unbound, "").find("2 ranks, unbound;") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(traffic_text_gives_each_rail_its_share_and_its_troubles) {
+  const std::vector<RailTraffic> rails{{"shm", 300, 1, 0, 0}, {"udp lo 127.0.0.1", 100, 5, 2, 3}};
+  BOOST_TEST(traffic_text(rails) ==
+             "  shm: 300 bytes sent (75%), 1 retransmits, 0 timeouts, 0 checksum failures\n"
+             "  udp lo 127.0.0.1: 100 bytes sent (25%), 5 retransmits, 2 timeouts, 3 checksum failures\n");
+  BOOST_TEST(traffic_text({}).empty());
+  BOOST_TEST(traffic_text({{"shm", 0, 0, 0, 0}}) == "  shm: 0 bytes sent (0%), 0 retransmits, 0 timeouts, 0 checksum failures\n");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
