@@ -15,7 +15,9 @@
  *
  * Every figure is the median of --reps repetitions (default 5), each after a barrier that lines the
  * ranks up; a repetition runs enough iterations to last (10000 up to 4 KB, 64 MB worth above, at least
- * 10; bandwidth 256 MB worth, at least 3 windows; all times --scale), after a tenth as many to warm up.
+ * 10; bandwidth 256 MB worth, at least 3 windows; all times --scale), after a tenth as many to warm up,
+ * but no more than --max-time seconds' worth (default 1) as the warm-up measured it: an MPI whose ranks
+ * spin on shared cores takes milliseconds per collective, and its figure must not take an hour.
  * The first warm-up message of each size is checked byte for byte (a benchmark of wrong data is no
  * benchmark).
  *
@@ -46,6 +48,7 @@ static struct {
   int reps;
   double scale;
   int window;
+  double max_time;  /* seconds per repetition at most (estimated from the warm-up); 0: no limit */
   int json;
 } opt;
 
@@ -107,17 +110,18 @@ static void parse_kernels(const char *text) {
 
 static void usage(void) {
   if (rank != 0) return;
-  printf("usage: ftbench-mpi [--kernels LIST] [--sizes A:B|LIST] [--reps N] [--scale X] [--window N] [--json]\n"
+  printf("usage: ftbench-mpi [--kernels LIST] [--sizes A:B|LIST] [--reps N] [--scale X] [--window N] [--max-time S] [--json]\n"
          "  --kernels  lat,bw,bibw,rate,barrier,bcast,allreduce,alltoall (default lat,bw)\n"
          "  --sizes    0:4m (0, then powers of two; the default) or a list such as 0,8k,1m\n"
          "  --reps     repetitions, the median is reported (default 5)\n"
          "  --scale    multiplies every iteration count (default 1; 0.01 for a quick look)\n"
          "  --window   messages in flight per bandwidth iteration (default 64)\n"
+         "  --max-time at most this many seconds per repetition, fewer iterations if needed (default 1; 0: no limit)\n"
          "  --json     one JSON object per line instead of tables\n");
 }
 
 static void parse(int argc, char **argv) {
-  opt.reps = 5, opt.scale = 1.0, opt.window = 64;
+  opt.reps = 5, opt.scale = 1.0, opt.window = 64, opt.max_time = 1.0;
   parse_kernels("lat,bw");
   parse_sizes("0:4m");
   for (int i = 1; i < argc; ++i) {
@@ -130,11 +134,13 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "--reps")) opt.reps = atoi(v), ++i;
     else if (!strcmp(a, "--scale")) opt.scale = atof(v), ++i;
     else if (!strcmp(a, "--window")) opt.window = atoi(v), ++i;
+    else if (!strcmp(a, "--max-time")) opt.max_time = atof(v), ++i;
     else fail_usage("unknown option", a);
   }
   if (opt.reps < 1 || opt.reps > MAX_REPS) fail_usage("--reps: not from 1 to 101:", argv[0]);
   if (!(opt.scale > 0)) fail_usage("--scale: not above 0:", argv[0]);
   if (opt.window < 1 || opt.window > MAX_WINDOW) fail_usage("--window: not from 1 to 1024:", argv[0]);
+  if (!(opt.max_time >= 0)) fail_usage("--max-time: not 0 or more:", argv[0]);
 }
 
 static long max_size(void) {
@@ -223,10 +229,27 @@ static void measure(int k, long size, double *value, const char **unit) {
   const int n = stream ? iterations(size, 2000.0 / opt.window, (256.0 * (1 << 20)) / opt.window, 3)
                        : iterations(size, 10000, 64.0 * (1 << 20), 10);
   double samples[MAX_REPS];
-  run(k, size, 1, 1);                            /* the data, checked once */
-  run(k, size, n / 10 > 1 ? n / 10 : 1, 0);      /* warm-up */
-  for (int r = 0; r < opt.reps; ++r) samples[r] = run(k, size, n, 0);
-  const double t = median(samples, opt.reps) / n;  /* seconds per iteration */
+  run(k, size, 1, 1);  /* the data, checked once */
+  /* Warm-up: a tenth of the iterations, in doubling chunks, ended early when it has taken a tenth of
+   * --max-time; rank 0 decides (its clock times the kernels) and tells the others, so all run alike. */
+  const int warm = n / 10 > 1 ? n / 10 : 1;
+  int done = 0, chunk = 1, more = 1;
+  double spent = 0;
+  while (more) {
+    spent += run(k, size, chunk, 0);
+    done += chunk;
+    chunk = 2 * chunk < warm - done ? 2 * chunk : warm - done;
+    more = done < warm && (opt.max_time == 0 || spent < opt.max_time / 10);
+    MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  }
+  int count = n;
+  if (rank == 0 && opt.max_time > 0 && spent / done * n > opt.max_time) {
+    count = (int)(opt.max_time / (spent / done));
+    if (count < 1) count = 1;
+  }
+  MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (int r = 0; r < opt.reps; ++r) samples[r] = run(k, size, count, 0);
+  const double t = median(samples, opt.reps) / count;  /* seconds per iteration */
   if (!strcmp(name, "lat")) *value = t / 2 * 1e6, *unit = "us";
   else if (!strcmp(name, "bw")) *value = (double)size * opt.window / t / 1e6, *unit = "MB/s";
   else if (!strcmp(name, "bibw")) *value = 2.0 * (double)size * opt.window / t / 1e6, *unit = "MB/s";

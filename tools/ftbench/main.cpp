@@ -68,9 +68,13 @@ int run(int argc, char** argv) {
   app.add_option("--reps", sweep.kernels.reps, "Repetitions per figure; the median is reported")->capture_default_str();
   app.add_option("--scale", sweep.kernels.scale, "Multiplies every iteration count (0.01 for a quick look)")->capture_default_str();
   app.add_option("--window", sweep.kernels.window, "Messages in flight per bandwidth iteration")->capture_default_str();
+  app.add_option("--max-time", sweep.kernels.max_time, "At most this many seconds per repetition (fewer iterations "
+                 "when the warm-up says so); 0: no limit")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--paths", sweep.job.paths, "The paths the job may use (ftrun --paths: shm, udp)");
   app.add_option("--rails", rails, "The network rails (ftrun --rails; table: default 127.0.0.1,127.0.0.2)");
   app.add_option("--param", sweep.job.params, "A runtime parameter for the job, K=V (repeatable)");
+  app.add_option("-H,--host", sweep.job.hosts, "Hosts of the ranks (ftrun --host: H[:N],...); default: this host");
+  app.add_option("--launch-agent", sweep.job.launch_agent, "How ranks on other hosts are started (ftrun --launch-agent)");
   app.add_option("--svg", svg_out, "Also draw the figures against message size here (SVG)");
   app.add_option("--against", peers, "Other MPIs measured beside ftmpi, interleaved: openmpi,mpich");
   app.add_option("--rounds", rounds, "Interleaved rounds; each figure is their median (default 1, 3 with --against)")
@@ -102,8 +106,11 @@ int run(int argc, char** argv) {
     }
     if (!rails.empty()) table_options.rails = bench::split(rails);
     table_options.params = sweep.job.params;
+    table_options.hosts = sweep.job.hosts;
+    table_options.launch_agent = sweep.job.launch_agent;
     table_options.reps = sweep.kernels.reps;
     table_options.scale = sweep.kernels.scale;
+    table_options.max_time = sweep.kernels.max_time;
     table_options.rounds = rounds;
     table_options.repeat_disturbed = !keep_disturbed;
     auto report = bench::run_table(table_options, progress_of(line, "ftbench table"));

@@ -31,6 +31,9 @@ double SweepReport::ratio_to_best_peer(const Result& r) const {
 }
 
 base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& progress) {
+  if (!sweep.job.hosts.empty() && !sweep.peers.empty()) {
+    return Status(Errc::invalid_argument, "--against measures the peers on this host only: not with --host");
+  }
   SweepReport report;
   report.ranks = sweep.job.ranks;
   report.rounds = sweep.rounds;
@@ -131,8 +134,7 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
       out += "\n";
     }
   } else {
-    out += std::to_string(report.ranks) + " ranks" + (report.bound ? ", bound to cores" : ", unbound") + "; medians of " +
-           std::to_string(report.rounds) + " interleaved rounds\n";
+    out += std::to_string(report.ranks) + " ranks" + (report.bound ? ", bound to cores" : ", unbound") + (report.rounds > 1 ? "; medians of " + std::to_string(report.rounds) + " interleaved rounds\n" : "; one round\n");
     for (std::size_t m = 0; m < report.names.size(); ++m) out += "  " + report.names[m] + ": " + report.libraries[m] + "\n";
     std::string kernel;
     for (const Result& r : report.order) {
@@ -150,7 +152,7 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
       out += " " + (ratio > 0 ? figure_text(ratio) + "x" : std::string("-")) + " |\n";
     }
   }
-  if (!report.rails.empty()) out += "\nftmpi's rails (the last run, both ranks):\n" + traffic_text(report.rails);
+  if (!report.rails.empty()) out += "\nftmpi's rails (the last run, every rank's counters added):\n" + traffic_text(report.rails);
   if (!report.conditions.empty()) out += "\nConditions: " + report.conditions + "\n";
   return out;
 }

@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> KernelArgs::argv() const {
   return {"--json", "--kernels", kernels, "--sizes", sizes, "--reps", std::to_string(reps),
-          "--scale", std::to_string(scale), "--window", std::to_string(window)};
+          "--scale", std::to_string(scale), "--window", std::to_string(window), "--max-time", std::to_string(max_time)};
 }
 
 base::Status RunOutcome::failure(const std::string& what) const {
@@ -71,6 +71,8 @@ RunOutcome run_ftmpi(const JobSpec& job, const KernelArgs& kernels) {
   if (!job.bind_to.empty()) command.insert(command.end(), {"--bind-to", job.bind_to});
   if (!job.paths.empty()) command.insert(command.end(), {"--paths", job.paths});
   if (!job.rails.empty()) command.insert(command.end(), {"--rails", job.rails});
+  if (!job.hosts.empty()) command.insert(command.end(), {"--host", job.hosts});
+  if (!job.launch_agent.empty()) command.insert(command.end(), {"--launch-agent", job.launch_agent});
   for (const std::string& p : job.params) command.insert(command.end(), {"--param", p});
   command.insert(command.end(), {"--param", "engine.report=json"});  // each rail's traffic, at MPI_Finalize
   command.push_back(program_beside_me("ftbench-mpi"));

@@ -22,6 +22,7 @@ void each_line(std::string_view text, F&& line) {
 }
 
 constexpr std::string_view kStatsPrefix = "ftmpi stats: ";
+constexpr std::uint64_t kNoIndex = RailTraffic::kNoIndex;
 
 }  // namespace
 
@@ -47,16 +48,34 @@ std::vector<RailTraffic> parse_rail_traffic(std::string_view stderr_text, std::s
       if (rest != nullptr) rest->append(line).append("\n");
       return;
     }
+    const std::uint64_t rank = (*v)["rank"].is_number() ? (*v)["rank"].as_u64() : kNoIndex;
     for (const base::JsonValue& r : (*v)["rails"].items()) {
+      // One rail is the same path index on every rank (ftrun gives all the same paths and rails), but each
+      // rank names it by its own address ("udp r1 10.77.1.1" on one host, "udp r1 10.77.1.2" on the
+      // other): the index says which rail, the lowest rank's name says it.
       const std::string name = r["name"].as_string();
-      auto it = std::find_if(rails.begin(), rails.end(), [&](const RailTraffic& t) { return t.name == name; });
-      if (it == rails.end()) it = rails.insert(rails.end(), RailTraffic{name});
+      const std::uint64_t index = r["index"].is_number() ? r["index"].as_u64() : kNoIndex;
+      auto it = std::find_if(rails.begin(), rails.end(), [&](const RailTraffic& t) {
+        return index != kNoIndex ? t.index == index : t.index == kNoIndex && t.name == name;
+      });
+      if (it == rails.end()) {
+        RailTraffic t;
+        t.name = name;
+        t.index = index;
+        t.named_by = rank;
+        it = rails.insert(rails.end(), t);
+      }
+      if (rank < it->named_by) {
+        it->name = name;
+        it->named_by = rank;
+      }
       it->bytes_sent += r["bytes_sent"].as_u64();
       it->retransmits += r["retransmits"].as_u64();
       it->timeouts += r["timeouts"].as_u64();
       it->checksum_failures += r["checksum_failures"].as_u64();
     }
   });
+  std::stable_sort(rails.begin(), rails.end(), [](const RailTraffic& a, const RailTraffic& b) { return a.index < b.index; });
   return rails;
 }
 

@@ -75,7 +75,7 @@ std::string ratio_text(double r) { return r > 0 ? figure_text(r) + "x" : "-"; }
 
 }  // namespace
 
-std::vector<TableRow> table_rows(const std::vector<std::string>& rails) {
+std::vector<TableRow> table_rows(const std::vector<std::string>& rails, bool shared_memory) {
   std::vector<TableRow> rows;
   auto add = [&](const std::string& path, const std::vector<std::string>& set) {
     for (const char* checksum : {"-", "crc32c", "sum32", "none"}) {
@@ -87,7 +87,7 @@ std::vector<TableRow> table_rows(const std::vector<std::string>& rails) {
       rows.push_back(row);
     }
   };
-  add("shm", {});
+  if (shared_memory) add("shm", {});
   for (const std::string& r : rails) add("udp", {r});
   if (rails.size() > 1) add("udp", rails);
   return rows;
@@ -116,16 +116,22 @@ TableFigures TableReport::ratio_to_best_peer(const TableRow& row) const {
 }
 
 base::Result<TableReport> run_table(const TableOptions& options, const TableProgress& progress) {
+  if (!options.hosts.empty() && !options.peers.empty()) {
+    return Status(Errc::invalid_argument, "--against measures the peers on this host only: not with --host");
+  }
   TableReport report;
   report.rounds = options.rounds;
-  report.rows = table_rows(options.rails);
+  report.hosts = options.hosts;
+  report.rows = table_rows(options.rails, options.hosts.empty());
   KernelArgs kernels;
   kernels.kernels = "lat,bw";
   kernels.sizes = "0,8k,1m";
   kernels.reps = options.reps;
   kernels.scale = options.scale;
-  // Two ranks, bound to cores when there are two: ftmpi and every peer alike.
-  const bool bind = ::sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+  kernels.max_time = options.max_time;
+  // Two ranks, bound to cores when there are two: ftmpi and every peer alike. Across hosts ftrun binds
+  // nothing (it binds only the ranks of its own host).
+  const bool bind = ::sysconf(_SC_NPROCESSORS_ONLN) >= 2 && options.hosts.empty();
   std::vector<std::string> binaries;
   for (const PeerMpi& p : options.peers) {
     auto built = build_kernels(p);
@@ -162,7 +168,9 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
       JobSpec job;
       job.paths = row.path;
       job.rails = joined(row.rails);
-      job.bind_to = bind ? "core" : "none";
+      if (options.hosts.empty()) job.bind_to = bind ? "core" : "none";
+      job.hosts = options.hosts;
+      job.launch_agent = options.launch_agent;
       job.params = options.params;
       job.params.push_back(std::string("engine.reliability=") + (row.reliability ? (row.path == "shm" ? "force" : "auto") : "off"));
       if (row.reliability) job.params.push_back("engine.checksum=" + row.checksum);
@@ -217,7 +225,7 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
 
 std::string table_markdown(const TableReport& report) {
   const bool peers = !report.peer_rows.empty();
-  std::string out = report.library + ", 2 ranks on this host" +
+  std::string out = report.library + (report.hosts.empty() ? ", 2 ranks on this host" : ", 2 ranks on " + report.hosts) +
                     (report.rounds > 1 ? ", medians of " + std::to_string(report.rounds) + " interleaved rounds" : "") + "\n\n";
   out += "| path | rails | reliability | checksum | latency 0 B (us) | latency 8 KB (us) | bandwidth 1 MB (MB/s) "
          "| latency 8 KB vs off | bandwidth 1 MB vs off | bytes per rail | retransmits |";
@@ -263,7 +271,9 @@ std::string table_json(const TableReport& report) {
   auto figures = [&](const TableFigures& f) {
     w.field("latency_0_us", f.latency_0_us).field("latency_8k_us", f.latency_8k_us).field("bandwidth_1m_MBps", f.bandwidth_1m_MBps);
   };
-  w.begin_object().field("library", report.library).field("rounds", report.rounds).key("rows").begin_array();
+  w.begin_object().field("library", report.library).field("rounds", report.rounds);
+  if (!report.hosts.empty()) w.field("hosts", report.hosts);
+  w.key("rows").begin_array();
   for (const TableRow& r : report.rows) {
     w.begin_object().field("path", r.path).key("rails").begin_array();
     for (const std::string& rail : r.rails) w.value(rail);

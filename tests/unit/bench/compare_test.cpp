@@ -186,7 +186,7 @@ BOOST_AUTO_TEST_CASE(markdown_beside_peers_is_a_table_per_kernel_with_the_ratio)
   BOOST_TEST(md.find("\nbw (MB/s, higher is better)\n\n| size | ftmpi | openmpi | mpich | ftmpi / best peer |\n|---:|---:|---:|---:|---:|\n"
                      "| 1 MB | 10000 | 12000 | 11500 | 0.833x |\n") != std::string::npos,
              md);
-  BOOST_TEST(md.find("\nftmpi's rails (the last run, both ranks):\n  shm: 300 bytes sent (75%)") != std::string::npos, md);
+  BOOST_TEST(md.find("\nftmpi's rails (the last run, every rank's counters added):\n  shm: 300 bytes sent (75%)") != std::string::npos, md);
   BOOST_TEST(md.find("\nConditions: 3 runs; quiet\n") != std::string::npos, md);
   SweepReport unbound = beside_peers();
   unbound.bound = false;

@@ -170,4 +170,21 @@ BOOST_AUTO_TEST_CASE(split_keeps_empty_fields) {
   BOOST_TEST((split("a,b", ':') == std::vector<std::string>{"a,b"}));
 }
 
+BOOST_AUTO_TEST_CASE(one_rail_across_hosts_is_one_entry_named_by_the_lowest_rank) {
+  // Each rank names a rail by its own address; the path index says it is the same rail. Rank 1's
+  // snapshot arrives first (the ranks' stderr interleaves in any order).
+  const std::string err =
+      "ftmpi stats: {\"rank\": 1, \"rails\": [{\"peer\": 0, \"index\": 1, \"name\": \"udp r2 10.77.2.2\", \"bytes_sent\": 5},"
+      " {\"peer\": 0, \"index\": 0, \"name\": \"udp r1 10.77.1.2\", \"bytes_sent\": 7, \"retransmits\": 1}]}\n"
+      "ftmpi stats: {\"rank\": 0, \"rails\": [{\"peer\": 1, \"index\": 0, \"name\": \"udp r1 10.77.1.1\", \"bytes_sent\": 100,"
+      " \"retransmits\": 2}, {\"peer\": 1, \"index\": 1, \"name\": \"udp r2 10.77.2.1\", \"bytes_sent\": 90}]}\n";
+  const std::vector<RailTraffic> rails = parse_rail_traffic(err);
+  BOOST_TEST_REQUIRE(rails.size() == 2u);
+  BOOST_TEST(rails[0].name == "udp r1 10.77.1.1");  // index order, rank 0's name
+  BOOST_TEST(rails[0].bytes_sent == 107u);
+  BOOST_TEST(rails[0].retransmits == 3u);
+  BOOST_TEST(rails[1].name == "udp r2 10.77.2.1");
+  BOOST_TEST(rails[1].bytes_sent == 95u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

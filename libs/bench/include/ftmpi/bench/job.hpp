@@ -16,7 +16,8 @@ struct KernelArgs {
   int reps = 5;
   double scale = 1.0;
   int window = 64;
-  std::vector<std::string> argv() const;  // "--json --kernels ... --window N"
+  double max_time = 1.0;                  // seconds per repetition at most; 0: no limit
+  std::vector<std::string> argv() const;  // "--json --kernels ... --max-time S"
 };
 
 // An ftmpi job as ftrun is told to start it.
@@ -25,6 +26,8 @@ struct JobSpec {
   int timeout_s = 0;    // ftrun --timeout; 0: none
   std::string bind_to;  // ftrun --bind-to; empty: ftrun's default
   std::string paths, rails;
+  std::string hosts;         // ftrun --host; empty: every rank on this host
+  std::string launch_agent;  // ftrun --launch-agent; empty: ftrun's default (ssh)
   std::vector<std::string> params;  // K=V
 };
 

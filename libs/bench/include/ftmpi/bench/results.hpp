@@ -27,13 +27,17 @@ KernelOutput parse_kernel_lines(std::string_view text);
 // The traffic one rail carried during a job, both ranks' counters added, from the engine's statistics
 // (engine.report=json: "ftmpi stats: {...}" on each rank's stderr at MPI_Finalize).
 struct RailTraffic {
-  std::string name;  // as the engine names the rail: "shm", "udp lo 127.0.0.1"
+  static constexpr std::uint64_t kNoIndex = ~std::uint64_t{0};
+  std::string name;  // as the lowest rank names the rail: "shm", "udp lo 127.0.0.1"
   std::uint64_t bytes_sent = 0;
   std::uint64_t retransmits = 0;
   std::uint64_t timeouts = 0;
   std::uint64_t checksum_failures = 0;
+  std::uint64_t index = kNoIndex;     // the engine's path index (the same rail on every rank)
+  std::uint64_t named_by = kNoIndex;  // the rank whose name it carries
 };
-// The rails in the order first seen; `rest` receives the lines that are not statistics.
+// Every rank's counters added per rail (by path index; by name where a snapshot has no index), in index
+// order; `rest` receives the lines that are not statistics.
 std::vector<RailTraffic> parse_rail_traffic(std::string_view stderr_text, std::string* rest = nullptr);
 
 // Rates are better higher, times lower.

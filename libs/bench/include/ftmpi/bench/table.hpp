@@ -19,8 +19,12 @@ namespace ftmpi::bench {
 struct TableOptions {
   std::vector<std::string> rails{"127.0.0.1", "127.0.0.2"};  // UDP's rails
   std::vector<std::string> params;                            // K=V for every ftmpi job
+  // Ranks 0 and 1 on these hosts (ftrun --host), started by `launch_agent`; then there is no shared
+  // memory row, and no peer (the peers are measured on this host only). Empty: both on this host.
+  std::string hosts, launch_agent;
   int reps = 5;
   double scale = 1.0;
+  double max_time = 1.0;  // seconds per repetition at most (KernelArgs::max_time)
   int rounds = 1;  // interleaved rounds; each figure is their median
   std::vector<PeerMpi> peers;
   bool repeat_disturbed = true;  // repeat a run the machine disturbed (DisturbanceWatch)
@@ -50,6 +54,7 @@ struct PeerRow {
 struct TableReport {
   std::string library;
   int rounds = 1;
+  std::string hosts;  // empty: both ranks on this host
   std::vector<TableRow> rows;
   std::vector<PeerRow> peer_rows;
   std::map<std::string, std::string> peer_libraries;
@@ -60,8 +65,9 @@ struct TableReport {
   const TableRow* without_reliability(const TableRow& row) const;
 };
 
-// The rows the suite measures, in order, without figures.
-std::vector<TableRow> table_rows(const std::vector<std::string>& rails);
+// The rows the suite measures, in order, without figures: shared memory (when both ranks share a host),
+// then UDP on each rail and striped over all of them.
+std::vector<TableRow> table_rows(const std::vector<std::string>& rails, bool shared_memory = true);
 
 // Measures the suite. On failure (a job that should not fail did) the status says which and why.
 // `progress` is told each step (which row, which round) and lines to keep.
