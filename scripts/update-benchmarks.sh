@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the tables at the top of docs/benchmarks.md (between its "ftbench tables" markers) with
 # ftbench: the main job's suite beside Open MPI and MPICH, the point-to-point sweep and the collectives
-# beside them, and the sweep's picture (docs/ftbench-sweep.svg). Installs what is missing and builds
-# ftmpi (Release) as scripts/main-job.sh does. About 10 minutes on 2 cores; run it on a quiet machine.
+# beside them, and their pictures (docs/ftbench-table.svg: a curve per path and per peer transport;
+# docs/ftbench-sweep.svg). Installs what is missing and builds ftmpi (Release) as scripts/main-job.sh
+# does. About 20 minutes on 2 cores; run it on a quiet machine.
 #   scripts/update-benchmarks.sh [--rounds R]     (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,13 +43,14 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
   echo "$(nproc) CPUs ($cpu), Release build, load average $(cut -d' ' -f1 /proc/loadavg) at the start."
   echo
 } > "$out"
-run "The suite: a row per path and rail (the main job)" "$ftbench" table --against openmpi,mpich --rounds "$rounds"
+run "The suite: a row per path and rail (the main job)" "$ftbench" table --against openmpi,mpich --rounds "$rounds" \
+  --svg docs/ftbench-table.svg
 run "Point-to-point beside Open MPI and MPICH, shared memory" "$ftbench" --against openmpi,mpich --rounds "$rounds" \
   --kernels lat,bw --sizes 0,64,1k,8k,64k,1m,4m --svg docs/ftbench-sweep.svg
 run "Collectives beside Open MPI and MPICH, 4 ranks on 2 cores" "$ftbench" -n 4 --against openmpi,mpich --rounds "$rounds" \
   --kernels barrier,bcast,allreduce --sizes 8,64k,1m
 sed -i "s|$build/tools/ftbench|ftbench|g" "$out"  # the commands as a reader runs them, ftbench on PATH
-echo '![ftbench --against: latency and bandwidth against message size](ftbench-sweep.svg)' >> "$out"
+echo '![ftbench table --svg: latency and bandwidth against message size, a curve per path and per peer transport](ftbench-table.svg)' >> "$out"
 echo '<!-- end of ftbench tables -->' >> "$out"
 awk -v gen="$out" '
   /^<!-- ftbench tables/ { while ((getline line < gen) > 0) print line; skip = 1; next }

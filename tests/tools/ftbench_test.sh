@@ -10,7 +10,8 @@
 #   table   `ftbench table --json` on one loopback rail: 8 rows (shared memory and UDP, each without
 #           reliability and with it under crc32c, sum32 and none), each with positive figures, or (UDP
 #           without reliability only) a note saying a datagram was lost; each row's traffic from the
-#           engine's statistics names its rail (shm, or the UDP rail's address) and carried bytes
+#           engine's statistics names its rail (shm, or the UDP rail's address) and carried bytes; --svg
+#           draws a curve per path, and rsvg-convert renders it
 #   against beside Open MPI and MPICH (skipped, exit 77, when they are not installed; scripts/test.sh
 #           installs them): the sweep's JSON has both peers' figures and a ratio per result, the picture
 #           a curve per MPI; `table --against` has each peer on shared memory and on the network, and a
@@ -73,8 +74,8 @@ coll)
   # barrier is measured once; the others at both sizes
   [ "$(jq '.results | length' "$work/out.json")" -eq 7 ] || fail "not 7 results" ;;
 table)
-  "$ftbench" table "${quick[@]}" --rails 127.0.0.1 --json > "$work/table.json" 2> "$work/err.log" ||
-    fail "ftbench table exited $?"
+  "$ftbench" table "${quick[@]}" --rails 127.0.0.1 --json --sizes 8,64k --svg "$work/table.svg" \
+    > "$work/table.json" 2> "$work/err.log" || fail "ftbench table exited $?"
   cat "$work/table.json"
   [ "$(jq '.rows | length' "$work/table.json")" -eq 8 ] || fail "not 8 rows"
   [ "$(jq '[.rows[] | select(.path == "shm")] | length' "$work/table.json")" -eq 4 ] || fail "not 4 shm rows"
@@ -89,7 +90,13 @@ table)
     fail "the shared-memory rows' traffic is not all on the shm rail"
   [ "$(jq '[.rows[] | select(.note == null and .path == "udp" and
              (.traffic | length != 1 or (.[0].rail | endswith("127.0.0.1") | not) or .[0].bytes_sent == 0))] | length' \
-      "$work/table.json")" -eq 0 ] || fail "a UDP row's traffic is not on its rail 127.0.0.1" ;;
+      "$work/table.json")" -eq 0 ] || fail "a UDP row's traffic is not on its rail 127.0.0.1"
+  # The picture: a curve per path (shared memory, UDP on the rail), latency and bandwidth at both sizes.
+  [ "$(jq -c '[.curves[] | .name]' "$work/table.json")" = '["ftmpi shm","ftmpi udp 127.0.0.1"]' ] || fail "not a curve per path"
+  [ "$(jq '[.curves[].results[] | select(.value > 0)] | length' "$work/table.json")" -eq 8 ] ||
+    fail "not 4 positive figures per curve (lat and bw at 8 B and 64 KB)"
+  [ "$(grep -c '<polyline' "$work/table.svg")" -eq 4 ] || fail "not a line per path in each of the two panels"
+  rsvg-convert -o "$work/table.png" "$work/table.svg" || fail "rsvg-convert cannot render the table's picture" ;;
 against)
   for program in mpicc.openmpi mpirun.openmpi mpicc.mpich mpiexec.mpich; do
     command -v "$program" > /dev/null || { echo "SKIP: $program is not installed (scripts/install-peers.sh)"; exit 77; }

@@ -100,8 +100,8 @@ int run(int argc, char** argv) {
   std::unique_ptr<bench::ProgressLine> line;
 
   if (table) {
-    if (!svg_out.empty() || csv) {
-      std::cerr << "ftbench: table prints Markdown or --json (--svg and --csv belong to the sweep)\n";
+    if (csv) {
+      std::cerr << "ftbench: table prints Markdown or --json (--csv belongs to the sweep)\n";
       return kExitUsage;
     }
     if (!rails.empty()) table_options.rails = bench::split(rails);
@@ -113,11 +113,18 @@ int run(int argc, char** argv) {
     table_options.max_time = sweep.kernels.max_time;
     table_options.rounds = rounds;
     table_options.repeat_disturbed = !keep_disturbed;
+    if (!svg_out.empty()) table_options.curve_sizes = sweep.kernels.sizes;  // --sizes: the curves' (0:4m)
     auto report = bench::run_table(table_options, progress_of(line, "ftbench table"));
     line.reset();
     if (!report) {
       std::cerr << report.status().message() << "\n";
       return bench::exit_status_of(report.status());
+    }
+    if (!svg_out.empty()) {
+      if (auto s = base::write_file(svg_out, bench::table_svg(*report)); !s) {
+        std::cerr << "ftbench: " << s.message() << "\n";
+        return 1;
+      }
     }
     std::cout << (json ? bench::table_json(*report) + "\n" : bench::table_markdown(*report));
     return 0;

@@ -8,6 +8,7 @@
 #include "ftmpi/base/json.hpp"
 #include "ftmpi/bench/disturbance.hpp"
 #include "ftmpi/bench/job.hpp"
+#include "ftmpi/bench/plot.hpp"
 
 namespace ftmpi::bench {
 
@@ -146,7 +147,17 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
   for (std::size_t i = 0; i < options.peers.size(); ++i) {
     for (PeerTransport t : {PeerTransport::shared_memory, PeerTransport::network}) plans.push_back({i, t});
   }
-  if (progress.start) progress.start(options.rounds * static_cast<int>(report.rows.size() + plans.size()));
+  // The curves: one per path and rail set, and one per peer plan.
+  std::vector<const TableRow*> curve_rows;
+  if (!options.curve_sizes.empty()) {
+    for (const TableRow& r : report.rows) {
+      if (std::none_of(curve_rows.begin(), curve_rows.end(), [&](const TableRow* c) { return c->path == r.path && c->rails == r.rails; })) {
+        curve_rows.push_back(&r);
+      }
+    }
+  }
+  const std::size_t curves = options.curve_sizes.empty() ? 0 : curve_rows.size() + plans.size();
+  if (progress.start) progress.start(options.rounds * static_cast<int>(report.rows.size() + plans.size()) + static_cast<int>(curves));
   DisturbanceWatch watch(options.repeat_disturbed ? std::function<double()>(cacheline_ns) : std::function<double()>{});
   auto measure = [&](const std::string& label, const std::function<bool()>& run) {
     if (progress.begin) progress.begin(label);
@@ -206,6 +217,40 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
       plan_rounds[k].push_back(figures_of(outcome.results));
       plan_transport[k] = launch.transport;
     }
+  }
+  // The curves, with each path's default reliability (shared memory without, UDP with CRC32C).
+  KernelArgs sweep = kernels;
+  sweep.sizes = options.curve_sizes;
+  for (const TableRow* row : curve_rows) {
+    JobSpec job;
+    job.paths = row->path;
+    job.rails = joined(row->rails);
+    if (options.hosts.empty()) job.bind_to = bind ? "core" : "none";
+    job.hosts = options.hosts;
+    job.launch_agent = options.launch_agent;
+    job.params = options.params;
+    const std::string name = "ftmpi " + row->path + (row->rails.empty() ? "" : " " + joined(row->rails));
+    RunOutcome outcome;
+    measure(name + " (curve)", [&] {
+      outcome = run_ftmpi(job, sweep);
+      return outcome.ok();
+    });
+    if (!outcome.ok()) return outcome.failure("ftrun (" + name + ", curve)");
+    report.curves.push_back({name, outcome.results});
+  }
+  for (std::size_t k = 0; k < (options.curve_sizes.empty() ? 0 : plans.size()); ++k) {
+    const PeerMpi& peer = options.peers[plans[k].peer];
+    const PeerLaunch launch = peer_launch(peer, 2, bind, plans[k].transport, binaries[plans[k].peer]);
+    std::vector<std::string> command = launch.command;
+    for (const std::string& a : sweep.argv()) command.push_back(a);
+    const std::string name = peer.name + " " + launch.transport;
+    RunOutcome outcome;
+    measure(name + " (curve)", [&] {
+      outcome = run_lines(command, launch.env);
+      return outcome.ok();
+    });
+    if (!outcome.ok()) return outcome.failure(peer.launcher + " (" + name + ", curve)");
+    report.curves.push_back({name, outcome.results});
   }
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
     if (row_rounds[i].empty()) {
@@ -309,9 +354,40 @@ std::string table_json(const TableReport& report) {
     w.end_array().end_object();
   }
   w.end_object();
+  if (!report.curves.empty()) {
+    w.key("curves").begin_array();
+    for (const TableCurve& curve : report.curves) {
+      w.begin_object().field("name", curve.name).key("results").begin_array();
+      for (const Result& r : curve.results) {
+        w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", r.value).field("unit", r.unit).end_object();
+      }
+      w.end_array().end_object();
+    }
+    w.end_array();
+  }
   if (!report.conditions.empty()) w.field("conditions", report.conditions);
   w.end_object();
   return std::move(w).text();
+}
+
+std::string table_svg(const TableReport& report) {
+  std::vector<Panel> panels;
+  for (const TableCurve& curve : report.curves) {
+    for (const Result& r : curve.results) {
+      auto panel = std::find_if(panels.begin(), panels.end(), [&](const Panel& p) { return p.title == r.kernel; });
+      if (panel == panels.end()) {
+        panels.push_back({r.kernel, r.unit + (higher_is_better(r.unit) ? ", higher is better" : ", lower is better"), {}});
+        panel = panels.end() - 1;
+      }
+      auto line = std::find_if(panel->curves.begin(), panel->curves.end(), [&](const Curve& c) { return c.name == curve.name; });
+      if (line == panel->curves.end()) {
+        panel->curves.push_back({curve.name, {}});
+        line = panel->curves.end() - 1;
+      }
+      line->points.emplace_back(static_cast<double>(r.bytes), r.value);
+    }
+  }
+  return plot_svg("ftbench table: " + report.library + (report.hosts.empty() ? ", 2 ranks on this host" : ", 2 ranks on " + report.hosts), panels);
 }
 
 }  // namespace ftmpi::bench

@@ -28,6 +28,9 @@ struct TableOptions {
   int rounds = 1;  // interleaved rounds; each figure is their median
   std::vector<PeerMpi> peers;
   bool repeat_disturbed = true;  // repeat a run the machine disturbed (DisturbanceWatch)
+  // Sizes of the curves for the picture (`table --svg`): a latency and bandwidth sweep per path and rail
+  // set with its default reliability, and per peer and transport, after the rounds. Empty: no curves.
+  std::string curve_sizes;
 };
 
 struct TableFigures {
@@ -51,6 +54,12 @@ struct PeerRow {
   TableFigures figures;
 };
 
+// One curve of the picture: "ftmpi udp 127.0.0.1", "openmpi tcp lo".
+struct TableCurve {
+  std::string name;
+  std::vector<Result> results;
+};
+
 struct TableReport {
   std::string library;
   int rounds = 1;
@@ -58,6 +67,7 @@ struct TableReport {
   std::vector<TableRow> rows;
   std::vector<PeerRow> peer_rows;
   std::map<std::string, std::string> peer_libraries;
+  std::vector<TableCurve> curves;  // with TableOptions::curve_sizes
   std::string conditions;  // what the disturbance watch saw (DisturbanceWatch::summary)
   // The row's figure over the best peer's on the same kind of path (below 1 better for latency, above 1
   // for bandwidth); 0 when no peer has that figure.
@@ -81,5 +91,7 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
 
 std::string table_markdown(const TableReport& report);
 std::string table_json(const TableReport& report);
+// Latency and bandwidth against message size, a curve per path (and per peer MPI and transport).
+std::string table_svg(const TableReport& report);
 
 }  // namespace ftmpi::bench
