@@ -1,9 +1,11 @@
 # Installs ftmpi into a temporary prefix, MOVES the prefix, then builds and runs a program from the
 # moved tree three ways: with its ftcc (and mpicc), with a CMake project using find_package(ftmpi), and
-# with pkg-config. Every run goes through the moved ftrun.
+# with pkg-config; and a C++ program with ftcxx (mpicxx, mpic++). Every run goes through the moved ftrun.
+# The wrappers take their compiler from FTMPI_CC / FTMPI_CXX, never from CC / CXX (`CC=mpicc ./configure`
+# must not make mpicc run itself), and refuse a compiler that is themselves.
 #
 #   -DBUILD_DIR=<the build tree>  -DWORK_DIR=<scratch directory>  -DSOURCE=<an MPI C program>
-#   -DGENERATOR=<CMake generator for the consumer project>
+#   -DSOURCE_CXX=<an MPI C++ program>  -DGENERATOR=<CMake generator for the consumer project>
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -19,21 +21,32 @@ function(run)
   set(output "${out}" PARENT_SCOPE)
 endfunction()
 
+# A command that must fail with status 2 and say EXPECT on stderr.
+function(refused)
+  cmake_parse_arguments(A "" "EXPECT" "COMMAND" ${ARGN})
+  execute_process(COMMAND ${A_COMMAND} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 30)
+  if(NOT status EQUAL 2 OR NOT err MATCHES "${A_EXPECT}")
+    message(FATAL_ERROR "not refused with status 2 and '${A_EXPECT}' (${status}): ${A_COMMAND}\n--- stdout\n${out}--- stderr\n${err}")
+  endif()
+endfunction()
+
 file(REMOVE_RECURSE ${WORK_DIR})
 set(staged ${WORK_DIR}/staged)
 set(prefix ${WORK_DIR}/moved)
 run(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${staged})
 file(RENAME ${staged} ${prefix})
 
-foreach(file bin/ftcc bin/mpicc bin/ftrun include/mpi.h lib/libftmpi.so lib/pkgconfig/ftmpi.pc
+foreach(file bin/ftcc bin/mpicc bin/ftcxx bin/mpicxx bin/mpic++ bin/ftrun include/mpi.h lib/libftmpi.so lib/pkgconfig/ftmpi.pc
              lib/cmake/ftmpi/ftmpiConfig.cmake lib/cmake/ftmpi/ftmpiConfigVersion.cmake)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "not installed: ${file}")
   endif()
 endforeach()
-if(NOT IS_SYMLINK ${prefix}/bin/mpicc)
-  message(FATAL_ERROR "bin/mpicc is not a symlink to ftcc")
-endif()
+foreach(alias mpicc mpicxx mpic++)
+  if(NOT IS_SYMLINK ${prefix}/bin/${alias})
+    message(FATAL_ERROR "bin/${alias} is not a symlink to its wrapper")
+  endif()
+endforeach()
 
 set(ftrun ${prefix}/bin/ftrun)
 set(expect "hello from rank 0 of 2.*hello from rank 1 of 2|hello from rank 1 of 2.*hello from rank 0 of 2")
@@ -45,6 +58,29 @@ run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_ftcc EXPECT "${expect}")
 run(COMMAND ${prefix}/bin/mpicc -c ${SOURCE} -o ${WORK_DIR}/hello.o)
 run(COMMAND ${prefix}/bin/mpicc ${WORK_DIR}/hello.o -o ${WORK_DIR}/hello_mpicc)
 run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_mpicc EXPECT "${expect}")
+
+# CC=mpicc (autotools' usual `CC=mpicc ./configure`): the wrapper does not run $CC, so it does not run
+# itself; FTMPI_CC chooses the compiler; a compiler that is the wrapper itself is refused.
+run(COMMAND ${CMAKE_COMMAND} -E env CC=${prefix}/bin/mpicc ${prefix}/bin/mpicc -show ${SOURCE} EXPECT "^cc ")
+run(COMMAND ${CMAKE_COMMAND} -E env CC=${prefix}/bin/mpicc ${prefix}/bin/mpicc ${SOURCE} -o ${WORK_DIR}/hello_cc_loop)
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_cc_loop EXPECT "${expect}")
+run(COMMAND ${CMAKE_COMMAND} -E env "FTMPI_CC=gcc -O1" ${prefix}/bin/ftcc -show ${SOURCE} EXPECT "^gcc -O1 -I")
+refused(COMMAND ${CMAKE_COMMAND} -E env FTMPI_CC=${prefix}/bin/mpicc ${prefix}/bin/ftcc ${SOURCE}
+        EXPECT "mpicc is ftcc itself; set FTMPI_CC to a compiler")
+refused(COMMAND ${CMAKE_COMMAND} -E env PATH=${prefix}/bin:$ENV{PATH} FTMPI_CC=mpicc ${prefix}/bin/mpicc ${SOURCE}
+        EXPECT "FTMPI_CC=mpicc is ftcc itself")
+
+# C++: mpicxx and mpic++ (ftcxx) compile and link with c++ (FTMPI_CXX), CXX ignored as CC is.
+set(expect_cxx "hello from C\\+\\+ rank 0 of 2.*hello from C\\+\\+ rank 1 of 2|hello from C\\+\\+ rank 1 of 2.*hello from C\\+\\+ rank 0 of 2")
+run(COMMAND ${prefix}/bin/mpicxx -show ${SOURCE_CXX} EXPECT "^c\\+\\+ -I${prefix}/include")
+run(COMMAND ${CMAKE_COMMAND} -E env CXX=${prefix}/bin/mpicxx ${prefix}/bin/mpicxx -std=c++17 -Wall -Werror ${SOURCE_CXX}
+            -o ${WORK_DIR}/hello_cxx)
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_cxx EXPECT "${expect_cxx}")
+run(COMMAND ${prefix}/bin/mpic++ -c ${SOURCE_CXX} -o ${WORK_DIR}/hello_cxx.o)
+run(COMMAND ${prefix}/bin/mpic++ ${WORK_DIR}/hello_cxx.o -o ${WORK_DIR}/hello_cxx_link)
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_cxx_link EXPECT "${expect_cxx}")
+refused(COMMAND ${CMAKE_COMMAND} -E env FTMPI_CXX=${prefix}/bin/mpic++ ${prefix}/bin/mpicxx ${SOURCE_CXX}
+        EXPECT "is ftcxx itself; set FTMPI_CXX to a compiler")
 
 # A CMake project: find_package(ftmpi) from the moved prefix.
 set(project ${WORK_DIR}/project)
