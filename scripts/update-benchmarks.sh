@@ -50,7 +50,11 @@ run "Point-to-point beside Open MPI and MPICH, shared memory" "$ftbench" --again
 run "Collectives beside Open MPI and MPICH, 4 ranks on 2 cores" "$ftbench" -n 4 --against openmpi,mpich --rounds "$rounds" \
   --kernels barrier,bcast,allreduce --sizes 8,64k,1m
 sed -i "s|$build/tools/ftbench|ftbench|g" "$out"  # the commands as a reader runs them, ftbench on PATH
-echo '![ftbench table --svg: latency and bandwidth against message size, a curve per path and per peer transport](ftbench-table.svg)' >> "$out"
+{
+  echo '![ftbench table --svg: latency and bandwidth against message size, a curve per path and per peer transport](ftbench-table.svg)'
+  echo
+  echo '![ftbench --against: latency and bandwidth over shared memory beside Open MPI and MPICH](ftbench-sweep.svg)'
+} >> "$out"
 echo '<!-- end of ftbench tables -->' >> "$out"
 awk -v gen="$out" '
   /^<!-- ftbench tables/ { while ((getline line < gen) > 0) print line; skip = 1; next }

@@ -69,7 +69,8 @@ std::string retransmits_text(const std::vector<RailTraffic>& traffic) {
     timeouts += t.timeouts;
   }
   if (traffic.empty()) return "-";
-  return std::to_string(retransmits) + (timeouts > 0 ? " (" + std::to_string(timeouts) + " timeouts)" : "");
+  return std::to_string(retransmits) +
+         (timeouts > 0 ? " (" + std::to_string(timeouts) + (timeouts == 1 ? " timeout)" : " timeouts)") : "");
 }
 
 std::string ratio_text(double r) { return r > 0 ? figure_text(r) + "x" : "-"; }

@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(markdown_rows_with_costs_of_reliability_shares_and_retransm
   // Against the row without reliability: 1.5 / 1.0 and 5000 / 10000.
   BOOST_TEST(md.find("| shm | - | on | crc32c | 0.300 | 1.500 | 5000 | 1.500x | 0.500x | - | - |\n") != std::string::npos, md);
   // Its "off" row has no figures: no ratio.
-  BOOST_TEST(md.find("| udp | 127.0.0.1 | on | crc32c | 20.0 | 40.0 | 1000 | - | - | 127.0.0.1 100% | 3 (1 timeouts) |\n") !=
+  BOOST_TEST(md.find("| udp | 127.0.0.1 | on | crc32c | 20.0 | 40.0 | 1000 | - | - | 127.0.0.1 100% | 3 (1 timeout) |\n") !=
                  std::string::npos,
              md);
   BOOST_TEST(md.find("| udp | 127.0.0.1,127.0.0.2 | on | sum32 | 0.250 | 1.250 | 8000 | 1.000x | 1.000x | 127.0.0.1 75%, 127.0.0.2 25% | 2 |\n") !=
@@ -220,7 +220,7 @@ BOOST_AUTO_TEST_CASE(markdown_with_peers_has_their_ratios_rows_and_libraries) {
   // shm off: 0.2 / 0.15 and 10000 / 12000.
   BOOST_TEST(md.find("| shm | - | off | - | 0.200 | 1.000 | 10000 | - | - | shm 100% | 0 | 1.333x | 0.833x |\n") != std::string::npos, md);
   // udp crc32c on one rail: 20 / 10 and 1000 / 2000 (openmpi; mpich has neither figure).
-  BOOST_TEST(md.find("| 127.0.0.1 100% | 3 (1 timeouts) | 2.000x | 0.500x |\n") != std::string::npos, md);
+  BOOST_TEST(md.find("| 127.0.0.1 100% | 3 (1 timeout) | 2.000x | 0.500x |\n") != std::string::npos, md);
   BOOST_TEST(md.find("| openmpi | shm | vader | 0.150 | 0.800 | 12000 |\n") != std::string::npos, md);
   BOOST_TEST(md.find("| mpich | network | ucx tcp | 0.000 | 20.0 | 0.000 |\n") != std::string::npos, md);
   BOOST_TEST(md.find("\nmpich: MPICH 4.0.2\n") != std::string::npos, md);
