@@ -29,6 +29,14 @@ namespace bench = ftmpi::bench;
 
 constexpr int kExitUsage = 2;
 
+// Says why, once prefixed with the tool's name (a job that refused its arguments said so itself, named);
+// ftbench's exit status for it.
+int failed(const base::Status& status) {
+  const std::string& message = status.message();
+  std::cerr << (message.rfind("ftbench: ", 0) == 0 ? "" : "ftbench: ") << message << "\n";
+  return bench::exit_status_of(status);
+}
+
 // The progress line told by the library's measuring loops.
 bench::TableProgress progress_of(std::unique_ptr<bench::ProgressLine>& line, const std::string& title) {
   bench::TableProgress p;
@@ -90,10 +98,7 @@ int run(int argc, char** argv) {
   }
   if (!peers.empty()) {
     auto found = bench::find_peers(peers);
-    if (!found) {
-      std::cerr << "ftbench: " << found.status().message() << "\n";
-      return bench::exit_status_of(found.status());
-    }
+    if (!found) return failed(found.status());
     sweep.peers = table_options.peers = *found;
   }
   if (rounds == 0) rounds = peers.empty() ? 1 : 3;
@@ -116,15 +121,9 @@ int run(int argc, char** argv) {
     if (!svg_out.empty()) table_options.curve_sizes = sweep.kernels.sizes;  // --sizes: the curves' (0:4m)
     auto report = bench::run_table(table_options, progress_of(line, "ftbench table"));
     line.reset();
-    if (!report) {
-      std::cerr << report.status().message() << "\n";
-      return bench::exit_status_of(report.status());
-    }
+    if (!report) return failed(report.status());
     if (!svg_out.empty()) {
-      if (auto s = base::write_file(svg_out, bench::table_svg(*report)); !s) {
-        std::cerr << "ftbench: " << s.message() << "\n";
-        return 1;
-      }
+      if (auto s = base::write_file(svg_out, bench::table_svg(*report)); !s) return failed(s);
     }
     std::cout << (json ? bench::table_json(*report) + "\n" : bench::table_markdown(*report));
     return 0;
@@ -134,18 +133,12 @@ int run(int argc, char** argv) {
   sweep.repeat_disturbed = !keep_disturbed && (rounds > 1 || !sweep.peers.empty());
   auto report = bench::run_sweep(sweep, progress_of(line, "ftbench"));
   line.reset();
-  if (!report) {
-    std::cerr << report.status().message() << "\n";
-    return bench::exit_status_of(report.status());
-  }
+  if (!report) return failed(report.status());
   if (!svg_out.empty()) {
     const std::string title = sweep.peers.empty()
         ? report->libraries[0] + ", " + std::to_string(sweep.job.ranks) + " ranks"
         : std::to_string(sweep.job.ranks) + " ranks, medians of " + std::to_string(rounds) + " rounds";
-    if (auto s = base::write_file(svg_out, bench::sweep_svg(*report, title)); !s) {
-      std::cerr << "ftbench: " << s.message() << "\n";
-      return 1;
-    }
+    if (auto s = base::write_file(svg_out, bench::sweep_svg(*report, title)); !s) return failed(s);
   }
   if (json) {
     std::cout << bench::sweep_json(*report) << "\n";

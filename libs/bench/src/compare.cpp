@@ -21,6 +21,12 @@ double SweepReport::median_of(std::size_t m, const Result& r) const {
   return it == samples[m].end() ? 0.0 : median(it->second);
 }
 
+std::vector<Result> SweepReport::medians(std::size_t m) const {
+  std::vector<Result> out = order;
+  for (Result& r : out) r.value = median_of(m, r);
+  return out;
+}
+
 double SweepReport::ratio_to_best_peer(const Result& r) const {
   double best = 0;
   for (std::size_t m = 1; m < samples.size(); ++m) {
@@ -176,12 +182,9 @@ std::string sweep_json(const SweepReport& report) {
   if (peers) {
     w.key("peers").begin_object();
     for (std::size_t m = 1; m < report.names.size(); ++m) {
-      w.key(report.names[m]).begin_object().field("library", report.libraries[m]).key("results").begin_array();
-      for (const Result& r : report.order) {
-        w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", report.median_of(m, r));
-        w.field("unit", r.unit).end_object();
-      }
-      w.end_array().end_object();
+      w.key(report.names[m]).begin_object().field("library", report.libraries[m]).key("results");
+      write_results(w, report.medians(m));
+      w.end_object();
     }
     w.end_object();
   }
@@ -206,21 +209,7 @@ std::string sweep_csv(const SweepReport& report) {
 
 std::string sweep_svg(const SweepReport& report, const std::string& title) {
   std::vector<Panel> panels;
-  for (std::size_t m = 0; m < report.names.size(); ++m) {
-    for (const Result& r : report.order) {
-      auto it = std::find_if(panels.begin(), panels.end(), [&](const Panel& p) { return p.title == r.kernel; });
-      if (it == panels.end()) {
-        panels.push_back({r.kernel, r.unit + (higher_is_better(r.unit) ? ", higher is better" : ", lower is better"), {}});
-        it = panels.end() - 1;
-      }
-      auto curve = std::find_if(it->curves.begin(), it->curves.end(), [&](const Curve& c) { return c.name == report.names[m]; });
-      if (curve == it->curves.end()) {
-        it->curves.push_back({report.names[m], {}});
-        curve = it->curves.end() - 1;
-      }
-      curve->points.emplace_back(static_cast<double>(r.bytes), report.median_of(m, r));
-    }
-  }
+  for (std::size_t m = 0; m < report.names.size(); ++m) add_curve(panels, report.names[m], report.medians(m));
   return plot_svg("ftbench: " + title, panels);
 }
 

@@ -20,8 +20,8 @@ base::Status RunOutcome::failure(const std::string& what) const {
     while (!said.empty() && said.back() == '\n') said.pop_back();
     return base::Status(base::Errc::invalid_argument, said);
   }
-  std::string text = "ftbench: " + what + " exited with status " + std::to_string(status);
-  if (status == 0 && results.empty()) text = "ftbench: " + what + " printed no result";
+  std::string text = what + " exited with status " + std::to_string(status);
+  if (status == 0 && results.empty()) text = what + " printed no result";
   if (!diagnostics.empty()) text += "; it said:\n" + diagnostics;
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return base::Status(base::Errc::io_error, text);

@@ -79,6 +79,30 @@ std::vector<RailTraffic> parse_rail_traffic(std::string_view stderr_text, std::s
   return rails;
 }
 
+void write_results(base::JsonWriter& w, const std::vector<Result>& results) {
+  w.begin_array();
+  for (const Result& r : results) {
+    w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", r.value).field("unit", r.unit).end_object();
+  }
+  w.end_array();
+}
+
+void add_curve(std::vector<Panel>& panels, const std::string& name, const std::vector<Result>& results) {
+  for (const Result& r : results) {
+    auto panel = std::find_if(panels.begin(), panels.end(), [&](const Panel& p) { return p.title == r.kernel; });
+    if (panel == panels.end()) {
+      panels.push_back({r.kernel, r.unit + (higher_is_better(r.unit) ? ", higher is better" : ", lower is better"), {}});
+      panel = panels.end() - 1;
+    }
+    auto curve = std::find_if(panel->curves.begin(), panel->curves.end(), [&](const Curve& c) { return c.name == name; });
+    if (curve == panel->curves.end()) {
+      panel->curves.push_back({name, {}});
+      curve = panel->curves.end() - 1;
+    }
+    curve->points.emplace_back(static_cast<double>(r.bytes), r.value);
+  }
+}
+
 bool higher_is_better(std::string_view unit) { return unit == "MB/s" || unit == "Mmsg/s"; }
 
 double median(std::vector<double> values) {

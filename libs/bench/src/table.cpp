@@ -358,11 +358,9 @@ std::string table_json(const TableReport& report) {
   if (!report.curves.empty()) {
     w.key("curves").begin_array();
     for (const TableCurve& curve : report.curves) {
-      w.begin_object().field("name", curve.name).key("results").begin_array();
-      for (const Result& r : curve.results) {
-        w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", r.value).field("unit", r.unit).end_object();
-      }
-      w.end_array().end_object();
+      w.begin_object().field("name", curve.name).key("results");
+      write_results(w, curve.results);
+      w.end_object();
     }
     w.end_array();
   }
@@ -373,21 +371,7 @@ std::string table_json(const TableReport& report) {
 
 std::string table_svg(const TableReport& report) {
   std::vector<Panel> panels;
-  for (const TableCurve& curve : report.curves) {
-    for (const Result& r : curve.results) {
-      auto panel = std::find_if(panels.begin(), panels.end(), [&](const Panel& p) { return p.title == r.kernel; });
-      if (panel == panels.end()) {
-        panels.push_back({r.kernel, r.unit + (higher_is_better(r.unit) ? ", higher is better" : ", lower is better"), {}});
-        panel = panels.end() - 1;
-      }
-      auto line = std::find_if(panel->curves.begin(), panel->curves.end(), [&](const Curve& c) { return c.name == curve.name; });
-      if (line == panel->curves.end()) {
-        panel->curves.push_back({curve.name, {}});
-        line = panel->curves.end() - 1;
-      }
-      line->points.emplace_back(static_cast<double>(r.bytes), r.value);
-    }
-  }
+  for (const TableCurve& curve : report.curves) add_curve(panels, curve.name, curve.results);
   return plot_svg("ftbench table: " + report.library + (report.hosts.empty() ? ", 2 ranks on this host" : ", 2 ranks on " + report.hosts), panels);
 }
 

@@ -33,6 +33,7 @@ struct SweepReport {
   std::string conditions;
   // median of the rounds of MPI `m` (0 is ftmpi) for `r`'s kernel and size
   double median_of(std::size_t m, const Result& r) const;
+  std::vector<Result> medians(std::size_t m) const;  // MPI `m`'s medians, in the order measured
   double ratio_to_best_peer(const Result& r) const;  // 0 without peers
   // every round's figure per MPI, by (kernel, bytes)
   std::vector<std::map<std::pair<std::string, std::uint64_t>, std::vector<double>>> samples;

@@ -39,7 +39,7 @@ struct RunOutcome {
   std::string diagnostics;         // what the job wrote on stderr, statistics left out
   bool ok() const { return status == 0 && !results.empty(); }
   // Why it failed: invalid_argument with what the job said when it refused its arguments (status 2),
-  // else io_error, "ftbench: WHAT exited with status N; it said: <stderr>".
+  // else io_error, "WHAT exited with status N; it said: <stderr>".
   base::Status failure(const std::string& what) const;
 };
 

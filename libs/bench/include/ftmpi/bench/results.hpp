@@ -6,6 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ftmpi/base/json.hpp"
+#include "ftmpi/bench/plot.hpp"
+
 namespace ftmpi::bench {
 
 // One figure: a kernel at one message size.
@@ -39,6 +42,11 @@ struct RailTraffic {
 // Every rank's counters added per rail (by path index; by name where a snapshot has no index), in index
 // order; `rest` receives the lines that are not statistics.
 std::vector<RailTraffic> parse_rail_traffic(std::string_view stderr_text, std::string* rest = nullptr);
+
+// `results` as a JSON array of {"kernel", "bytes", "value", "unit"}.
+void write_results(base::JsonWriter& w, const std::vector<Result>& results);
+// `results` as the curve `name` of the panel of each kernel (a panel added for a kernel not seen yet).
+void add_curve(std::vector<Panel>& panels, const std::string& name, const std::vector<Result>& results);
 
 // Rates are better higher, times lower.
 bool higher_is_better(std::string_view unit);
