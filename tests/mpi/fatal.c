@@ -1,5 +1,7 @@
 /* How a job ends. argv[1] says how:
  *   bad-tag   rank 1 calls MPI_Send with tag -5 under the default handler MPI_ERRORS_ARE_FATAL
+ *   call-errhandler  rank 1 adds an error class and code with a string, and calls
+ *             MPI_Comm_call_errhandler on MPI_COMM_WORLD with the code
  *   abort     rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7)
  *   kill      rank 1 kills itself with SIGKILL; first every rank has written the job id to argv[2]
  * Meanwhile the other ranks wait in MPI_Recv for a message that never comes: the launcher must end them. */
@@ -42,6 +44,12 @@ int main(int argc, char **argv) {
     int value = 1;
     if (strcmp(argv[1], "bad-tag") == 0) {
       MPI_Send(&value, 1, MPI_INT, 0, -5, MPI_COMM_WORLD);
+    } else if (strcmp(argv[1], "call-errhandler") == 0) {
+      int error_class = 0, code = 0;
+      CHECK_MPI(MPI_Add_error_class(&error_class));
+      CHECK_MPI(MPI_Add_error_code(error_class, &code));
+      CHECK_MPI(MPI_Add_error_string(code, "the drill's own error"));
+      MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
     } else if (strcmp(argv[1], "abort") == 0) {
       MPI_Abort(MPI_COMM_WORLD, 7);
     } else if (strcmp(argv[1], "kill") == 0) {

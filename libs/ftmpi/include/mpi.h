@@ -56,6 +56,9 @@ typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int comm_keyval, void
                                          void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval, void *attribute_val,
                                            void *extra_state);
+/* A user error handler (MPI_Comm_create_errhandler): called with the communicator and the error code. */
+typedef void(MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name, deprecated */
 
 /* ---- Null and predefined handles ---- */
 
@@ -143,6 +146,7 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval, void 
 #define MPI_WTIME_IS_GLOBAL 0x64000004
 #define MPI_UNIVERSE_SIZE 0x64000005
 #define MPI_APPNUM 0x64000006
+#define MPI_LASTUSEDCODE 0x64000007
 
 /* Attribute copy and delete functions: the null ones do nothing (and copy nothing); MPI_COMM_DUP_FN
  * copies the attribute's value. */
@@ -284,6 +288,11 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
 int MPI_Error_string(int errorcode, char *string, int *resultlen);
 int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
 
 /* Blocking point-to-point */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -551,6 +560,11 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler);
 int PMPI_Error_string(int errorcode, char *string, int *resultlen);
 int PMPI_Error_class(int errorcode, int *errorclass);
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+int PMPI_Add_error_class(int *errorclass);
+int PMPI_Add_error_code(int errorclass, int *errorcode);
+int PMPI_Add_error_string(int errorcode, const char *string);
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);

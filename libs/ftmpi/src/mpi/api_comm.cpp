@@ -3,6 +3,7 @@
 #include <array>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
+#include "mpi/comms.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/handles.hpp"
 #include "mpi/runtime.hpp"
@@ -18,12 +20,6 @@
 namespace ftmpi::mpi {
 namespace {
 
-// The predefined error handlers, in handle order (mpi.h).
-constexpr std::array<std::string_view, 2> kErrhandlers{"MPI_ERRORS_ARE_FATAL", "MPI_ERRORS_RETURN"};
-
-bool is_errhandler(MPI_Errhandler handle) noexcept {
-  return find_handle<HandleKind::errhandler>(kErrhandlers, handle) != nullptr;
-}
 
 struct Predefined {
   int keyval;
@@ -31,13 +27,14 @@ struct Predefined {
 };
 
 // The attributes MPI predefines. Not const: MPI_Comm_get_attr hands out pointers to the values.
-std::array<Predefined, 6> predefined{{
+std::array<Predefined, 7> predefined{{
     {MPI_TAG_UB, kTagUb},
     {MPI_HOST, MPI_PROC_NULL},         // no process is the host
     {MPI_IO, MPI_ANY_SOURCE},          // every process can do I/O
     {MPI_WTIME_IS_GLOBAL, 0},          // each process has its own clock
     {MPI_UNIVERSE_SIZE, 0},            // set to the world's size at the first query
     {MPI_APPNUM, 0},                   // one application
+    {MPI_LASTUSEDCODE, MPI_ERR_LASTCODE},  // set at each query: codes are added (MPI_Add_error_code)
 }};
 
 Predefined* find_predefined(int keyval) noexcept {
@@ -102,6 +99,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int*
     if (c == nullptr || !check_arg(call, attribute_val, "attribute_val") || !check_arg(call, flag, "flag")) return;
     if (Predefined* p = find_predefined(comm_keyval)) {
       if (p->keyval == MPI_UNIVERSE_SIZE) p->value = runtime().world().size();
+      if (p->keyval == MPI_LASTUSEDCODE) p->value = last_used_code();
       *static_cast<int**>(attribute_val) = &p->value;
       *flag = 1;
       return;
@@ -193,7 +191,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   return api_call("MPI_Comm_set_errhandler", [&](Call& call) {
     Comm* c = check_comm(call, comm);
     if (c == nullptr) return;
-    if (!is_errhandler(errhandler)) {
+    if (!errhandler_live(errhandler)) {
       call.fail(MPI_ERR_ARG, fmt::format("invalid error handler {:#x}", errhandler));
       return;
     }
@@ -210,14 +208,16 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
 }
 #pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
 
-// Only the predefined handlers exist and they are never deallocated: freeing releases the handle.
+// The predefined handlers are never deallocated; a created one is marked freed, and the communicators
+// it was set on go on using it (as the standard says: it goes when nothing refers to it).
 int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   return api_call("MPI_Errhandler_free", [&](Call& call) {
     if (!check_arg(call, errhandler, "errhandler")) return;
-    if (!is_errhandler(*errhandler)) {
+    if (!errhandler_live(*errhandler)) {
       call.fail(MPI_ERR_ARG, fmt::format("invalid error handler {:#x}", *errhandler));
       return;
     }
+    free_errhandler(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
   });
 }
@@ -226,6 +226,12 @@ int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
 int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   return api_call("MPI_Error_string", [&](Call& call) {
     if (!check_arg(call, string, "string") || !check_arg(call, resultlen, "resultlen")) return;
+    if (is_user_code(errorcode)) {  // its string, empty until MPI_Add_error_string sets one
+      const std::string& text = user_code_string(errorcode);
+      const int n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", text.c_str());
+      *resultlen = std::min(n, MPI_MAX_ERROR_STRING - 1);
+      return;
+    }
     if (!is_error_class(errorcode)) {
       call.fail(MPI_ERR_ARG, fmt::format("{} is not an error code", errorcode));
       return;
@@ -242,13 +248,97 @@ int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
 int PMPI_Error_class(int errorcode, int* errorclass) {
   return api_call("MPI_Error_class", [&](Call& call) {
     if (!check_arg(call, errorclass, "errorclass")) return;
+    if (is_user_code(errorcode)) {
+      *errorclass = user_code_class(errorcode);
+      return;
+    }
     if (!is_error_class(errorcode)) {
       call.fail(MPI_ERR_ARG, fmt::format("{} is not an error code", errorcode));
       return;
     }
-    *errorclass = errorcode;  // every code is a class: there are no user-defined codes
+    *errorclass = errorcode;  // every predefined code is its own class
   });
 }
 #pragma weak MPI_Error_class = PMPI_Error_class
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* comm_errhandler_fn, MPI_Errhandler* errhandler) {
+  return api_call("MPI_Comm_create_errhandler", [&](Call& call) {
+    if (comm_errhandler_fn == nullptr) {
+      call.fail(MPI_ERR_ARG, "comm_errhandler_fn is a null pointer");
+      return;
+    }
+    if (!check_arg(call, errhandler, "errhandler")) return;
+    *errhandler = add_errhandler(comm_errhandler_fn);
+  });
+}
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+
+// Runs the communicator's handler on `errorcode` as if a call on it had failed: a created handler is
+// called; MPI_ERRORS_RETURN does nothing (MPI_SUCCESS: the handler was "called"); MPI_ERRORS_ARE_FATAL
+// ends the job with the code's string.
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+  return api_call("MPI_Comm_call_errhandler", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr) return;
+    if (!is_error_class(errorcode) && !is_user_code(errorcode)) {
+      call.fail(MPI_ERR_ARG, fmt::format("{} is not an error code", errorcode));
+      return;
+    }
+    if (MPI_Comm_errhandler_function* function = errhandler_function(c->errhandler)) {
+      MPI_Comm handle = c->handle;
+      int code = errorcode;
+      function(&handle, &code);
+      return;
+    }
+    if (c->errhandler == MPI_ERRORS_ARE_FATAL) {
+      const std::string text = is_user_code(errorcode)
+          ? fmt::format("error code {} (class {}): {}", errorcode, user_code_class(errorcode), user_code_string(errorcode))
+          : fmt::format("{}: {}", error_class_name(errorcode), error_class_text(errorcode));
+      // The job ends with the error class as its status, as a failing call's does.
+      fatal(is_user_code(errorcode) ? user_code_class(errorcode) : errorcode,
+            fmt::format("MPI_Comm_call_errhandler on {}: {}", label(*c), text));
+    }
+  });
+}
+#pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
+
+int PMPI_Add_error_class(int* errorclass) {
+  return api_call("MPI_Add_error_class", [&](Call& call) {
+    if (check_arg(call, errorclass, "errorclass")) *errorclass = add_error_code(-1);
+  });
+}
+#pragma weak MPI_Add_error_class = PMPI_Add_error_class
+
+int PMPI_Add_error_code(int errorclass, int* errorcode) {
+  return api_call("MPI_Add_error_code", [&](Call& call) {
+    if (!check_arg(call, errorcode, "errorcode")) return;
+    const bool a_class = (is_error_class(errorclass) && errorclass != MPI_ERR_LASTCODE) ||
+                         (is_user_code(errorclass) && user_code_class(errorclass) == errorclass);
+    if (!a_class) {
+      call.fail(MPI_ERR_ARG, fmt::format("{} is not an error class", errorclass));
+      return;
+    }
+    *errorcode = add_error_code(errorclass);
+  });
+}
+#pragma weak MPI_Add_error_code = PMPI_Add_error_code
+
+int PMPI_Add_error_string(int errorcode, const char* string) {
+  return api_call("MPI_Add_error_string", [&](Call& call) {
+    if (!check_arg(call, string, "string")) return;
+    if (!is_user_code(errorcode)) {
+      call.fail(MPI_ERR_ARG, fmt::format("{} is not a code or class added by MPI_Add_error_code or MPI_Add_error_class",
+                                         errorcode));
+      return;
+    }
+    const std::size_t length = std::strlen(string);
+    if (length >= MPI_MAX_ERROR_STRING) {
+      call.fail(MPI_ERR_ARG, fmt::format("the string has {} characters; at most {}", length, MPI_MAX_ERROR_STRING - 1));
+      return;
+    }
+    user_code_string(errorcode).assign(string, length);
+  });
+}
+#pragma weak MPI_Add_error_string = PMPI_Add_error_string
 
 }  // extern "C"

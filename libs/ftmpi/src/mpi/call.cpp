@@ -25,8 +25,15 @@ void Call::fail(const base::Status& status) noexcept { fail(error_class_of(statu
 int Call::finish() noexcept {
   if (!failed()) return MPI_SUCCESS;
   Runtime& rt = runtime();
-  if (rt.phase == Phase::running && (handler_ != nullptr ? *handler_ : rt.world()).errhandler == MPI_ERRORS_RETURN) {
-    return error_;
+  if (rt.phase == Phase::running) {
+    Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
+    if (comm.errhandler == MPI_ERRORS_RETURN) return error_;
+    if (MPI_Comm_errhandler_function* function = errhandler_function(comm.errhandler)) {
+      MPI_Comm handle = comm.handle;
+      int code = error_;
+      function(&handle, &code);  // the handler returned: so does the call, with the error
+      return error_;
+    }
   }
   const std::string_view reason = reason_.empty() ? error_class_text(error_) : std::string_view(reason_);
   const std::string_view name = error_class_name(error_);

@@ -1,8 +1,11 @@
 #include "mpi/errors.hpp"
 
 #include <array>
+#include <deque>
+#include <string>
 
 #include "mpi/api.hpp"
+#include "mpi/handles.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -87,7 +90,66 @@ constexpr bool rows_in_place() {
 }
 static_assert(rows_in_place(), "kClasses must list every class once, in order");
 
+struct UserCode {
+  int error_class;
+  std::string text;
+};
+// Indexed by code - MPI_ERR_LASTCODE - 1. A deque: references stay put as codes are added.
+std::deque<UserCode> user_codes;
+
+struct UserErrhandler {
+  MPI_Comm_errhandler_function* function;
+  bool live;
+};
+std::deque<UserErrhandler> user_errhandlers;  // handle index 2 and up (0 and 1 are the predefined ones)
+constexpr int kPredefinedErrhandlers = 2;
+
+UserErrhandler* find_user_errhandler(MPI_Errhandler handle) noexcept {
+  const auto index = handle_index(handle, HandleKind::errhandler);
+  if (!index || *index < kPredefinedErrhandlers || *index - kPredefinedErrhandlers >= user_errhandlers.size()) {
+    return nullptr;
+  }
+  return &user_errhandlers[*index - kPredefinedErrhandlers];
+}
+
 }  // namespace
+
+bool is_user_code(int code) noexcept {
+  return code > MPI_ERR_LASTCODE && static_cast<std::size_t>(code - MPI_ERR_LASTCODE - 1) < user_codes.size();
+}
+
+int add_error_code(int error_class) {
+  const int code = MPI_ERR_LASTCODE + 1 + static_cast<int>(user_codes.size());
+  user_codes.push_back({error_class < 0 ? code : error_class, {}});
+  return code;
+}
+
+int user_code_class(int code) noexcept { return user_codes[static_cast<std::size_t>(code - MPI_ERR_LASTCODE - 1)].error_class; }
+std::string& user_code_string(int code) noexcept { return user_codes[static_cast<std::size_t>(code - MPI_ERR_LASTCODE - 1)].text; }
+int last_used_code() noexcept { return MPI_ERR_LASTCODE + static_cast<int>(user_codes.size()); }
+
+MPI_Errhandler add_errhandler(MPI_Comm_errhandler_function* function) {
+  user_errhandlers.push_back({function, true});
+  return make_handle(HandleKind::errhandler, static_cast<std::uint32_t>(kPredefinedErrhandlers + user_errhandlers.size() - 1));
+}
+
+bool errhandler_live(MPI_Errhandler handle) noexcept {
+  if (handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN) return true;
+  const UserErrhandler* h = find_user_errhandler(handle);
+  return h != nullptr && h->live;
+}
+
+MPI_Comm_errhandler_function* errhandler_function(MPI_Errhandler handle) noexcept {
+  const UserErrhandler* h = find_user_errhandler(handle);
+  return h != nullptr ? h->function : nullptr;
+}
+
+bool free_errhandler(MPI_Errhandler handle) noexcept {
+  UserErrhandler* h = find_user_errhandler(handle);
+  if (h == nullptr || !h->live) return false;
+  h->live = false;
+  return true;
+}
 
 bool is_error_class(int code) noexcept { return code >= MPI_SUCCESS && code <= MPI_ERR_LASTCODE; }
 std::string_view error_class_name(int code) noexcept { return kClasses[static_cast<std::size_t>(code)].name; }

@@ -2,6 +2,9 @@
 // (base::Errc, a truncated receive) to them.
 #pragma once
 
+#include <mpi.h>
+
+#include <string>
 #include <string_view>
 
 #include "engine/engine.hpp"
@@ -15,6 +18,24 @@ bool is_error_class(int code) noexcept;
 std::string_view error_class_name(int code) noexcept;
 // "invalid tag"; requires is_error_class(code).
 std::string_view error_class_text(int code) noexcept;
+
+// Error classes and codes the program adds (MPI_Add_error_class, MPI_Add_error_code), numbered from
+// MPI_ERR_LASTCODE + 1 in the order added.
+bool is_user_code(int code) noexcept;
+int add_error_code(int error_class);  // a new code of `error_class`; of itself when error_class < 0 (a class)
+int user_code_class(int code) noexcept;           // requires is_user_code(code)
+std::string& user_code_string(int code) noexcept;  // requires is_user_code(code); empty until set
+int last_used_code() noexcept;                     // MPI_LASTUSEDCODE
+
+// Error handlers the program creates (MPI_Comm_create_errhandler): handles after the predefined two.
+MPI_Errhandler add_errhandler(MPI_Comm_errhandler_function* function);
+// Predefined, or created and not freed: one a communicator may be given.
+bool errhandler_live(MPI_Errhandler handle) noexcept;
+// The function of a created handler, freed or not (a communicator keeps using a handler freed after it
+// was set); nullptr for the predefined ones and for what is no handler.
+MPI_Comm_errhandler_function* errhandler_function(MPI_Errhandler handle) noexcept;
+// Marks a created handler freed; false for a predefined one or an unknown handle.
+bool free_errhandler(MPI_Errhandler handle) noexcept;
 
 // The error class an engine failure is reported as.
 int error_class_of(base::Errc code) noexcept;
