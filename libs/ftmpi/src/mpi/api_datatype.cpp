@@ -30,9 +30,9 @@ bool check_lengths(Call& call, const int* lengths, int count) {
 }
 
 // The common frame of the constructors: checks the count, the old type and where the new one goes,
-// then `blocks` lists the new type's blocks.
+// then `blocks` lists the new type's blocks and fills in the envelope's arguments.
 template <typename Blocks>
-int construct(std::string_view name, int count, MPI_Datatype oldtype, MPI_Datatype* newtype,
+int construct(std::string_view name, int combiner, int count, MPI_Datatype oldtype, MPI_Datatype* newtype,
               Blocks&& blocks) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_count(call, count) || !check_arg(call, newtype, "newtype")) return;
@@ -40,8 +40,11 @@ int construct(std::string_view name, int count, MPI_Datatype oldtype, MPI_Dataty
     if (old == nullptr) return;
     std::vector<BlockSpec> list;
     list.reserve(static_cast<std::size_t>(count));
-    if (!blocks(call, *old, list)) return;
-    *newtype = add_datatype(make_node(std::move(list)));
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = combiner;
+    envelope->types.push_back(old->as_part());
+    if (!blocks(call, *old, list, *envelope)) return;
+    *newtype = add_datatype(make_node(std::move(list)), std::move(envelope));
   });
 }
 
@@ -61,22 +64,24 @@ using namespace ftmpi::mpi;
 extern "C" {
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_contiguous", count, oldtype, newtype,
-                   [&](Call&, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_contiguous", MPI_COMBINER_CONTIGUOUS, count, oldtype, newtype,
+                   [&](Call&, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      list.push_back({0, items(count), old.node});
+                     envelope.integers = {count};
                      return true;
                    });
 }
 #pragma weak MPI_Type_contiguous = PMPI_Type_contiguous
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_vector", count, oldtype, newtype,
-                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_vector", MPI_COMBINER_VECTOR, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      for (int i = 0; i < count; ++i) {
                        list.push_back({static_cast<std::ptrdiff_t>(i) * stride * old.extent(), items(blocklength),
                                        old.node});
                      }
+                     envelope.integers = {count, blocklength, stride};
                      return true;
                    });
 }
@@ -84,12 +89,14 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                              MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_hvector", count, oldtype, newtype,
-                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      for (int i = 0; i < count; ++i) {
                        list.push_back({static_cast<std::ptrdiff_t>(i) * stride, items(blocklength), old.node});
                      }
+                     envelope.integers = {count, blocklength};
+                     envelope.addresses = {stride};
                      return true;
                    });
 }
@@ -97,14 +104,17 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
 
 int PMPI_Type_indexed(int count, const int* array_of_blocklengths, const int* array_of_displacements,
                       MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_indexed", count, oldtype, newtype,
-                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      if (!check_lengths(call, array_of_blocklengths, count)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
                      for (int i = 0; i < count; ++i) {
                        list.push_back({static_cast<std::ptrdiff_t>(array_of_displacements[i]) * old.extent(),
                                        items(array_of_blocklengths[i]), old.node});
                      }
+                     envelope.integers.push_back(count);
+                     envelope.integers.insert(envelope.integers.end(), array_of_blocklengths, array_of_blocklengths + count);
+                     envelope.integers.insert(envelope.integers.end(), array_of_displacements, array_of_displacements + count);
                      return true;
                    });
 }
@@ -112,13 +122,16 @@ int PMPI_Type_indexed(int count, const int* array_of_blocklengths, const int* ar
 
 int PMPI_Type_create_hindexed(int count, const int* array_of_blocklengths, const MPI_Aint* array_of_displacements,
                               MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_hindexed", count, oldtype, newtype,
-                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      if (!check_lengths(call, array_of_blocklengths, count)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
                      for (int i = 0; i < count; ++i) {
                        list.push_back({array_of_displacements[i], items(array_of_blocklengths[i]), old.node});
                      }
+                     envelope.integers.push_back(count);
+                     envelope.integers.insert(envelope.integers.end(), array_of_blocklengths, array_of_blocklengths + count);
+                     envelope.addresses.assign(array_of_displacements, array_of_displacements + count);
                      return true;
                    });
 }
@@ -126,14 +139,16 @@ int PMPI_Type_create_hindexed(int count, const int* array_of_blocklengths, const
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int* array_of_displacements,
                                    MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_indexed_block", count, oldtype, newtype,
-                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
                      for (int i = 0; i < count; ++i) {
                        list.push_back({static_cast<std::ptrdiff_t>(array_of_displacements[i]) * old.extent(),
                                        items(blocklength), old.node});
                      }
+                     envelope.integers = {count, blocklength};
+                     envelope.integers.insert(envelope.integers.end(), array_of_displacements, array_of_displacements + count);
                      return true;
                    });
 }
@@ -141,11 +156,13 @@ int PMPI_Type_create_indexed_block(int count, int blocklength, const int* array_
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint* array_of_displacements,
                                     MPI_Datatype oldtype, MPI_Datatype* newtype) {
-  return construct("MPI_Type_create_hindexed_block", count, oldtype, newtype,
-                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list) {
+  return construct("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, oldtype, newtype,
+                   [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Envelope& envelope) {
                      if (!check_lengths(call, &blocklength, 1)) return false;
                      if (count > 0 && !check_arg(call, array_of_displacements, "array_of_displacements")) return false;
                      for (int i = 0; i < count; ++i) list.push_back({array_of_displacements[i], items(blocklength), old.node});
+                     envelope.integers = {count, blocklength};
+                     envelope.addresses.assign(array_of_displacements, array_of_displacements + count);
                      return true;
                    });
 }
@@ -164,12 +181,18 @@ int PMPI_Type_create_struct(int count, const int* array_of_blocklengths, const M
     }
     std::vector<BlockSpec> list;
     list.reserve(items(count));
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = MPI_COMBINER_STRUCT;
+    envelope->integers.push_back(count);
+    envelope->integers.insert(envelope->integers.end(), array_of_blocklengths, array_of_blocklengths + count);
+    envelope->addresses.assign(array_of_displacements, array_of_displacements + count);
     for (int i = 0; i < count; ++i) {
       const Datatype* type = check_datatype(call, array_of_types[i]);
       if (type == nullptr) return;
       list.push_back({array_of_displacements[i], items(array_of_blocklengths[i]), type->node});
+      envelope->types.push_back(type->as_part());
     }
-    *newtype = add_datatype(make_node(std::move(list)));
+    *newtype = add_datatype(make_node(std::move(list)), std::move(envelope));
   });
 }
 #pragma weak MPI_Type_create_struct = PMPI_Type_create_struct
@@ -178,7 +201,11 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
   return api_call("MPI_Type_create_resized", [&](Call& call) {
     const Datatype* old = check_datatype(call, oldtype);
     if (old == nullptr || !check_arg(call, newtype, "newtype")) return;
-    *newtype = add_datatype(make_resized(old->node, lb, extent));
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = MPI_COMBINER_RESIZED;
+    envelope->addresses = {lb, extent};
+    envelope->types.push_back(old->as_part());
+    *newtype = add_datatype(make_resized(old->node, lb, extent), std::move(envelope));
   });
 }
 #pragma weak MPI_Type_create_resized = PMPI_Type_create_resized
@@ -190,7 +217,10 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     std::shared_ptr<const TypeNode> node = old->node;
     std::shared_ptr<const Layout> layout = old->layout;
     const bool committed = old->committed;
-    const int handle = add_datatype(std::move(node));
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = MPI_COMBINER_DUP;
+    envelope->types.push_back(old->as_part());
+    const int handle = add_datatype(std::move(node), std::move(envelope));
     Datatype* made = find_datatype(handle);
     made->committed = committed;
     made->layout = std::move(layout);
@@ -198,6 +228,58 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   });
 }
 #pragma weak MPI_Type_dup = PMPI_Type_dup
+
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
+                           int* combiner) {
+  return api_call("MPI_Type_get_envelope", [&](Call& call) {
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr || !check_arg(call, num_integers, "num_integers") || !check_arg(call, num_addresses, "num_addresses") ||
+        !check_arg(call, num_datatypes, "num_datatypes") || !check_arg(call, combiner, "combiner")) {
+      return;
+    }
+    const Envelope named;
+    const Envelope& e = type->envelope != nullptr ? *type->envelope : named;
+    *num_integers = static_cast<int>(e.integers.size());
+    *num_addresses = static_cast<int>(e.addresses.size());
+    *num_datatypes = static_cast<int>(e.types.size());
+    *combiner = e.combiner;
+  });
+}
+#pragma weak MPI_Type_get_envelope = PMPI_Type_get_envelope
+
+// The arguments of the constructor. The types it was made of come back as their predefined handles, or
+// as new derived types (uncommitted; the program frees them), each with its own envelope.
+int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                           int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
+  return api_call("MPI_Type_get_contents", [&](Call& call) {
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr) return;
+    if (type->envelope == nullptr) {
+      call.fail(MPI_ERR_TYPE, fmt::format("{} is predefined (MPI_COMBINER_NAMED): it has no contents", type->name.empty() ? fmt::format("{:#x}", datatype) : type->name));
+      return;
+    }
+    const std::shared_ptr<const Envelope> e = type->envelope;  // kept: adding types below may move the table's slots
+    const auto fits = [&](int max, std::size_t n, const void* array, std::string_view what) {
+      if (max < 0 || static_cast<std::size_t>(max) < n) {
+        call.fail(MPI_ERR_ARG, fmt::format("max_{} is {}, the constructor had {}", what, max, n));
+        return false;
+      }
+      return n == 0 || check_arg(call, array, fmt::format("array_of_{}", what));
+    };
+    if (!fits(max_integers, e->integers.size(), array_of_integers, "integers") ||
+        !fits(max_addresses, e->addresses.size(), array_of_addresses, "addresses") ||
+        !fits(max_datatypes, e->types.size(), array_of_datatypes, "datatypes")) {
+      return;
+    }
+    std::copy(e->integers.begin(), e->integers.end(), array_of_integers);
+    std::copy(e->addresses.begin(), e->addresses.end(), array_of_addresses);
+    for (std::size_t i = 0; i < e->types.size(); ++i) {
+      const Envelope::Part& part = e->types[i];
+      array_of_datatypes[i] = part.envelope == nullptr ? part.predefined : add_datatype(part.node, part.envelope);
+    }
+  });
+}
+#pragma weak MPI_Type_get_contents = PMPI_Type_get_contents
 
 int PMPI_Type_commit(MPI_Datatype* datatype) {
   return api_call("MPI_Type_commit", [&](Call& call) {

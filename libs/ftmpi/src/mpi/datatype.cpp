@@ -173,9 +173,10 @@ std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
 }
 
 
-int add_datatype(std::shared_ptr<const TypeNode> node) {
+int add_datatype(std::shared_ptr<const TypeNode> node, std::shared_ptr<const Envelope> envelope) {
   Datatype type;
   type.node = std::move(node);
+  type.envelope = std::move(envelope);
   const int handle = runtime().datatypes.add(std::move(type));
   runtime().datatypes.find(handle)->handle = handle;
   return handle;

@@ -94,6 +94,21 @@ struct TypeNode {
   std::shared_ptr<const Layout> flatten() const;
 };
 
+// How a derived type was made (MPI_Type_get_envelope / _get_contents): the constructor and its
+// arguments. The types it was made of are kept by value (node and envelope), not by handle, since the
+// program may free them; MPI_Type_get_contents hands out new handles for the derived ones.
+struct Envelope {
+  struct Part {
+    int predefined = MPI_DATATYPE_NULL;  // its handle when predefined
+    std::shared_ptr<const TypeNode> node;
+    std::shared_ptr<const Envelope> envelope;  // null when predefined
+  };
+  int combiner = MPI_COMBINER_NAMED;
+  std::vector<int> integers;
+  std::vector<MPI_Aint> addresses;
+  std::vector<Part> types;
+};
+
 struct Datatype {
   bool live = false;
   int handle = MPI_DATATYPE_NULL;
@@ -102,6 +117,9 @@ struct Datatype {
   bool committed = false;
   std::shared_ptr<const TypeNode> node;
   std::shared_ptr<const Layout> layout;  // once committed
+  std::shared_ptr<const Envelope> envelope;  // derived types; null for the predefined (MPI_COMBINER_NAMED)
+
+  Envelope::Part as_part() const { return {predefined ? handle : MPI_DATATYPE_NULL, node, envelope}; }
 
   std::size_t size() const noexcept { return node->size; }
   std::ptrdiff_t extent() const noexcept { return node->extent(); }
@@ -117,7 +135,7 @@ using DatatypeTable = HandleTable<HandleKind::datatype, Datatype>;
 void add_predefined_datatypes(DatatypeTable& table);
 
 // A new derived type (uncommitted) in the table; returns its handle.
-int add_datatype(std::shared_ptr<const TypeNode> node);
+int add_datatype(std::shared_ptr<const TypeNode> node, std::shared_ptr<const Envelope> envelope = nullptr);
 
 // The reduction element kind of a predefined type; nullopt for MPI_PACKED.
 std::optional<coll::Kind> kind_of(int predefined_handle) noexcept;
