@@ -117,6 +117,10 @@ int PMPI_Init_thread(int* /*argc*/, char*** /*argv*/, int required, int* provide
 
 int PMPI_Finalize(void) {
   const int result = api_call("MPI_Finalize", [](Call& call) {
+    // First, while MPI still works: MPI_COMM_SELF's attributes are deleted, the last set first (MPI-3.1
+    // section 8.7.1), so that libraries clean up through their delete callbacks. A callback that fails
+    // is reported, and finalizing goes on (the other ranks wait for this one's fence).
+    if (Comm* self = find_comm(MPI_COMM_SELF)) delete_attributes(call, *self, true);
     runtime().bsend.drain(engine());
     // Before the engine stops: a rank may still need a resend of a broadcast this rank wrote.
     release_all_shm_colls();

@@ -110,9 +110,10 @@ bool copy_attributes(Call& call, Comm& from, Comm& to) {
   return true;
 }
 
-bool delete_attributes(Call& call, Comm& comm) {
+bool delete_attributes(Call& call, Comm& comm, bool last_set_first) {
   std::vector<Attribute> attributes = std::move(comm.attributes);
   comm.attributes.clear();
+  if (last_set_first) std::reverse(attributes.begin(), attributes.end());
   for (const Attribute& a : attributes) {
     if (a.remove == nullptr) continue;  // MPI_COMM_NULL_DELETE_FN
     const int rc = a.remove(comm.handle, a.keyval, a.value, a.extra_state);
