@@ -229,6 +229,69 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
 }
 #pragma weak MPI_Type_dup = PMPI_Type_dup
 
+// A subarray of an ndims-dimensional array (MPI-3.1 section 4.1.3), made of the blocks the other
+// constructors make: the fastest dimension a contiguous run of subsizes items, each slower one that
+// many of the faster at the array's stride, the whole placed at the start's offset, then resized to the
+// full array (lb 0, extent the array's), so that consecutive items are consecutive arrays.
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  return api_call("MPI_Type_create_subarray", [&](Call& call) {
+    if (ndims < 1) {
+      call.fail(MPI_ERR_ARG, fmt::format("ndims is {}: at least 1", ndims));
+      return;
+    }
+    if (!check_arg(call, array_of_sizes, "array_of_sizes") || !check_arg(call, array_of_subsizes, "array_of_subsizes") ||
+        !check_arg(call, array_of_starts, "array_of_starts") || !check_arg(call, newtype, "newtype")) {
+      return;
+    }
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
+      call.fail(MPI_ERR_ARG, fmt::format("order {} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN", order));
+      return;
+    }
+    for (int d = 0; d < ndims; ++d) {
+      const int size = array_of_sizes[d], subsize = array_of_subsizes[d], start = array_of_starts[d];
+      if (size < 1 || subsize < 1 || subsize > size || start < 0 || start > size - subsize) {
+        call.fail(MPI_ERR_ARG, fmt::format("dimension {}: size {}, subsize {}, start {} (need 1 <= subsize <= size, "
+                                           "0 <= start <= size - subsize)", d, size, subsize, start));
+        return;
+      }
+    }
+    const Datatype* old = check_datatype(call, oldtype);
+    if (old == nullptr) return;
+    // Dimensions from the fastest-varying: the last in C order, the first in Fortran order.
+    std::vector<int> dims(static_cast<std::size_t>(ndims));
+    for (int d = 0; d < ndims; ++d) dims[static_cast<std::size_t>(d)] = order == MPI_ORDER_C ? ndims - 1 - d : d;
+    const std::ptrdiff_t extent = old->extent();
+    std::shared_ptr<const TypeNode> node = old->node;
+    std::ptrdiff_t stride = extent, offset = 0;  // the current dimension's stride in bytes; the start's offset
+    bool fastest = true;
+    for (const int d : dims) {
+      std::vector<BlockSpec> blocks;
+      const auto subsize = static_cast<std::size_t>(array_of_subsizes[d]);
+      if (fastest) {
+        blocks.push_back({0, subsize, node});  // the fastest dimension: a contiguous run
+      } else {
+        for (std::size_t i = 0; i < subsize; ++i) blocks.push_back({static_cast<std::ptrdiff_t>(i) * stride, 1, node});
+      }
+      node = make_node(std::move(blocks));
+      fastest = false;
+      offset += static_cast<std::ptrdiff_t>(array_of_starts[d]) * stride;
+      stride *= array_of_sizes[d];
+    }
+    node = make_resized(make_node({{offset, 1, node}}), 0, stride);  // stride is now the whole array
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = MPI_COMBINER_SUBARRAY;
+    envelope->integers.push_back(ndims);
+    for (const int* array : {array_of_sizes, array_of_subsizes, array_of_starts}) {
+      envelope->integers.insert(envelope->integers.end(), array, array + ndims);
+    }
+    envelope->integers.push_back(order);
+    envelope->types.push_back(old->as_part());
+    *newtype = add_datatype(std::move(node), std::move(envelope));
+  });
+}
+#pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
+
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
                            int* combiner) {
   return api_call("MPI_Type_get_envelope", [&](Call& call) {
