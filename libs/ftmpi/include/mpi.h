@@ -33,6 +33,7 @@ typedef int MPI_Op;
 typedef int MPI_Errhandler;
 typedef int MPI_Group;
 typedef int MPI_Info;
+typedef int MPI_Message;
 typedef int MPI_Win;
 typedef struct ftmpi_request *MPI_Request;
 
@@ -93,6 +94,8 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name, de
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)0x54000001)
 
 #define MPI_REQUEST_NULL ((MPI_Request)0)
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x68ffffff)
 
 /* Predefined datatypes. Synonyms share a handle: MPI_LONG_LONG is MPI_LONG_LONG_INT, MPI_C_COMPLEX
  * is MPI_C_FLOAT_COMPLEX. */
@@ -335,6 +338,10 @@ int MPI_Buffer_attach(void *buffer, int size);
 int MPI_Buffer_detach(void *buffer_addr, int *size);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
 
 /* Nonblocking and persistent point-to-point */
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
@@ -611,6 +618,10 @@ int PMPI_Buffer_attach(void *buffer, int size);
 int PMPI_Buffer_detach(void *buffer_addr, int *size);
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
 int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request);
 int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

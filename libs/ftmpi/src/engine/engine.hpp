@@ -62,6 +62,7 @@ struct CommView {
 };
 
 class Request;  // owned by the engine; freed by Engine::release
+struct MatchedMessage;  // a message taken out of matching by improbe, until its mrecv
 
 class Engine {
  public:
@@ -112,6 +113,13 @@ class Engine {
 
   // MPI_Iprobe: fills `out` with the envelope of the message a receive would match, without taking it.
   virtual bool iprobe(const CommView& comm, int source, int tag, Completion* out) = 0;
+  // MPI_Improbe: takes the message a receive would match out of matching, so that no other receive can
+  // take it, and fills `out`; its handle for mrecv, or null when there is none. Its data keep arriving.
+  virtual MatchedMessage* improbe(const CommView& comm, int source, int tag, Completion* out) = 0;
+  // MPI_Mrecv / MPI_Imrecv: the receive of a message improbe took (each taken message exactly once).
+  virtual Request* mrecv(const CommView& comm, MatchedMessage* message, void* buf, std::size_t capacity) = 0;
+  virtual Request* mrecv_pieces(const CommView& comm, MatchedMessage* message, void* base,
+                                const frag::PiecesLayout& layout) = 0;
 
   // Idle rounds a waiting rank spins before it yields its core (engine.progress.spin; 0 when the host has
   // more ranks than CPUs): other waits of the library (the shared-memory broadcast) follow it too.

@@ -204,6 +204,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void cancel(Request* request) override;
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
+  MatchedMessage* improbe(const CommView& comm, int source, int tag, Completion* out) override;
+  Request* mrecv(const CommView& comm, MatchedMessage* message, void* buf, std::size_t capacity) override;
+  Request* mrecv_pieces(const CommView& comm, MatchedMessage* message, void* base,
+                        const frag::PiecesLayout& layout) override;
   std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return config_.spin_rounds; }
@@ -256,6 +260,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
                               std::uint64_t message_seq, std::span<const std::byte> payload);
   void copy_into_receive(Request& r, std::span<const std::byte> bytes);
   base::Result<std::size_t> read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address, std::size_t len);
+  // The receive of a message improbe took out of matching (mrecv, mrecv_pieces).
+  Request* receive_matched(const CommView& comm, IncomingMessage* message, void* buf, std::size_t capacity,
+                           const frag::PiecesLayout* layout);
   Request* start_receive(const CommView& comm, void* buf, std::size_t capacity, const frag::PiecesLayout* layout,
                          int source, int tag);
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);

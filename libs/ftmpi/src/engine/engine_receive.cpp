@@ -71,6 +71,43 @@ bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* o
   return true;
 }
 
+// A taken message is still the engine's IncomingMessage (its fragments keep arriving into `early`); the
+// MPI layer only holds it, as an opaque handle, until its mrecv.
+MatchedMessage* EngineCore::improbe(const CommView& comm, int source, int tag, Completion* out) {
+  auto taken = matcher_.take_unexpected(pattern_for(comm, source, tag));
+  if (!taken) return nullptr;
+  auto* message = reinterpret_cast<IncomingMessage*>(taken->handle);
+  if (out != nullptr) {
+    *out = Completion{};
+    out->source = comm.comm_rank_of(static_cast<int>(taken->peer));
+    out->tag = taken->tag;
+    out->bytes = message->length;
+  }
+  return reinterpret_cast<MatchedMessage*>(message);
+}
+
+Request* EngineCore::mrecv(const CommView& comm, MatchedMessage* message, void* buf, std::size_t capacity) {
+  return receive_matched(comm, reinterpret_cast<IncomingMessage*>(message), buf, capacity, nullptr);
+}
+
+Request* EngineCore::mrecv_pieces(const CommView& comm, MatchedMessage* message, void* base,
+                                  const frag::PiecesLayout& layout) {
+  return receive_matched(comm, reinterpret_cast<IncomingMessage*>(message), base, layout.packed_size(), &layout);
+}
+
+Request* EngineCore::receive_matched(const CommView& comm, IncomingMessage* message, void* buf, std::size_t capacity,
+                                     const frag::PiecesLayout* layout) {
+  Request* r = requests_.allocate(RequestKind::receive);
+  r->comm = comm;
+  r->recv_buf = static_cast<std::byte*>(buf);
+  r->capacity = capacity;
+  r->layout = layout;
+  r->source = static_cast<std::int32_t>(message->peer);
+  on_matched(r, message);  // as a posted receive that found it unexpected
+  finish_message_if_complete(message);
+  return r;
+}
+
 void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   ++counters_.frames_received;
   if (frag::is_short_frame(frame)) {

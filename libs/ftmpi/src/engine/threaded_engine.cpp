@@ -79,6 +79,22 @@ bool ThreadedEngine::iprobe(const CommView& comm, int source, int tag, Completio
   return inner_->iprobe(comm, source, tag, out);
 }
 
+MatchedMessage* ThreadedEngine::improbe(const CommView& comm, int source, int tag, Completion* out) {
+  std::lock_guard lock(mutex_);
+  return inner_->improbe(comm, source, tag, out);
+}
+
+Request* ThreadedEngine::mrecv(const CommView& comm, MatchedMessage* message, void* buf, std::size_t capacity) {
+  std::lock_guard lock(mutex_);
+  return inner_->mrecv(comm, message, buf, capacity);
+}
+
+Request* ThreadedEngine::mrecv_pieces(const CommView& comm, MatchedMessage* message, void* base,
+                                      const frag::PiecesLayout& layout) {
+  std::lock_guard lock(mutex_);
+  return inner_->mrecv_pieces(comm, message, base, layout);
+}
+
 std::string ThreadedEngine::lost_reason(int world_rank) const {
   std::lock_guard lock(mutex_);
   return inner_->lost_reason(world_rank);

@@ -36,6 +36,10 @@ class ThreadedEngine final : public Engine {
   void cancel(Request* request) override;
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;
+  MatchedMessage* improbe(const CommView& comm, int source, int tag, Completion* out) override;
+  Request* mrecv(const CommView& comm, MatchedMessage* message, void* buf, std::size_t capacity) override;
+  Request* mrecv_pieces(const CommView& comm, MatchedMessage* message, void* base,
+                        const frag::PiecesLayout& layout) override;
   std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return inner_->spin_rounds(); }

@@ -72,6 +72,34 @@ Outcome probed(const engine::Completion& found) noexcept {
   return {.source = found.source, .tag = found.tag, .bytes = found.bytes};
 }
 
+// MPI_Mprobe and MPI_Improbe: the message taken, as a handle (MPI_MESSAGE_NO_PROC for MPI_PROC_NULL).
+MPI_Message keep_message(Comm& comm, engine::MatchedMessage* matched, const engine::Completion& found) {
+  return runtime().messages.add(Message{.matched = matched, .comm = &comm, .source = found.source, .tag = found.tag});
+}
+
+// The receive of a taken message: the Transfer MPI_Mrecv and MPI_Imrecv run; the handle is spent
+// (MPI_MESSAGE_NULL). nullopt when the arguments are wrong (nothing spent then).
+std::optional<Transfer> check_mrecv(Call& call, void* buf, int count, MPI_Datatype datatype, MPI_Message* message) {
+  if (!check_arg(call, message, "message")) return std::nullopt;
+  const bool no_proc = *message == MPI_MESSAGE_NO_PROC;
+  Message* m = no_proc ? nullptr : runtime().messages.find(*message);
+  if (!no_proc && m == nullptr) {
+    call.fail(MPI_ERR_REQUEST, *message == MPI_MESSAGE_NULL ? std::string("MPI_MESSAGE_NULL is not a message to receive")
+                                                            : fmt::format("invalid message {:#x}", *message));
+    return std::nullopt;
+  }
+  std::optional<Transfer> t =
+      check_recv(call, buf, count, datatype, no_proc ? MPI_PROC_NULL : m->source, no_proc ? MPI_ANY_TAG : m->tag,
+                 no_proc ? MPI_COMM_SELF : m->comm->handle);
+  if (!t) return std::nullopt;
+  if (!no_proc) {
+    t->matched = m->matched;
+    runtime().messages.remove(*message);
+  }
+  *message = MPI_MESSAGE_NULL;
+  return t;
+}
+
 bool check_startable(Call& call, const Request& request) {
   if (!request.persistent) {
     call.fail(MPI_ERR_REQUEST, "not a persistent request");
@@ -195,6 +223,72 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   });
 }
 #pragma weak MPI_Probe = PMPI_Probe
+
+// Matched probes (MPI-3.1 section 3.8.2): the message found is taken out of matching at once, so that
+// no receive of another thread or of a later call can take it before MPI_Mrecv.
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  return api_call("MPI_Mprobe", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_source(call, *c, source) || !check_recv_tag(call, tag) ||
+        !check_arg(call, message, "message") || !check_arg(call, status, "status")) {
+      return;
+    }
+    if (source == MPI_PROC_NULL) {
+      *message = MPI_MESSAGE_NO_PROC;
+      write_status(status, {.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG});
+      return;
+    }
+    ftmpi::engine::Completion found;
+    ftmpi::engine::MatchedMessage* matched = nullptr;
+    progress_until([&] {
+      matched = engine().improbe(c->view, engine_source(source), engine_tag(tag), &found);
+      return matched != nullptr;
+    });
+    *message = keep_message(*c, matched, found);
+    write_status(status, probed(found));
+  });
+}
+#pragma weak MPI_Mprobe = PMPI_Mprobe
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  return api_call("MPI_Improbe", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_source(call, *c, source) || !check_recv_tag(call, tag) || !check_arg(call, flag, "flag") ||
+        !check_arg(call, message, "message") || !check_arg(call, status, "status")) {
+      return;
+    }
+    if (source == MPI_PROC_NULL) {
+      *flag = 1;
+      *message = MPI_MESSAGE_NO_PROC;
+      write_status(status, {.source = MPI_PROC_NULL, .tag = MPI_ANY_TAG});
+      return;
+    }
+    progress_once();  // a loop of MPI_Improbe must see the message arrive
+    ftmpi::engine::Completion found;
+    ftmpi::engine::MatchedMessage* matched = engine().improbe(c->view, engine_source(source), engine_tag(tag), &found);
+    *flag = matched != nullptr ? 1 : 0;
+    if (matched == nullptr) return;
+    *message = keep_message(*c, matched, found);
+    write_status(status, probed(found));
+  });
+}
+#pragma weak MPI_Improbe = PMPI_Improbe
+
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  return api_call("MPI_Mrecv", [&](Call& call) {
+    if (!check_arg(call, status, "status")) return;
+    if (auto t = check_mrecv(call, buf, count, datatype, message)) run(call, Mode::receive, *t, status);
+  });
+}
+#pragma weak MPI_Mrecv = PMPI_Mrecv
+
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  return api_call("MPI_Imrecv", [&](Call& call) {
+    if (!check_arg(call, request, "request")) return;
+    if (auto t = check_mrecv(call, buf, count, datatype, message)) post(call, Mode::receive, false, *t, request);
+  });
+}
+#pragma weak MPI_Imrecv = PMPI_Imrecv
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   return api_call("MPI_Iprobe", [&](Call& call) {

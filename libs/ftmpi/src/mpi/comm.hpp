@@ -82,6 +82,7 @@ struct Transfer {
   int tag = 0;               // may be MPI_ANY_TAG on receives
   std::shared_ptr<const Layout> layout{};  // null when buf holds the bytes as they travel
   std::size_t count = 0;                 // items of layout, when there is one
+  engine::MatchedMessage* matched = nullptr;  // receives: the message MPI_Mprobe took (MPI_Mrecv)
 };
 
 }  // namespace ftmpi::mpi

@@ -21,6 +21,7 @@ enum class HandleKind : std::uint8_t {
   op = 0x58,
   win = 0x5c,
   keyval = 0x64,
+  message = 0x68,
 };
 
 constexpr int make_handle(HandleKind kind, std::uint32_t index) noexcept {

@@ -9,6 +9,7 @@
 
 #include "ftmpi/coll/reduction.hpp"
 #include "mpi/api.hpp"
+#include "engine/engine.hpp"
 #include "mpi/handles.hpp"
 
 namespace ftmpi::mpi {
@@ -49,6 +50,18 @@ struct Keyval {
   void* extra_state = nullptr;
 };
 using KeyvalTable = HandleTable<HandleKind::keyval, Keyval>;
+
+struct Comm;
+
+// A message MPI_Mprobe / MPI_Improbe took out of matching, until its MPI_Mrecv / MPI_Imrecv.
+struct Message {
+  bool live = false;
+  engine::MatchedMessage* matched = nullptr;
+  Comm* comm = nullptr;
+  int source = MPI_PROC_NULL;  // in the communicator
+  int tag = 0;
+};
+using MessageTable = HandleTable<HandleKind::message, Message>;
 // Keyval table indices below this are the predefined attribute keys (MPI_TAG_UB ...).
 inline constexpr std::uint32_t kFirstUserKeyval = 16;
 

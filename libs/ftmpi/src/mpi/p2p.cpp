@@ -70,11 +70,16 @@ bool start(Call& call, Request& request) {
     }
     request.pieces = std::make_unique<PiecesInFlight>(PiecesInFlight{t.layout, *view});
     const frag::PiecesLayout& pieces = request.pieces->view;
-    request.op = request.mode == Mode::receive
-                     ? engine().irecv_pieces(t.comm->view, t.buf, pieces, engine_source(t.peer), engine_tag(t.tag))
-                     : engine().isend_pieces(t.comm->view, t.buf, pieces, t.peer, t.tag, engine_mode(request.mode));
+    if (request.mode == Mode::receive) {
+      request.op = t.matched != nullptr
+                       ? engine().mrecv_pieces(t.comm->view, t.matched, t.buf, pieces)
+                       : engine().irecv_pieces(t.comm->view, t.buf, pieces, engine_source(t.peer), engine_tag(t.tag));
+    } else {
+      request.op = engine().isend_pieces(t.comm->view, t.buf, pieces, t.peer, t.tag, engine_mode(request.mode));
+    }
   } else if (request.mode == Mode::receive) {
-    request.op = engine().irecv(t.comm->view, t.buf, t.bytes, engine_source(t.peer), engine_tag(t.tag));
+    request.op = t.matched != nullptr ? engine().mrecv(t.comm->view, t.matched, t.buf, t.bytes)
+                                      : engine().irecv(t.comm->view, t.buf, t.bytes, engine_source(t.peer), engine_tag(t.tag));
   } else {
     request.op = engine().isend(t.comm->view, t.buf, t.bytes, t.peer, t.tag, engine_mode(request.mode));
   }
@@ -140,7 +145,7 @@ void fail_with(Call& call, Comm& comm, const Outcome& outcome) {
 void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
   // The common blocking call, a dense message to or from a real rank, needs no MPI request: it talks to
   // the engine directly (what a zero-byte ping-pong pays for is mostly this path).
-  if (!transfer.layout && transfer.peer != MPI_PROC_NULL && mode != Mode::buffered) {
+  if (!transfer.layout && transfer.peer != MPI_PROC_NULL && mode != Mode::buffered && transfer.matched == nullptr) {
     engine::Engine& e = engine();
     if (mode != Mode::receive && e.send_eager(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer,
                                               transfer.tag, engine_mode(mode))) {

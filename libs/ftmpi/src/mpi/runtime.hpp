@@ -48,6 +48,7 @@ struct Runtime {
   GroupTable groups;
   InfoTable infos;
   KeyvalTable keyvals;
+  MessageTable messages;
   int thread_level = MPI_THREAD_SINGLE;
   std::thread::id main_thread;
   BsendBuffer bsend;
