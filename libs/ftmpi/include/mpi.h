@@ -70,6 +70,7 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name, de
 #define MPI_GROUP_NULL ((MPI_Group)0)
 #define MPI_GROUP_EMPTY ((MPI_Group)0x48000001)
 #define MPI_INFO_NULL ((MPI_Info)0)
+#define MPI_INFO_ENV ((MPI_Info)0x50000001) /* how this process was started (read-only) */
 #define MPI_WIN_NULL ((MPI_Win)0)
 
 /* Reduction operations (in the order of ftmpi::coll::Op, one above it). */
@@ -171,6 +172,19 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name, de
 #define MPI_COMBINER_F90_COMPLEX 16
 #define MPI_COMBINER_F90_INTEGER 17
 #define MPI_COMBINER_RESIZED 18
+
+/* One-sided assertions and lock types (one-sided calls themselves return MPI_ERR_UNSUPPORTED_OPERATION). */
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+
+/* Distributed graph topologies: weights not given (the calls themselves are not provided yet). */
+extern int *const MPI_UNWEIGHTED;
+extern int *const MPI_WEIGHTS_EMPTY;
 
 /* Array storage order (MPI_Type_create_subarray). */
 #define MPI_ORDER_C 56

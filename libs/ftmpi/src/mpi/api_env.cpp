@@ -76,6 +76,36 @@ void start_runtime(std::string_view call) {
   rt.phase = Phase::running;
 }
 
+// MPI_INFO_ENV (MPI-3.1 section 9.1.2): how this process was started, from what the system says of it.
+void set_info_env(Runtime& rt) {
+  Info env;
+  std::string cmdline;
+  if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) cmdline.append(buf, n);
+    std::fclose(f);
+  }
+  std::vector<std::string> words;
+  for (std::size_t start = 0; start < cmdline.size();) {
+    const std::size_t end = cmdline.find('\0', start);
+    words.push_back(cmdline.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (!words.empty()) env.entries.emplace_back("command", words.front());
+  std::string argv;
+  for (std::size_t i = 1; i < words.size(); ++i) argv += (i > 1 ? " " : "") + words[i];
+  env.entries.emplace_back("argv", argv);
+  env.entries.emplace_back("maxprocs", std::to_string(engine().world_size()));
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) env.entries.emplace_back("host", host);
+  char cwd[4096] = {};
+  if (::getcwd(cwd, sizeof cwd) != nullptr) env.entries.emplace_back("wdir", cwd);
+  env.entries.emplace_back("thread_level", rt.thread_level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE");
+  rt.infos.put(*handle_index(MPI_INFO_ENV, HandleKind::info), std::move(env));
+}
+
 int init(std::string_view name, int required, int* provided) {
   // A second MPI_Init after MPI_Finalize is one more call after MPI_Finalize.
   if (runtime().phase == Phase::finalized) require_running(name);
@@ -93,6 +123,7 @@ int init(std::string_view name, int required, int* provided) {
         // MULTIPLE), and it keeps no per-thread state, so the main thread may call while others compute.
         rt.thread_level = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
         *provided = rt.thread_level;
+        set_info_env(rt);
       },
       Needs::nothing);
 }

@@ -29,6 +29,13 @@ auto find_key(Info& info, std::string_view key) {
   return std::find_if(info.entries.begin(), info.entries.end(), [&](const auto& e) { return e.first == key; });
 }
 
+// MPI_INFO_ENV describes the process: it is read, duplicated, never changed or freed.
+bool writable(Call& call, MPI_Info info) {
+  if (info != MPI_INFO_ENV) return true;
+  call.fail(MPI_ERR_INFO, "MPI_INFO_ENV is predefined: it can be read and duplicated, not changed or freed");
+  return false;
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -45,6 +52,7 @@ int PMPI_Info_create(MPI_Info* info) {
 
 int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
   return api_call("MPI_Info_set", [&](Call& call) {
+    if (!writable(call, info)) return;
     Info* i = check_info(call, info);
     if (i == nullptr || !check_key(call, key) || !check_arg(call, value, "value")) return;
     if (strnlen(value, MPI_MAX_INFO_VAL + 1) > MPI_MAX_INFO_VAL) {
@@ -96,6 +104,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
 
 int PMPI_Info_delete(MPI_Info info, const char* key) {
   return api_call("MPI_Info_delete", [&](Call& call) {
+    if (!writable(call, info)) return;
     Info* i = check_info(call, info);
     if (i == nullptr || !check_key(call, key)) return;
     const auto it = find_key(*i, key);
@@ -143,7 +152,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
 
 int PMPI_Info_free(MPI_Info* info) {
   return api_call("MPI_Info_free", [&](Call& call) {
-    if (!check_arg(call, info, "info") || check_info(call, *info) == nullptr) return;
+    if (!check_arg(call, info, "info") || !writable(call, *info) || check_info(call, *info) == nullptr) return;
     runtime().infos.remove(*info);
     *info = MPI_INFO_NULL;
   });

@@ -50,7 +50,16 @@ int rank_at(const CartTopology& cart, const std::vector<int>& coords) {
 
 using namespace ftmpi::mpi;
 
+namespace {
+// What MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY point at: addresses no array of the program can have.
+int unweighted_sentinel = 0;
+int weights_empty_sentinel = 0;
+}  // namespace
+
 extern "C" {
+
+int* const MPI_UNWEIGHTED = &unweighted_sentinel;
+int* const MPI_WEIGHTS_EMPTY = &weights_empty_sentinel;
 
 // Factors the free dimensions as evenly as possible: each prime factor of what is left, largest
 // first, goes to the free dimension that is smallest so far; the result is in non-increasing order.

@@ -16,6 +16,7 @@ Runtime::Runtime() {
   add_predefined_ops(ops);
   groups.put(*handle_index(MPI_GROUP_EMPTY, HandleKind::group), Group{});
   keyvals.reserve(kFirstUserKeyval);
+  infos.reserve(2);  // MPI_INFO_ENV's slot: filled by MPI_Init (set_info_env)
 }
 
 namespace detail {
