@@ -75,10 +75,8 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
           outcome = run_ftmpi(job, sweep.kernels);
         } else {
           const PeerLaunch launch = peer_launch(sweep.peers[m - 1], job.ranks, report.bound, PeerTransport::shared_memory, binaries[m - 1]);
-          std::vector<std::string> command = launch.command;
-          for (const std::string& a : sweep.kernels.argv()) command.push_back(a);
           what = launch.command.front();
-          outcome = run_lines(command, launch.env);
+          outcome = run_peer(launch, sweep.kernels);
         }
         return outcome.ok();
       };

@@ -80,8 +80,10 @@ RunOutcome run_ftmpi(const JobSpec& job, const KernelArgs& kernels) {
   return run(command, {}, true);
 }
 
-RunOutcome run_lines(const std::vector<std::string>& command, const std::vector<std::string>& extra_env) {
-  return run(command, extra_env, false);
+RunOutcome run_peer(const PeerLaunch& launch, const KernelArgs& kernels) {
+  std::vector<std::string> command = launch.command;
+  for (const std::string& a : kernels.argv()) command.push_back(a);
+  return run(command, launch.env, false);
 }
 
 }  // namespace ftmpi::bench

@@ -8,6 +8,7 @@
 
 #include "ftmpi/base/process.hpp"
 #include "ftmpi/bench/results.hpp"
+#include "ftmpi/rte/launcher.hpp"
 
 namespace ftmpi::bench {
 
@@ -27,10 +28,7 @@ namespace {
 
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
-  for (const std::string& dir : split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    if (!dir.empty() && ::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-  }
-  return false;
+  return rte::find_program(program, path != nullptr ? path : "/usr/bin:/bin").is_ok();
 }
 
 // ftbench_mpi.c and bench_common.h: beside the tools in a build tree, in share/ftmpi/ftbench installed.

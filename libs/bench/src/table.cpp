@@ -171,19 +171,38 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
     if (progress.end) progress.end();
     return ok;
   };
+  // A job of the suite on `path` and `rails`, as every row and curve runs it; reliability as the path
+  // runs by default unless the caller adds its parameters.
+  auto job_for = [&](const std::string& path, const std::vector<std::string>& rails) {
+    JobSpec job;
+    job.paths = path;
+    job.rails = joined(rails);
+    if (options.hosts.empty()) job.bind_to = bind ? "core" : "none";
+    job.hosts = options.hosts;
+    job.launch_agent = options.launch_agent;
+    job.params = options.params;
+    return job;
+  };
+  // Plan `k`'s peer job with these kernels, `suffix` after its name on the progress line; the
+  // transport it ran on goes to `transport`.
+  auto measure_peer = [&](std::size_t k, const KernelArgs& args, const std::string& suffix, RunOutcome& outcome,
+                          std::string& transport) {
+    const PeerMpi& peer = options.peers[plans[k].peer];
+    const PeerLaunch launch = peer_launch(peer, 2, bind, plans[k].transport, binaries[plans[k].peer]);
+    transport = launch.transport;
+    measure(peer.name + " " + launch.transport + suffix, [&] {
+      outcome = run_peer(launch, args);
+      return outcome.ok();
+    });
+    return outcome.ok() ? Status{} : outcome.failure(peer.launcher + " (" + peer.name + " " + launch.transport + suffix + ")");
+  };
   std::vector<std::vector<TableFigures>> row_rounds(report.rows.size()), plan_rounds(plans.size());
   std::vector<std::string> plan_transport(plans.size());
   for (int round = 0; round < options.rounds; ++round) {
     const std::string of_round = options.rounds > 1 ? " (round " + std::to_string(round + 1) + " of " + std::to_string(options.rounds) + ")" : "";
     for (std::size_t i = 0; i < report.rows.size(); ++i) {
       TableRow& row = report.rows[i];
-      JobSpec job;
-      job.paths = row.path;
-      job.rails = joined(row.rails);
-      if (options.hosts.empty()) job.bind_to = bind ? "core" : "none";
-      job.hosts = options.hosts;
-      job.launch_agent = options.launch_agent;
-      job.params = options.params;
+      JobSpec job = job_for(row.path, row.rails);
       job.params.push_back(std::string("engine.reliability=") + (row.reliability ? (row.path == "shm" ? "force" : "auto") : "off"));
       if (row.reliability) job.params.push_back("engine.checksum=" + row.checksum);
       // Without reliability a datagram the kernel drops is never resent and the job waits for it for
@@ -204,32 +223,17 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
       row.traffic = outcome.rails;
     }
     for (std::size_t k = 0; k < plans.size(); ++k) {
-      const PeerMpi& peer = options.peers[plans[k].peer];
-      const PeerLaunch launch = peer_launch(peer, 2, bind, plans[k].transport, binaries[plans[k].peer]);
-      std::vector<std::string> command = launch.command;
-      for (const std::string& a : kernels.argv()) command.push_back(a);
       RunOutcome outcome;
-      measure(peer.name + " " + launch.transport + of_round, [&] {
-        outcome = run_lines(command, launch.env);
-        return outcome.ok();
-      });
-      if (!outcome.ok()) return outcome.failure(peer.launcher + " (" + launch.transport + ")");
-      report.peer_libraries[peer.name] = outcome.library;
+      if (Status s = measure_peer(k, kernels, of_round, outcome, plan_transport[k]); !s) return s;
+      report.peer_libraries[options.peers[plans[k].peer].name] = outcome.library;
       plan_rounds[k].push_back(figures_of(outcome.results));
-      plan_transport[k] = launch.transport;
     }
   }
   // The curves, with each path's default reliability (shared memory without, UDP with CRC32C).
   KernelArgs sweep = kernels;
   sweep.sizes = options.curve_sizes;
   for (const TableRow* row : curve_rows) {
-    JobSpec job;
-    job.paths = row->path;
-    job.rails = joined(row->rails);
-    if (options.hosts.empty()) job.bind_to = bind ? "core" : "none";
-    job.hosts = options.hosts;
-    job.launch_agent = options.launch_agent;
-    job.params = options.params;
+    const JobSpec job = job_for(row->path, row->rails);
     const std::string name = "ftmpi " + row->path + (row->rails.empty() ? "" : " " + joined(row->rails));
     RunOutcome outcome;
     measure(name + " (curve)", [&] {
@@ -240,18 +244,10 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
     report.curves.push_back({name, outcome.results});
   }
   for (std::size_t k = 0; k < (options.curve_sizes.empty() ? 0 : plans.size()); ++k) {
-    const PeerMpi& peer = options.peers[plans[k].peer];
-    const PeerLaunch launch = peer_launch(peer, 2, bind, plans[k].transport, binaries[plans[k].peer]);
-    std::vector<std::string> command = launch.command;
-    for (const std::string& a : sweep.argv()) command.push_back(a);
-    const std::string name = peer.name + " " + launch.transport;
     RunOutcome outcome;
-    measure(name + " (curve)", [&] {
-      outcome = run_lines(command, launch.env);
-      return outcome.ok();
-    });
-    if (!outcome.ok()) return outcome.failure(peer.launcher + " (" + name + ", curve)");
-    report.curves.push_back({name, outcome.results});
+    std::string transport;
+    if (Status s = measure_peer(k, sweep, " (curve)", outcome, transport); !s) return s;
+    report.curves.push_back({options.peers[plans[k].peer].name + " " + transport, outcome.results});
   }
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
     if (row_rounds[i].empty()) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/bench/peers.hpp"
 #include "ftmpi/bench/results.hpp"
 
 namespace ftmpi::bench {
@@ -52,7 +53,7 @@ std::string program_beside_me(const std::string& name);
 
 // `ftrun -n R ... ftbench-mpi --json ...` with engine.report=json, so that each rail's traffic is known.
 RunOutcome run_ftmpi(const JobSpec& job, const KernelArgs& kernels);
-// Any launcher command whose program prints ftbench-mpi's JSON lines.
-RunOutcome run_lines(const std::vector<std::string>& command, const std::vector<std::string>& extra_env = {});
+// A peer MPI's job: its launch (peer_launch) with the kernels' arguments after its binary.
+RunOutcome run_peer(const PeerLaunch& launch, const KernelArgs& kernels);
 
 }  // namespace ftmpi::bench
