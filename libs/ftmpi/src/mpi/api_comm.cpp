@@ -284,12 +284,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
       call.fail(MPI_ERR_ARG, fmt::format("{} is not an error code", errorcode));
       return;
     }
-    if (MPI_Comm_errhandler_function* function = errhandler_function(c->errhandler)) {
-      MPI_Comm handle = c->handle;
-      int code = errorcode;
-      function(&handle, &code);
-      return;
-    }
+    if (call_created_errhandler(c->errhandler, c->handle, errorcode)) return;
     if (c->errhandler == MPI_ERRORS_ARE_FATAL) {
       const std::string text = is_user_code(errorcode)
           ? fmt::format("error code {} (class {}): {}", errorcode, user_code_class(errorcode), user_code_string(errorcode))

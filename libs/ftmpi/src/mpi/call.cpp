@@ -28,12 +28,8 @@ int Call::finish() noexcept {
   if (rt.phase == Phase::running) {
     Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
     if (comm.errhandler == MPI_ERRORS_RETURN) return error_;
-    if (MPI_Comm_errhandler_function* function = errhandler_function(comm.errhandler)) {
-      MPI_Comm handle = comm.handle;
-      int code = error_;
-      function(&handle, &code);  // the handler returned: so does the call, with the error
-      return error_;
-    }
+    // A created handler that returns: so does the call, with the error.
+    if (call_created_errhandler(comm.errhandler, comm.handle, error_)) return error_;
   }
   const std::string_view reason = reason_.empty() ? error_class_text(error_) : std::string_view(reason_);
   const std::string_view name = error_class_name(error_);

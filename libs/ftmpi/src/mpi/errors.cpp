@@ -139,9 +139,11 @@ bool errhandler_live(MPI_Errhandler handle) noexcept {
   return h != nullptr && h->live;
 }
 
-MPI_Comm_errhandler_function* errhandler_function(MPI_Errhandler handle) noexcept {
-  const UserErrhandler* h = find_user_errhandler(handle);
-  return h != nullptr ? h->function : nullptr;
+bool call_created_errhandler(MPI_Errhandler handler, MPI_Comm comm, int code) {
+  const UserErrhandler* h = find_user_errhandler(handler);
+  if (h == nullptr) return false;
+  h->function(&comm, &code);
+  return true;
 }
 
 bool free_errhandler(MPI_Errhandler handle) noexcept {

@@ -31,9 +31,9 @@ int last_used_code() noexcept;                     // MPI_LASTUSEDCODE
 MPI_Errhandler add_errhandler(MPI_Comm_errhandler_function* function);
 // Predefined, or created and not freed: one a communicator may be given.
 bool errhandler_live(MPI_Errhandler handle) noexcept;
-// The function of a created handler, freed or not (a communicator keeps using a handler freed after it
-// was set); nullptr for the predefined ones and for what is no handler.
-MPI_Comm_errhandler_function* errhandler_function(MPI_Errhandler handle) noexcept;
+// Calls `handler` with `comm` and `code` when it is a created one, freed or not (a communicator keeps
+// using a handler freed after it was set); false, calling nothing, for the predefined ones.
+bool call_created_errhandler(MPI_Errhandler handler, MPI_Comm comm, int code);
 // Marks a created handler freed; false for a predefined one or an unknown handle.
 bool free_errhandler(MPI_Errhandler handle) noexcept;
 
