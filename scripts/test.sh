@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing (also Open MPI and MPICH, which ftbench's comparison tests run), builds everything with AddressSanitizer + UBSan and -Werror, runs every test,
-# then builds what the progress-thread tests need with ThreadSanitizer (TSan and ASan do not mix) and runs
+# then builds what the progress-thread and MPI_THREAD_MULTIPLE tests need with ThreadSanitizer (TSan and ASan do not mix) and runs
 # those again under it: a data race reported there fails the run (TSan's exit status 66).
 # Then every libFuzzer target of tests/fuzz runs for FTMPI_FUZZ_SECONDS (default 20) each, from its
 # committed corpus (which the ASan suite also replays): a crash fails the run and leaves its input in
@@ -21,8 +21,8 @@ tsan=${TSAN_BUILD_DIR:-build/tsan}
 cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_WERROR=ON -DFTMPI_BUILD_BENCH=OFF \
       -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives
-ctest --test-dir "$tsan" --output-on-failure -j "$(nproc)" -R progress_thread
+cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives mpi_threads
+ctest --test-dir "$tsan" --output-on-failure -j "$(nproc)" -R "progress_thread|mpi_threads"
 for target in wire json control engine fault_spec rte_frames; do
   ./scripts/fuzz.sh --target "$target" "${FTMPI_FUZZ_SECONDS:-20}"
 done

@@ -129,7 +129,12 @@ class Engine {
   virtual bool progress() = 0;
   // Makes progress until done() returns true; spins briefly, then yields the core (oversubscription).
   template <typename Done>
-  void progress_until(Done&& done);
+  void progress_until(Done&& done) {
+    progress_until(done, [] {});
+  }
+  // The same, calling between() after every round (the MPI layer passes its thread lock there).
+  template <typename Done, typename Between>
+  void progress_until(Done&& done, Between&& between);
 
   // Flushes every outstanding send to its peer and tears down the paths (MPI_Finalize).
   virtual base::Status finalize() = 0;
@@ -150,8 +155,8 @@ std::string host_identity(const base::ParamSet& params);
 // engine refuses at start).
 bool shared_memory_allowed(const base::ParamSet& params);
 
-template <typename Done>
-void Engine::progress_until(Done&& done) {
+template <typename Done, typename Between>
+void Engine::progress_until(Done&& done, Between&& between) {
   std::uint64_t idle_rounds = 0;
   while (!done()) {
     if (progress()) {
@@ -159,6 +164,7 @@ void Engine::progress_until(Done&& done) {
     } else {
       idle(++idle_rounds);
     }
+    between();
   }
 }
 

@@ -102,7 +102,9 @@ void set_info_env(Runtime& rt) {
   if (::gethostname(host, sizeof host - 1) == 0) env.entries.emplace_back("host", host);
   char cwd[4096] = {};
   if (::getcwd(cwd, sizeof cwd) != nullptr) env.entries.emplace_back("wdir", cwd);
-  env.entries.emplace_back("thread_level", rt.thread_level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE");
+  constexpr const char* kLevels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                                     "MPI_THREAD_MULTIPLE"};
+  env.entries.emplace_back("thread_level", kLevels[rt.thread_level]);
   rt.infos.put(*handle_index(MPI_INFO_ENV, HandleKind::info), std::move(env));
 }
 
@@ -119,9 +121,10 @@ int init(std::string_view name, int required, int* provided) {
           return;
         }
         start_runtime(name);
-        // FUNNELED at most: the engine takes no locks, so calls must not overlap (no SERIALIZED or
-        // MULTIPLE), and it keeps no per-thread state, so the main thread may call while others compute.
-        rt.thread_level = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+        // Every level: the library keeps no per-thread state, so FUNNELED and SERIALIZED need nothing
+        // more than SINGLE; MULTIPLE takes the thread lock in every call from now on (thread_lock.hpp).
+        rt.thread_level = std::clamp(required, int{MPI_THREAD_SINGLE}, int{MPI_THREAD_MULTIPLE});
+        if (rt.thread_level == MPI_THREAD_MULTIPLE) ThreadLock::enable();
         *provided = rt.thread_level;
         set_info_env(rt);
       },
@@ -157,6 +160,7 @@ int PMPI_Finalize(void) {
     release_all_shm_colls();
     if (ftmpi::base::Status s = engine().finalize(); !s) call.fail(s);
   });
+  const ThreadLockGuard lock;  // a thread may still ask MPI_Finalized
   Runtime& rt = runtime();
   rt.engine.reset();
   rt.phase = Phase::finalized;
@@ -201,6 +205,7 @@ int PMPI_Is_thread_main(int* flag) {
 // The launcher reports the abort and its code; nothing to print here.
 int PMPI_Abort(MPI_Comm /*comm*/, int errorcode) {
   require_running("MPI_Abort");
+  const ThreadLockGuard lock;  // the engine may be busy in another thread's call
   engine().abort(errorcode, {});
   std::abort();  // not reached; g++ does not apply [[noreturn]] through the virtual call
 }

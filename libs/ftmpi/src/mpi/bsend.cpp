@@ -8,6 +8,7 @@
 
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
+#include "mpi/thread_lock.hpp"
 
 namespace ftmpi::mpi {
 
@@ -47,10 +48,12 @@ bool BsendBuffer::send(Call& call, engine::Engine& engine, const Transfer& trans
 }
 
 void BsendBuffer::drain(engine::Engine& engine) {
-  engine.progress_until([&] {
-    reclaim(engine);
-    return slots_.empty();
-  });
+  engine.progress_until(
+      [&] {
+        reclaim(engine);
+        return slots_.empty();
+      },
+      [] { ThreadLock::pass(); });
 }
 
 std::pair<std::byte*, std::size_t> BsendBuffer::detach(engine::Engine& engine) {

@@ -27,6 +27,7 @@
 #include "mpi/objects.hpp"
 #include "mpi/request.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/thread_lock.hpp"
 
 namespace ftmpi::mpi {
 
@@ -58,6 +59,7 @@ enum class Needs : std::uint8_t { running, nothing };
 
 template <typename Body>
 int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
+  const ThreadLockGuard lock;  // MPI_THREAD_MULTIPLE only (thread_lock.hpp)
   Call call(name);
   try {
     if (needs == Needs::running && runtime().phase != Phase::running) [[unlikely]] require_running(name);

@@ -1,6 +1,7 @@
 #include "mpi/comms.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <tuple>
 #include <utility>
@@ -25,16 +26,63 @@ void set_up_comm(Comm& comm, MPI_Comm handle, std::string name, std::uint32_t co
   comm.errhandler = MPI_ERRORS_ARE_FATAL;
 }
 
+namespace {
+
+// A member's answer in a round it may not propose in (comms.hpp); the maximum, so it wins the MAX.
+constexpr std::uint32_t kNotNow = UINT32_MAX;
+
+// One agreement's rounds, in this process (comms.hpp).
+class ContextRounds {
+ public:
+  explicit ContextRounds(const Comm& parent) : rt_(runtime()), parent_(parent.view.context) {
+    rt_.agreeing.insert(parent_);
+  }
+  ~ContextRounds() {
+    rt_.agreeing.erase(rt_.agreeing.find(parent_));
+    if (proposing_) rt_.proposal_out = false;
+  }
+  ContextRounds(const ContextRounds&) = delete;
+  ContextRounds& operator=(const ContextRounds&) = delete;
+
+  // What this process contributes to the next round.
+  std::uint32_t propose() {
+    proposing_ = !rt_.proposal_out && *rt_.agreeing.begin() == parent_;
+    if (!proposing_) return kNotNow;
+    rt_.proposal_out = true;
+    return rt_.next_context;
+  }
+  // The round's outcome: the agreed id, or nullopt when it must be repeated (then the lock is passed,
+  // so that the agreement this one waits for can go on).
+  std::optional<std::uint32_t> settle(std::uint32_t agreed) {
+    if (proposing_) rt_.proposal_out = false;
+    proposing_ = false;
+    if (agreed == kNotNow) {
+      ThreadLock::pass();
+      return std::nullopt;
+    }
+    rt_.next_context = agreed + 2;
+    return agreed;
+  }
+
+ private:
+  Runtime& rt_;
+  std::uint32_t parent_;
+  bool proposing_ = false;
+};
+
+}  // namespace
+
 std::optional<std::uint32_t> agree_context(Call& call, Comm& parent) {
-  Runtime& rt = runtime();
-  std::uint32_t proposal = rt.next_context;
+  ContextRounds rounds(parent);
   const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
-  CollOpPtr op = make_coll_op(parent);
-  op->start(coll::iallreduce(op->call(), coll::kInPlace, &proposal, 1, *max));
-  finish_blocking(call, std::move(op));
-  if (call.failed()) return std::nullopt;
-  rt.next_context = proposal + 2;
-  return proposal;
+  for (;;) {
+    std::uint32_t proposal = rounds.propose();
+    CollOpPtr op = make_coll_op(parent);
+    op->start(coll::iallreduce(op->call(), coll::kInPlace, &proposal, 1, *max));
+    finish_blocking(call, std::move(op));
+    if (call.failed()) return std::nullopt;
+    if (const std::optional<std::uint32_t> agreed = rounds.settle(proposal)) return agreed;
+  }
 }
 
 Comm& add_comm(std::vector<int> members, std::uint32_t context) {
@@ -50,7 +98,6 @@ Comm& add_comm(std::vector<int> members, std::uint32_t context) {
 }
 
 std::optional<Comm*> split_comm(Call& call, Comm& parent, int color, int key) {
-  Runtime& rt = runtime();
   // Every member's (color, key, proposed context), gathered by all.
   struct Entry {
     int color;
@@ -59,14 +106,21 @@ std::optional<Comm*> split_comm(Call& call, Comm& parent, int color, int key) {
   };
   const auto n = static_cast<std::size_t>(parent.size());
   std::vector<Entry> all(n);
-  const Entry mine{color, key, rt.next_context};
-  CollOpPtr op = make_coll_op(parent);
-  op->start(coll::iallgather(op->call(), &mine, all.data(), sizeof(Entry)));
-  finish_blocking(call, std::move(op));
-  if (call.failed()) return std::nullopt;
+  ContextRounds rounds(parent);
   std::uint32_t context = 0;
-  for (const Entry& e : all) context = std::max(context, e.context);
-  rt.next_context = context + 2;
+  for (;;) {
+    const Entry mine{color, key, rounds.propose()};
+    CollOpPtr op = make_coll_op(parent);
+    op->start(coll::iallgather(op->call(), &mine, all.data(), sizeof(Entry)));
+    finish_blocking(call, std::move(op));
+    if (call.failed()) return std::nullopt;
+    std::uint32_t agreed = 0;
+    for (const Entry& e : all) agreed = std::max(agreed, e.context);
+    if (const std::optional<std::uint32_t> settled = rounds.settle(agreed)) {
+      context = *settled;
+      break;
+    }
+  }
   if (color == MPI_UNDEFINED) return nullptr;
   // Members of my color by (key, parent rank).
   std::vector<std::pair<int, int>> order;

@@ -7,6 +7,14 @@
 // it. Two communicators that share a pair of processes then never share an id, since both processes
 // took part in making each; disjoint communicators (the colors of one split) may share one, which is
 // harmless because the engine matches on (context, sender).
+//
+// Under MPI_THREAD_MULTIPLE two threads may make communicators at once over different parents, and a
+// process's proposals could then cross (each agreement taking the other's id). So an agreement goes in
+// rounds: a process proposes for one agreement at a time, and only for the one whose parent has the
+// lowest context of those it is making, and says "not now" (the maximum id) for the others; a round
+// any member said "not now" to is repeated. The agreement over the lowest parent context anywhere is
+// never told "not now", so every agreement ends (MPICH's rule for the same problem). A single thread
+// always agrees in one round, as before.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "mpi/handles.hpp"
 #include "mpi/objects.hpp"
 #include "mpi/request.hpp"
+#include "mpi/thread_lock.hpp"
 
 namespace ftmpi::mpi {
 
@@ -43,6 +45,10 @@ struct Runtime {
   std::deque<Comm> comms;
   std::vector<Comm*> comm_index;  // &comms[i]: one load per lookup instead of the deque's arithmetic
   std::uint32_t next_context = 0;  // the lowest context id this process may propose for a new communicator
+  // Context agreements in progress in this process, by their parents' contexts, and whether one of them
+  // has a proposal out (comms.hpp: MPI_THREAD_MULTIPLE).
+  std::multiset<std::uint32_t> agreeing;
+  bool proposal_out = false;
   DatatypeTable datatypes;
   OpTable ops;
   GroupTable groups;
@@ -103,6 +109,7 @@ void poll_collectives();
 void service_shm_bcasts();
 // One round of engine progress, then the pending collectives: what the test calls do.
 inline void progress_once() {
+  if (ThreadLock::enabled()) [[unlikely]] ThreadLock::pass();
   engine().progress();
   Runtime& rt = runtime();
   if (!rt.pending_collectives.empty()) poll_collectives();
@@ -113,11 +120,16 @@ inline void progress_once() {
 template <typename Done>
 void progress_until(Done&& done) {
   Runtime& rt = runtime();
-  rt.engine->progress_until([&] {
+  auto polled_done = [&] {
     if (!rt.pending_collectives.empty()) poll_collectives();
     if (rt.shm_bcast_busy) service_shm_bcasts();
     return done();
-  });
+  };
+  if (!ThreadLock::enabled()) [[likely]] {
+    rt.engine->progress_until(polled_done);
+  } else {
+    rt.engine->progress_until(polled_done, [] { ThreadLock::pass(); });
+  }
 }
 
 // Prints "ftmpi: rank R: <what>" on stderr ("ftmpi: <what>" when MPI is not running) and ends the job
