@@ -12,9 +12,11 @@
 #include <fmt/format.h>
 
 #include "ftmpi/coll/collectives.hpp"
+#include "ftmpi/coll/inter.hpp"
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
 #include "mpi/collective.hpp"
+#include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
 #include "mpi/shm_coll.hpp"
 
@@ -174,10 +176,267 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const int* d
   return b;
 }
 
+enum class Reduce : std::uint8_t { reduce, allreduce, scan, exscan };
+
+// ---- the collectives on intercommunicators (coll/inter.hpp) ----------------------------------------
+//
+// Data goes from one group to the other; a rooted collective's root passes MPI_ROOT, the rest of its
+// group MPI_PROC_NULL, and the other group the root's rank. Buffers and counts of the receiving side
+// are per rank of the other group. MPI has no MPI_IN_PLACE here.
+
+coll::Groups groups_of(const Comm& comm) noexcept { return {comm.local_size(), comm.size()}; }
+
+// The root as libs/coll takes it, or nullopt (MPI_ERR_ROOT).
+std::optional<int> check_inter_root(Call& call, const Comm& comm, int root) {
+  if (root == MPI_ROOT) return coll::kInterRoot;
+  if (root == MPI_PROC_NULL) return coll::kInterIdle;
+  if (root >= 0 && root < comm.size()) return root;
+  call.fail(MPI_ERR_ROOT, fmt::format("invalid root {} on intercommunicator {} (MPI_ROOT, MPI_PROC_NULL or a rank "
+                                      "of the other group, which has {})",
+                                      root, label(comm), comm.size()));
+  return std::nullopt;
+}
+
+bool refuse_in_place_inter(Call& call, const void* send, const void* recv) {
+  if (!in_place(send) && !in_place(recv)) return true;
+  call.fail(MPI_ERR_ARG, "MPI_IN_PLACE is not allowed on an intercommunicator");
+  return false;
+}
+
+// Equal blocks of `bytes` for each of n ranks.
+void equal_blocks(std::size_t n, std::size_t bytes, std::vector<std::size_t>& sizes, std::vector<std::ptrdiff_t>& displs) {
+  sizes.assign(n, bytes);
+  displs.resize(n);
+  for (std::size_t i = 0; i < n; ++i) displs[i] = static_cast<std::ptrdiff_t>(i * bytes);
+}
+
+bool inter_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root) {
+  Comm& comm = op.comm();
+  const std::optional<int> r = check_inter_root(call, comm, root);
+  if (!r) return false;
+  if (*r == coll::kInterIdle) {
+    op.start(coll::inter_ibcast(op.call(), groups_of(comm), nullptr, 0, *r));
+    return true;
+  }
+  const Datatype* type = check_items(call, buffer, count, datatype, "buffer");
+  if (type == nullptr) return false;
+  const std::size_t n = items(count);
+  std::byte* data = *r == coll::kInterRoot ? op.packed_in(buffer, n, *type) : op.packed_out(buffer, n, *type, false, n);
+  op.start(coll::inter_ibcast(op.call(), groups_of(comm), data, n * type->size(), *r));
+  return true;
+}
+
+bool inter_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, int count, MPI_Datatype datatype,
+                  MPI_Op op_handle, int root) {
+  Comm& comm = op.comm();
+  if (kind == Reduce::scan || kind == Reduce::exscan) {
+    call.fail(MPI_ERR_COMM, fmt::format("{} is an intercommunicator: MPI defines no scan on one", label(comm)));
+    return false;
+  }
+  int r = 0;
+  if (kind == Reduce::reduce) {
+    const std::optional<int> checked = check_inter_root(call, comm, root);
+    if (!checked) return false;
+    r = *checked;
+  }
+  if (r == coll::kInterIdle) {
+    op.start(coll::inter_ibcast(op.call(), groups_of(comm), nullptr, 0, r));  // nothing to do, as one op
+    return true;
+  }
+  if (!check_count(call, count) || !refuse_in_place_inter(call, send, recv)) return false;
+  const Datatype* type = check_committed(call, datatype);
+  if (type == nullptr) return false;
+  const OpEntry* o = check_op(call, op_handle);
+  if (o == nullptr) return false;
+  const bool sends = kind == Reduce::allreduce || r != coll::kInterRoot;
+  const bool receives = kind == Reduce::allreduce || r == coll::kInterRoot;
+  if (sends && !check_buffer(call, send, count, *type, "sendbuf")) return false;
+  if (receives && (!check_buffer(call, recv, count, *type, "recvbuf") ||
+                   !check_not_aliased(call, send, recv, items(count) * type->size()))) {
+    return false;
+  }
+  const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, op);
+  if (!plan) return false;
+  const std::size_t n = items(count);
+  void* result = receives ? op.elements_out(recv, n, *plan, false, n) : nullptr;
+  const void* operand = sends ? op.elements_in(send, n, *plan) : nullptr;
+  const std::size_t elements = n * plan->elements_per_item;
+  if (kind == Reduce::allreduce) {
+    op.start(coll::inter_iallreduce(op.call(), groups_of(comm), operand, result, elements, *plan->reduction));
+  } else {
+    op.start(coll::inter_ireduce(op.call(), groups_of(comm), operand, result, elements, *plan->reduction, r));
+  }
+  return true;
+}
+
+// Gather and gatherv (rcounts null: rcount each); scatter and scatterv alike with `scatter`.
+bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, int scount, const int* scounts,
+                  const int* sdispls, MPI_Datatype stype, void* recv, int rcount, const int* rcounts,
+                  const int* rdispls, MPI_Datatype rtype, int root) {
+  Comm& comm = op.comm();
+  const std::optional<int> r = check_inter_root(call, comm, root);
+  if (!r) return false;
+  const coll::Groups groups = groups_of(comm);
+  if (*r == coll::kInterIdle) {
+    op.start(coll::inter_ibcast(op.call(), groups, nullptr, 0, *r));
+    return true;
+  }
+  if (!refuse_in_place_inter(call, send, recv)) return false;
+  const auto n = static_cast<std::size_t>(comm.size());
+  // The root's side: blocks per remote rank; the others: one block.
+  const bool root_here = *r == coll::kInterRoot;
+  void* blocks_buf = scatter ? const_cast<void*>(send) : recv;
+  const int* counts = scatter ? scounts : rcounts;
+  const int* displs = scatter ? sdispls : rdispls;
+  const int count = scatter ? scount : rcount;
+  const MPI_Datatype blocks_type = scatter ? stype : rtype;
+  Blocks blocks;
+  std::byte* single = nullptr;
+  std::size_t single_bytes = 0;
+  if (root_here) {
+    const Datatype* t = nullptr;
+    if (counts != nullptr) {
+      if (!check_counts(call, counts, displs, comm.size(), scatter ? "sendcounts" : "recvcounts")) return false;
+      t = check_committed(call, blocks_type);
+      if (t == nullptr) return false;
+      blocks = stage_blocks(op, blocks_buf, counts, displs, comm.size(), *t, scatter, -1, !scatter);
+    } else {
+      t = check_items(call, blocks_buf, count, blocks_type, scatter ? "sendbuf" : "recvbuf");
+      if (t == nullptr) return false;
+      const std::size_t all = items(count) * n;
+      blocks.data = scatter ? op.packed_in(blocks_buf, all, *t) : op.packed_out(blocks_buf, all, *t, false, all);
+      equal_blocks(n, items(count) * t->size(), blocks.bytes, blocks.displs);
+    }
+  } else if (scatter) {
+    const Datatype* t = check_items(call, recv, rcount, rtype, "recvbuf");
+    if (t == nullptr) return false;
+    single = op.packed_out(recv, items(rcount), *t, false, items(rcount));
+    single_bytes = items(rcount) * t->size();
+  } else {
+    const Datatype* t = check_items(call, send, scount, stype, "sendbuf");
+    if (t == nullptr) return false;
+    single = const_cast<std::byte*>(op.packed_in(send, items(scount), *t));
+    single_bytes = items(scount) * t->size();
+  }
+  if (scatter) {
+    op.start(coll::inter_iscatterv(op.call(), groups, blocks.data, blocks.bytes, blocks.displs, single, single_bytes, *r));
+  } else {
+    op.start(coll::inter_igatherv(op.call(), groups, single, single_bytes, blocks.data, blocks.bytes, blocks.displs, *r));
+  }
+  return true;
+}
+
+// Allgather(v) (rcounts null: rcount each) and alltoall(v/w): blocks per remote rank.
+bool inter_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+                     int rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+  Comm& comm = op.comm();
+  if (!refuse_in_place_inter(call, send, recv)) return false;
+  const Datatype* st = check_items(call, send, scount, stype, "sendbuf");
+  if (st == nullptr) return false;
+  const auto n = static_cast<std::size_t>(comm.size());
+  Blocks into;
+  if (rcounts != nullptr) {
+    if (!check_counts(call, rcounts, rdispls, comm.size(), "recvcounts")) return false;
+    const Datatype* rt = check_committed(call, rtype);
+    if (rt == nullptr) return false;
+    into = stage_blocks(op, recv, rcounts, rdispls, comm.size(), *rt, false, -1, true);
+  } else {
+    const Datatype* rt = check_items(call, recv, rcount, rtype, "recvbuf");
+    if (rt == nullptr) return false;
+    into.data = op.packed_out(recv, items(rcount) * n, *rt, false, items(rcount) * n);
+    equal_blocks(n, items(rcount) * rt->size(), into.bytes, into.displs);
+  }
+  const void* from = op.packed_in(send, items(scount), *st);
+  op.start(coll::inter_iallgatherv(op.call(), groups_of(comm), from, items(scount) * st->size(), into.data, into.bytes,
+                                   into.displs));
+  return true;
+}
+
+bool inter_alltoall(Call& call, CollOp& op, const void* send, int scount, const int* scounts, const int* sdispls,
+                    const MPI_Datatype* stypes, MPI_Datatype stype, void* recv, int rcount, const int* rcounts,
+                    const int* rdispls, const MPI_Datatype* rtypes, MPI_Datatype rtype) {
+  Comm& comm = op.comm();
+  if (!refuse_in_place_inter(call, send, recv)) return false;
+  const int n = comm.size();
+  const auto stage = [&](bool sending, void* buf, int count, const int* counts, const int* displs,
+                         const MPI_Datatype* types, MPI_Datatype type, Blocks& out) {
+    const std::string_view name = sending ? "sendcounts" : "recvcounts";
+    if (types != nullptr) {
+      std::vector<const Datatype*> checked;
+      if (!check_counts(call, counts, displs, n, name) || !check_types(call, types, counts, n, name, checked)) {
+        return false;
+      }
+      out = stage_typed_blocks(op, buf, counts, displs, checked, sending, !sending);
+      return true;
+    }
+    if (counts != nullptr) {
+      if (!check_counts(call, counts, displs, n, name)) return false;
+      const Datatype* t = check_committed(call, type);
+      if (t == nullptr) return false;
+      out = stage_blocks(op, buf, counts, displs, n, *t, sending, -1, !sending);
+      return true;
+    }
+    const Datatype* t = check_items(call, buf, count, type, sending ? "sendbuf" : "recvbuf");
+    if (t == nullptr) return false;
+    const std::size_t all = items(count) * static_cast<std::size_t>(n);
+    out.data = sending ? const_cast<std::byte*>(op.packed_in(buf, all, *t)) : op.packed_out(buf, all, *t, false, all);
+    equal_blocks(static_cast<std::size_t>(n), items(count) * t->size(), out.bytes, out.displs);
+    return true;
+  };
+  Blocks from;
+  Blocks into;
+  if (!stage(true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, from) ||
+      !stage(false, recv, rcount, rcounts, rdispls, rtypes, rtype, into)) {
+    return false;
+  }
+  op.start(coll::inter_ialltoallv(op.call(), groups_of(comm), from.data, from.bytes, from.displs, into.data,
+                                  into.bytes, into.displs));
+  return true;
+}
+
+bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, int block_count,
+                          MPI_Datatype datatype, MPI_Op op_handle) {
+  Comm& comm = op.comm();
+  const auto n = static_cast<std::size_t>(comm.local_size());
+  if (!refuse_in_place_inter(call, send, recv)) return false;
+  std::vector<int> counts;
+  if (rcounts != nullptr) {
+    counts.assign(rcounts, rcounts + n);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!check_count(call, counts[i])) return false;
+    }
+  } else {
+    if (!check_count(call, block_count)) return false;
+    counts.assign(n, block_count);
+  }
+  const Datatype* type = check_committed(call, datatype);
+  if (type == nullptr) return false;
+  const OpEntry* o = check_op(call, op_handle);
+  if (o == nullptr) return false;
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  const std::size_t mine = items(counts[static_cast<std::size_t>(comm.rank())]);
+  const auto some = [](std::size_t count) { return count == 0 ? 0 : 1; };
+  if (!check_buffer(call, send, some(total), *type, "sendbuf") || !check_buffer(call, recv, some(mine), *type, "recvbuf")) {
+    return false;
+  }
+  const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, op);
+  if (!plan) return false;
+  void* result = op.elements_out(recv, mine, *plan, false, mine);
+  const void* operand = op.elements_in(send, total, *plan);
+  std::vector<std::size_t> elements(n);
+  for (std::size_t i = 0; i < n; ++i) elements[i] = items(counts[i]) * plan->elements_per_item;
+  op.start(coll::inter_ireduce_scatter(op.call(), groups_of(comm), operand, result, elements, *plan->reduction));
+  return true;
+}
+
 // ---- the collectives -------------------------------------------------------------------------------
 
 // `blocking`: MPI_Barrier, which may take the shared-memory barrier (shm_coll.hpp).
 bool start_barrier(Call&, CollOp& op, bool blocking = false) {
+  if (op.comm().is_inter()) {
+    op.start(coll::inter_ibarrier(op.call(), groups_of(op.comm())));
+    return true;
+  }
   if (blocking && takes_shm_barrier(op.comm())) {
     const coll::Call c = op.call();
     op.run_locally(shm_barrier(op.comm(), c.tag));
@@ -192,6 +451,7 @@ bool start_barrier(Call&, CollOp& op, bool blocking = false) {
 // agree on the algorithm).
 bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root,
                  bool blocking = false) {
+  if (op.comm().is_inter()) return inter_bcast(call, op, buffer, count, datatype, root);
   Comm& comm = op.comm();
   const Datatype* type = check_items(call, buffer, count, datatype, "buffer");
   if (type == nullptr || !check_root(call, comm, root)) return false;
@@ -207,11 +467,10 @@ bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype d
   return true;
 }
 
-enum class Reduce : std::uint8_t { reduce, allreduce, scan, exscan };
-
 // `blocking`: MPI_Allreduce, which may take the shared-memory allreduce (shm_coll.hpp).
 bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, int count, MPI_Datatype datatype,
                   MPI_Op op_handle, int root, bool blocking = false) {
+  if (op.comm().is_inter()) return inter_reduce(call, op, kind, send, recv, count, datatype, op_handle, root);
   Comm& comm = op.comm();
   if (!check_count(call, count)) return false;
   const Datatype* type = check_committed(call, datatype);
@@ -255,6 +514,9 @@ bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* r
 
 bool start_gather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
                   MPI_Datatype rtype, int root) {
+  if (op.comm().is_inter()) {
+    return inter_rooted(call, op, false, send, scount, nullptr, nullptr, stype, recv, rcount, nullptr, nullptr, rtype, root);
+  }
   const Comm& comm = op.comm();
   if (!check_root(call, comm, root)) return false;
   const bool is_root = comm.rank() == root;
@@ -281,6 +543,9 @@ bool start_gather(Call& call, CollOp& op, const void* send, int scount, MPI_Data
 
 bool start_gatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
                    const int* rcounts, const int* displs, MPI_Datatype rtype, int root) {
+  if (op.comm().is_inter()) {
+    return inter_rooted(call, op, false, send, scount, nullptr, nullptr, stype, recv, 0, rcounts, displs, rtype, root);
+  }
   const Comm& comm = op.comm();
   if (!check_root(call, comm, root)) return false;
   const bool is_root = comm.rank() == root;
@@ -308,6 +573,9 @@ bool start_gatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Dat
 
 bool start_scatter(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
                    MPI_Datatype rtype, int root) {
+  if (op.comm().is_inter()) {
+    return inter_rooted(call, op, true, send, scount, nullptr, nullptr, stype, recv, rcount, nullptr, nullptr, rtype, root);
+  }
   const Comm& comm = op.comm();
   if (!check_root(call, comm, root)) return false;
   const bool is_root = comm.rank() == root;
@@ -334,6 +602,9 @@ bool start_scatter(Call& call, CollOp& op, const void* send, int scount, MPI_Dat
 
 bool start_scatterv(Call& call, CollOp& op, const void* send, const int* scounts, const int* displs,
                     MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root) {
+  if (op.comm().is_inter()) {
+    return inter_rooted(call, op, true, send, 0, scounts, displs, stype, recv, rcount, nullptr, nullptr, rtype, root);
+  }
   const Comm& comm = op.comm();
   if (!check_root(call, comm, root)) return false;
   const bool is_root = comm.rank() == root;
@@ -361,6 +632,7 @@ bool start_scatterv(Call& call, CollOp& op, const void* send, const int* scounts
 
 bool start_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
                      int rcount, MPI_Datatype rtype) {
+  if (op.comm().is_inter()) return inter_allgather(call, op, send, scount, stype, recv, rcount, nullptr, nullptr, rtype);
   const Comm& comm = op.comm();
   const bool inplace = in_place(send);
   const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
@@ -379,6 +651,7 @@ bool start_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_D
 
 bool start_allgatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
                       const int* rcounts, const int* displs, MPI_Datatype rtype) {
+  if (op.comm().is_inter()) return inter_allgather(call, op, send, scount, stype, recv, 0, rcounts, displs, rtype);
   const Comm& comm = op.comm();
   const bool inplace = in_place(send);
   const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
@@ -400,6 +673,10 @@ bool start_allgatherv(Call& call, CollOp& op, const void* send, int scount, MPI_
 
 bool start_alltoall(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
                     MPI_Datatype rtype) {
+  if (op.comm().is_inter()) {
+    return inter_alltoall(call, op, send, scount, nullptr, nullptr, nullptr, stype, recv, rcount, nullptr, nullptr, nullptr,
+                          rtype);
+  }
   const Comm& comm = op.comm();
   const bool inplace = in_place(send);
   const Datatype* st = inplace ? nullptr : check_items(call, send, scount, stype, "sendbuf");
@@ -419,6 +696,9 @@ bool start_alltoall(Call& call, CollOp& op, const void* send, int scount, MPI_Da
 
 bool start_alltoallv(Call& call, CollOp& op, const void* send, const int* scounts, const int* sdispls,
                      MPI_Datatype stype, void* recv, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+  if (op.comm().is_inter()) {
+    return inter_alltoall(call, op, send, 0, scounts, sdispls, nullptr, stype, recv, 0, rcounts, rdispls, nullptr, rtype);
+  }
   const Comm& comm = op.comm();
   const int n = comm.size();
   const bool inplace = in_place(send);
@@ -443,6 +723,10 @@ bool start_alltoallv(Call& call, CollOp& op, const void* send, const int* scount
 bool start_alltoallw(Call& call, CollOp& op, const void* send, const int* scounts, const int* sdispls,
                      const MPI_Datatype* stypes, void* recv, const int* rcounts, const int* rdispls,
                      const MPI_Datatype* rtypes) {
+  if (op.comm().is_inter()) {
+    return inter_alltoall(call, op, send, 0, scounts, sdispls, stypes, MPI_DATATYPE_NULL, recv, 0, rcounts, rdispls,
+                          rtypes, MPI_DATATYPE_NULL);
+  }
   const Comm& comm = op.comm();
   const int n = comm.size();
   const bool inplace = in_place(send);
@@ -467,6 +751,7 @@ bool start_alltoallw(Call& call, CollOp& op, const void* send, const int* scount
 
 bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, int block_count,
                           MPI_Datatype datatype, MPI_Op op_handle) {
+  if (op.comm().is_inter()) return inter_reduce_scatter(call, op, send, recv, rcounts, block_count, datatype, op_handle);
   const Comm& comm = op.comm();
   const auto n = static_cast<std::size_t>(comm.size());
   std::vector<int> counts;

@@ -88,7 +88,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
 int PMPI_Comm_size(MPI_Comm comm, int* size) {
   return api_call("MPI_Comm_size", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
-    if (c != nullptr && check_arg(call, size, "size")) *size = c->size();
+    if (c != nullptr && check_arg(call, size, "size")) *size = c->local_size();
   });
 }
 #pragma weak MPI_Comm_size = PMPI_Comm_size

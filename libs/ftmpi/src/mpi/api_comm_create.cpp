@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,9 +76,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   return api_call("MPI_Comm_dup", [&](Call& call) {
     Comm* c = check_comm(call, comm);
     if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
-    const std::optional<std::uint32_t> context = agree_context(call, *c);
+    // An intercommunicator agrees over both its groups (its merged group) and keeps them.
+    const std::optional<std::uint32_t> context =
+        c->is_inter() ? agree_context(call, *c->inter->merged, kInterContexts) : agree_context(call, *c);
     if (!context) return;
-    Comm& made = add_comm(c->members(), *context);
+    Comm& made = c->is_inter() ? add_intercomm(c->inter->local, c->inter->remote, *context, c->inter->low)
+                               : add_comm(c->members(), *context);
     made.errhandler = c->errhandler;
     made.cart = c->cart;
     if (!copy_attributes(call, *c, made)) {
@@ -97,7 +101,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
       call.fail(MPI_ERR_ARG, fmt::format("invalid color {} (a color is >= 0 or MPI_UNDEFINED)", color));
       return;
     }
-    const std::optional<Comm*> made = split_comm(call, *c, color, key);
+    const std::optional<Comm*> made = c->is_inter() ? split_inter(call, *c, color, key) : split_comm(call, *c, color, key);
     if (!made) return;
     if (*made != nullptr) (*made)->errhandler = c->errhandler;
     set_result(newcomm, *made);
@@ -107,7 +111,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   return api_call("MPI_Comm_split_type", [&](Call& call) {
-    Comm* c = check_comm(call, comm);
+    Comm* c = check_intra(call, comm);
     if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
     if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
@@ -131,6 +135,25 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
     if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
     const Group* g = check_group(call, group);
     if (g == nullptr) return;
+    if (c->is_inter()) {
+      // The new intercommunicator's groups: the members of each side's group, in its order.
+      const std::vector<int>& local = c->inter->local;
+      const auto at = std::find(g->world_ranks.begin(), g->world_ranks.end(), local[static_cast<std::size_t>(c->rank())]);
+      for (int w : g->world_ranks) {
+        if (std::find(local.begin(), local.end(), w) == local.end()) {
+          call.fail(MPI_ERR_GROUP, fmt::format("the group holds world rank {}, which is not in the local group of {}",
+                                               w, label(*c)));
+          return;
+        }
+      }
+      const bool member = at != g->world_ranks.end();
+      const std::optional<Comm*> made =
+          split_inter(call, *c, member ? 0 : MPI_UNDEFINED, member ? static_cast<int>(at - g->world_ranks.begin()) : 0);
+      if (!made) return;
+      if (*made != nullptr) (*made)->errhandler = c->errhandler;
+      set_result(newcomm, *made);
+      return;
+    }
     std::vector<int> ranks;
     ranks.reserve(g->world_ranks.size());
     for (int w : g->world_ranks) {
@@ -177,7 +200,16 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
       *result = MPI_IDENT;
       return;
     }
-    const int same = compare_members(a->members(), b->members());
+    if (a->is_inter() != b->is_inter()) {
+      *result = MPI_UNEQUAL;
+      return;
+    }
+    int same = compare_members(a->members(), b->members());
+    if (a->is_inter()) {
+      // Both groups count (MPI-3.1 section 6.6.1): the weaker of the two comparisons.
+      const int remote = compare_members(a->inter->remote, b->inter->remote);
+      same = std::max(same, remote);  // MPI_IDENT < MPI_SIMILAR < MPI_UNEQUAL
+    }
     *result = same == MPI_IDENT ? MPI_CONGRUENT : same;
   });
 }
@@ -216,9 +248,90 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   return api_call("MPI_Comm_test_inter", [&](Call& call) {
-    if (check_comm(call, comm) != nullptr && check_arg(call, flag, "flag")) *flag = 0;  // no intercommunicators
+    const Comm* c = check_comm(call, comm);
+    if (c != nullptr && check_arg(call, flag, "flag")) *flag = c->is_inter() ? 1 : 0;
   });
 }
 #pragma weak MPI_Comm_test_inter = PMPI_Comm_test_inter
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  return api_call("MPI_Comm_remote_size", [&](Call& call) {
+    const Comm* c = check_inter(call, comm);
+    if (c != nullptr && check_arg(call, size, "size")) *size = c->size();
+  });
+}
+#pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  return api_call("MPI_Comm_remote_group", [&](Call& call) {
+    const Comm* c = check_inter(call, comm);
+    if (c == nullptr || !check_arg(call, group, "group")) return;
+    Group g;
+    g.world_ranks = c->inter->remote;
+    *group = runtime().groups.add(std::move(g));
+  });
+}
+#pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                          MPI_Comm* newintercomm) {
+  return api_call("MPI_Intercomm_create", [&](Call& call) {
+    Comm* local = check_intra(call, local_comm);
+    if (local == nullptr || !check_arg(call, newintercomm, "newintercomm")) return;
+    if (local_leader < 0 || local_leader >= local->size()) {
+      call.fail(MPI_ERR_RANK, fmt::format("local_leader {} is not a rank of {} ({} ranks)", local_leader, label(*local),
+                                          local->size()));
+      return;
+    }
+    // peer_comm, remote_leader and tag matter at the local leader only.
+    const Comm* peer = nullptr;
+    if (local->rank() == local_leader) {
+      peer = check_comm(call, peer_comm);
+      if (peer == nullptr) return;
+      if (remote_leader < 0 || remote_leader >= peer->size() || remote_leader == peer->rank()) {
+        call.fail(MPI_ERR_RANK, fmt::format("remote_leader {} is not another rank of {} ({} ranks)", remote_leader,
+                                            label(*peer), peer->size()));
+        return;
+      }
+      if (tag < 0 || tag > kTagUb) {
+        call.fail(MPI_ERR_TAG, fmt::format("invalid tag {}", tag));
+        return;
+      }
+      call.raise_on(*local);
+    }
+    const std::optional<Comm*> made = create_intercomm(call, *local, local_leader, peer, remote_leader, tag);
+    if (!made) return;
+    (*made)->errhandler = local->errhandler;
+    *newintercomm = (*made)->handle;
+  });
+}
+#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  return api_call("MPI_Intercomm_merge", [&](Call& call) {
+    Comm* c = check_inter(call, intercomm);
+    if (c == nullptr || !check_arg(call, newintracomm, "newintracomm")) return;
+    // Every member's `high` over the merged group (the low group first): the group that said false
+    // comes first, the low group when both said the same.
+    Comm& merged = *c->inter->merged;
+    const int mine = high != 0 ? 1 : 0;
+    std::vector<int> all(static_cast<std::size_t>(merged.size()));
+    CollOpPtr op = make_coll_op(merged);
+    op->start(ftmpi::coll::iallgather(op->call(), &mine, all.data(), sizeof(int)));
+    finish_blocking(call, std::move(op));
+    if (call.failed()) return;
+    const int low_size = c->inter->low ? c->local_size() : c->size();
+    const int low_high = all.front();
+    const int high_high = all.back();
+    std::vector<int> order(all.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (low_high > high_high) std::rotate(order.begin(), order.begin() + low_size, order.end());
+    const std::optional<Comm*> made = create_comm(call, merged, order);
+    if (!made || *made == nullptr) return;
+    (*made)->errhandler = c->errhandler;
+    *newintracomm = (*made)->handle;
+  });
+}
+#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
 
 }  // extern "C"

@@ -112,7 +112,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int* dims) {
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int* dims, const int* periods, int /*reorder*/,
                      MPI_Comm* comm_cart) {
   return api_call("MPI_Cart_create", [&](Call& call) {
-    Comm* c = check_comm(call, comm_old);
+    Comm* c = check_intra(call, comm_old);
     if (c == nullptr || !check_arg(call, comm_cart, "comm_cart")) return;
     if (ndims < 0) {
       call.fail(MPI_ERR_DIMS, fmt::format("negative ndims {}", ndims));

@@ -106,6 +106,26 @@ inline bool count_ok(Call& call, int count) { return count >= 0 || fail_count(ca
 
 Comm* check_comm(Call& call, MPI_Comm handle) { return comm_or_fail(call, handle); }
 
+Comm* check_intra(Call& call, MPI_Comm handle) {
+  Comm* comm = comm_or_fail(call, handle);
+  if (comm != nullptr && comm->is_inter()) {
+    call.fail(MPI_ERR_COMM, fmt::format("{} is an intercommunicator; {} takes an intracommunicator", label(*comm),
+                                        call.name()));
+    return nullptr;
+  }
+  return comm;
+}
+
+Comm* check_inter(Call& call, MPI_Comm handle) {
+  Comm* comm = comm_or_fail(call, handle);
+  if (comm != nullptr && !comm->is_inter()) {
+    call.fail(MPI_ERR_COMM, fmt::format("{} is an intracommunicator; {} takes an intercommunicator", label(*comm),
+                                        call.name()));
+    return nullptr;
+  }
+  return comm;
+}
+
 const Datatype* check_datatype(Call& call, MPI_Datatype handle) {
   const Datatype* type = find_datatype(handle);
   if (type == nullptr) fail_datatype(call, handle);

@@ -78,6 +78,10 @@ int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) n
 
 // Also makes the communicator the one that reports the call's errors.
 Comm* check_comm(Call& call, MPI_Comm handle);
+// An intracommunicator: what calls that have no meaning between two groups accept (MPI_ERR_COMM).
+Comm* check_intra(Call& call, MPI_Comm handle);
+// An intercommunicator (MPI_Comm_remote_size, MPI_Intercomm_merge ...; MPI_ERR_COMM).
+Comm* check_inter(Call& call, MPI_Comm handle);
 // Any live datatype (committed or not): what the type constructors and queries accept.
 const Datatype* check_datatype(Call& call, MPI_Datatype handle);
 // A datatype communication may use: live and committed.

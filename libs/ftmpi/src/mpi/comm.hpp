@@ -40,6 +40,21 @@ struct CartTopology {
   std::vector<bool> periods;
 };
 
+struct Comm;
+
+// What an intercommunicator has besides an intracommunicator's fields (api_intercomm.cpp). Its `view`
+// reaches the other group (rank: mine in my group; size and world_ranks: the other group's), as MPI's
+// point-to-point on an intercommunicator does; its `coll_view` numbers both groups, mine first, for
+// libs/coll's inter collectives (coll/inter.hpp); `merged` is a hidden intracommunicator of both groups,
+// the low group first, over which new communicators agree their context ids (dup, split, merge).
+struct InterGroups {
+  std::vector<int> local;   // world ranks of my group, by rank
+  std::vector<int> remote;  // of the other group
+  std::vector<int> both;    // local, then remote: what coll_view points into
+  bool low = false;         // my group comes first in `merged` (its leader has the lower world rank)
+  Comm* merged = nullptr;
+};
+
 // Not movable: the views point into world_ranks, and the transport at coll_view.
 struct Comm {
   Comm() = default;
@@ -57,11 +72,16 @@ struct Comm {
   std::vector<Attribute> attributes;
   std::optional<CartTopology> cart;
   ShmCollComm* shm_coll = nullptr;  // its shared-memory collective state, once set up (shm_coll.hpp)
+  std::unique_ptr<InterGroups> inter;  // intercommunicators only
 
+  bool is_inter() const noexcept { return inter != nullptr; }
+  // The size of the group `view` reaches: the other group's on an intercommunicator.
   int size() const noexcept { return view.size; }
+  // The size of my group (MPI_Comm_size).
+  int local_size() const noexcept { return inter ? static_cast<int>(inter->local.size()) : view.size; }
   int rank() const noexcept { return view.rank; }
   int world_rank_of(int rank) const noexcept { return view.world_rank_of(rank); }
-  // The members' world ranks in rank order.
+  // The members' world ranks in rank order (of my group, on an intercommunicator).
   std::vector<int> members() const;
   // The tag of the next collective call on this communicator.
   int take_coll_tag() noexcept {

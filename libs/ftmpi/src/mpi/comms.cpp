@@ -13,6 +13,7 @@
 #include "mpi/collective.hpp"
 #include "mpi/handles.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/transport.hpp"
 
 namespace ftmpi::mpi {
 
@@ -31,14 +32,13 @@ namespace {
 // A member's answer in a round it may not propose in (comms.hpp); the maximum, so it wins the MAX.
 constexpr std::uint32_t kNotNow = UINT32_MAX;
 
-// One agreement's rounds, in this process (comms.hpp).
+// One agreement's rounds, in this process (comms.hpp), under the priority `key`: the parent's context.
 class ContextRounds {
  public:
-  explicit ContextRounds(const Comm& parent) : rt_(runtime()), parent_(parent.view.context) {
-    rt_.agreeing.insert(parent_);
-  }
+  explicit ContextRounds(std::uint32_t key) : rt_(runtime()), key_(key) { rt_.agreeing.insert(key_); }
+  explicit ContextRounds(const Comm& parent) : ContextRounds(parent.view.context) {}
   ~ContextRounds() {
-    rt_.agreeing.erase(rt_.agreeing.find(parent_));
+    rt_.agreeing.erase(rt_.agreeing.find(key_));
     if (proposing_) rt_.proposal_out = false;
   }
   ContextRounds(const ContextRounds&) = delete;
@@ -46,33 +46,62 @@ class ContextRounds {
 
   // What this process contributes to the next round.
   std::uint32_t propose() {
-    proposing_ = !rt_.proposal_out && *rt_.agreeing.begin() == parent_;
+    proposing_ = !rt_.proposal_out && *rt_.agreeing.begin() == key_;
     if (!proposing_) return kNotNow;
     rt_.proposal_out = true;
     return rt_.next_context;
   }
-  // The round's outcome: the agreed id, or nullopt when it must be repeated (then the lock is passed,
-  // so that the agreement this one waits for can go on).
-  std::optional<std::uint32_t> settle(std::uint32_t agreed) {
+  // The round's outcome: the agreed id (the communicator takes `width` ids from it), or nullopt when it
+  // must be repeated (then the lock is passed, so that the agreement this one waits for can go on).
+  std::optional<std::uint32_t> settle(std::uint32_t agreed, std::uint32_t width) {
     if (proposing_) rt_.proposal_out = false;
     proposing_ = false;
     if (agreed == kNotNow) {
       ThreadLock::pass();
       return std::nullopt;
     }
-    rt_.next_context = agreed + 2;
+    rt_.next_context = agreed + width;
     return agreed;
   }
 
  private:
   Runtime& rt_;
-  std::uint32_t parent_;
+  std::uint32_t key_;
   bool proposing_ = false;
 };
 
+// Blocking exchange of `bytes` each way with rank `other` of `comm`, on its point-to-point context with
+// the application's tag (MPI_Intercomm_create's leaders over peer_comm).
+bool swap_with(Call& call, const Comm& comm, int other, int tag, const void* out, void* in, std::size_t bytes) {
+  EngineTransport transport(&comm.view);
+  const base::Result<coll::RequestId> received = transport.irecv(in, bytes, other, tag);
+  const base::Result<coll::RequestId> sent = received ? transport.isend(out, bytes, other, tag) : received;
+  for (const base::Result<coll::RequestId>* r : {&received, &sent}) {
+    if (!*r) {
+      call.fail(r->status());
+      return false;
+    }
+  }
+  for (const base::Result<coll::RequestId>* r : {&received, &sent}) {
+    if (base::Status s = transport.wait(**r); !s) {
+      call.fail(s);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Broadcast of `bytes` from `root` over comm (blocking).
+bool bcast_over(Call& call, Comm& comm, void* data, std::size_t bytes, int root) {
+  CollOpPtr op = make_coll_op(comm);
+  op->start(coll::ibcast(op->call(), data, bytes, root));
+  finish_blocking(call, std::move(op));
+  return !call.failed();
+}
+
 }  // namespace
 
-std::optional<std::uint32_t> agree_context(Call& call, Comm& parent) {
+std::optional<std::uint32_t> agree_context(Call& call, Comm& parent, std::uint32_t width) {
   ContextRounds rounds(parent);
   const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
   for (;;) {
@@ -81,7 +110,7 @@ std::optional<std::uint32_t> agree_context(Call& call, Comm& parent) {
     op->start(coll::iallreduce(op->call(), coll::kInPlace, &proposal, 1, *max));
     finish_blocking(call, std::move(op));
     if (call.failed()) return std::nullopt;
-    if (const std::optional<std::uint32_t> agreed = rounds.settle(proposal)) return agreed;
+    if (const std::optional<std::uint32_t> agreed = rounds.settle(proposal, width)) return agreed;
   }
 }
 
@@ -97,41 +126,141 @@ Comm& add_comm(std::vector<int> members, std::uint32_t context) {
   return comm;
 }
 
-std::optional<Comm*> split_comm(Call& call, Comm& parent, int color, int key) {
-  // Every member's (color, key, proposed context), gathered by all.
-  struct Entry {
-    int color;
-    int key;
-    std::uint32_t context;
-  };
-  const auto n = static_cast<std::size_t>(parent.size());
-  std::vector<Entry> all(n);
+std::optional<SplitAgreement> agree_split(Call& call, Comm& parent, int color, int key, std::uint32_t width) {
+  SplitAgreement agreement;
+  agreement.entries.resize(static_cast<std::size_t>(parent.size()));
   ContextRounds rounds(parent);
-  std::uint32_t context = 0;
   for (;;) {
-    const Entry mine{color, key, rounds.propose()};
+    const SplitEntry mine{color, key, rounds.propose()};
     CollOpPtr op = make_coll_op(parent);
-    op->start(coll::iallgather(op->call(), &mine, all.data(), sizeof(Entry)));
+    op->start(coll::iallgather(op->call(), &mine, agreement.entries.data(), sizeof(SplitEntry)));
     finish_blocking(call, std::move(op));
     if (call.failed()) return std::nullopt;
     std::uint32_t agreed = 0;
-    for (const Entry& e : all) agreed = std::max(agreed, e.context);
-    if (const std::optional<std::uint32_t> settled = rounds.settle(agreed)) {
-      context = *settled;
-      break;
+    for (const SplitEntry& e : agreement.entries) agreed = std::max(agreed, e.context);
+    if (const std::optional<std::uint32_t> settled = rounds.settle(agreed, width)) {
+      agreement.context = *settled;
+      return agreement;
     }
   }
-  if (color == MPI_UNDEFINED) return nullptr;
-  // Members of my color by (key, parent rank).
-  std::vector<std::pair<int, int>> order;
-  for (std::size_t r = 0; r < n; ++r) {
-    if (all[r].color == color) order.emplace_back(all[r].key, static_cast<int>(r));
+}
+
+std::vector<int> SplitAgreement::of_color(const Comm& parent, int color, int first, int count) const {
+  std::vector<std::pair<int, int>> order;  // (key, parent rank)
+  for (int r = first; r < first + count; ++r) {
+    if (entries[static_cast<std::size_t>(r)].color == color) order.emplace_back(entries[static_cast<std::size_t>(r)].key, r);
   }
   std::sort(order.begin(), order.end());
   std::vector<int> members;
   members.reserve(order.size());
   for (const auto& [k, r] : order) members.push_back(parent.world_rank_of(r));
-  return &add_comm(std::move(members), context);
+  return members;
+}
+
+std::optional<Comm*> split_comm(Call& call, Comm& parent, int color, int key) {
+  const std::optional<SplitAgreement> agreed = agree_split(call, parent, color, key, 2);
+  if (!agreed) return std::nullopt;
+  if (color == MPI_UNDEFINED) return nullptr;
+  return &add_comm(agreed->of_color(parent, color, 0, parent.size()), agreed->context);
+}
+
+std::optional<Comm*> split_inter(Call& call, Comm& inter, int color, int key) {
+  Comm& merged = *inter.inter->merged;
+  const std::optional<SplitAgreement> agreed = agree_split(call, merged, color, key, kInterContexts);
+  if (!agreed) return std::nullopt;
+  if (color == MPI_UNDEFINED) return nullptr;
+  const int local_n = inter.local_size();
+  const int remote_n = inter.size();
+  std::vector<int> local = agreed->of_color(merged, color, inter.inter->low ? 0 : remote_n, local_n);
+  std::vector<int> remote = agreed->of_color(merged, color, inter.inter->low ? local_n : 0, remote_n);
+  if (remote.empty()) return nullptr;  // nobody of this color on the other side
+  const bool low = local.front() < remote.front();  // both sides compare the same two leaders
+  return &add_intercomm(std::move(local), std::move(remote), agreed->context, low);
+}
+
+Comm& add_intercomm(std::vector<int> local, std::vector<int> remote, std::uint32_t context, bool low) {
+  Runtime& rt = runtime();
+  const int me = rt.world().rank();
+  const int rank = static_cast<int>(std::find(local.begin(), local.end(), me) - local.begin());
+  const MPI_Comm handle = make_handle(HandleKind::comm, static_cast<std::uint32_t>(rt.comms.size()));
+  Comm& comm = rt.comms.emplace_back();
+  rt.comm_index.push_back(&comm);
+  auto inter = std::make_unique<InterGroups>();
+  inter->both = local;
+  inter->both.insert(inter->both.end(), remote.begin(), remote.end());
+  inter->low = low;
+  std::vector<int> merged = low ? inter->both : remote;
+  if (!low) merged.insert(merged.end(), local.begin(), local.end());
+  inter->local = std::move(local);
+  inter->remote = remote;
+  const int remote_size = static_cast<int>(remote.size());
+  set_up_comm(comm, handle, "", context, rank, remote_size, std::move(remote));
+  comm.coll_view = engine::CommView{context + 1, rank, static_cast<int>(inter->both.size()), inter->both};
+  comm.inter = std::move(inter);
+  // Its hidden intracommunicator takes the next two ids (kInterContexts).
+  comm.inter->merged = &add_comm(std::move(merged), context + 2);
+  comm.inter->merged->name = "the merged groups of an intercommunicator";
+  return comm;
+}
+
+std::optional<Comm*> create_intercomm(Call& call, Comm& local_comm, int local_leader, const Comm* peer_comm,
+                                      int remote_leader, int tag) {
+  const bool leader = local_comm.rank() == local_leader;
+  // 1. The leaders swap their groups (size, priority key, leader's world rank, then the world ranks)
+  //    over peer_comm; each tells its group.
+  struct Header {
+    std::int32_t size;
+    std::uint32_t key;
+    std::int32_t leader_world;
+  };
+  const std::vector<int> local = local_comm.members();
+  Header mine{static_cast<std::int32_t>(local.size()), local_comm.view.context,
+              local_comm.world_rank_of(local_leader)};
+  Header theirs{};
+  if (leader && !swap_with(call, *peer_comm, remote_leader, tag, &mine, &theirs, sizeof(Header))) return std::nullopt;
+  if (!bcast_over(call, local_comm, &theirs, sizeof(Header), local_leader)) return std::nullopt;
+  if (theirs.size < 1) {
+    call.fail(MPI_ERR_INTERN, "the other group's leader sent an empty group");
+    return std::nullopt;
+  }
+  std::vector<int> remote(static_cast<std::size_t>(theirs.size));
+  if (leader) {
+    // Different lengths each way: the larger buffer on both sides, so that both receives name one size.
+    const std::size_t n = std::max(local.size(), remote.size());
+    std::vector<int> out(n, -1);
+    std::vector<int> in(n, -1);
+    std::copy(local.begin(), local.end(), out.begin());
+    if (!swap_with(call, *peer_comm, remote_leader, tag, out.data(), in.data(), n * sizeof(int))) return std::nullopt;
+    std::copy(in.begin(), in.begin() + theirs.size, remote.begin());
+  }
+  if (!bcast_over(call, local_comm, remote.data(), remote.size() * sizeof(int), local_leader)) return std::nullopt;
+  for (int w : remote) {
+    if (std::find(local.begin(), local.end(), w) != local.end()) {
+      call.fail(MPI_ERR_COMM, fmt::format("world rank {} is in both groups (the groups must be disjoint)", w));
+      return std::nullopt;
+    }
+  }
+  // 2. The context: rounds over both groups, each an allreduce in the group, the leaders' swap and a
+  //    broadcast in the group; keyed by the lower of the two groups' contexts on both sides, so that
+  //    the agreement has one priority everywhere (comms.hpp).
+  ContextRounds rounds(std::min(mine.key, theirs.key));
+  const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
+  for (;;) {
+    std::uint32_t proposal = rounds.propose();
+    CollOpPtr op = make_coll_op(local_comm);
+    op->start(coll::iallreduce(op->call(), coll::kInPlace, &proposal, 1, *max));
+    finish_blocking(call, std::move(op));
+    if (call.failed()) return std::nullopt;
+    if (leader) {
+      std::uint32_t other = 0;
+      if (!swap_with(call, *peer_comm, remote_leader, tag, &proposal, &other, sizeof other)) return std::nullopt;
+      proposal = std::max(proposal, other);
+    }
+    if (!bcast_over(call, local_comm, &proposal, sizeof proposal, local_leader)) return std::nullopt;
+    if (const std::optional<std::uint32_t> context = rounds.settle(proposal, kInterContexts)) {
+      return &add_intercomm(local, std::move(remote), *context, mine.leader_world < theirs.leader_world);
+    }
+  }
 }
 
 std::optional<Comm*> create_comm(Call& call, Comm& parent, const std::vector<int>& parent_ranks) {

@@ -32,8 +32,39 @@ class Call;
 void set_up_comm(Comm& comm, MPI_Comm handle, std::string name, std::uint32_t context, int rank, int size,
                  std::vector<int> world_ranks);
 
-// Collective over `parent`: the context id of a new communicator (it takes the id and the next one).
-std::optional<std::uint32_t> agree_context(Call& call, Comm& parent);
+// Context ids an intercommunicator takes: its own two and its merged group's two (comm.hpp).
+inline constexpr std::uint32_t kInterContexts = 4;
+
+// Collective over `parent`: the context id of a new communicator, which takes `width` ids from it (2,
+// or kInterContexts for an intercommunicator).
+std::optional<std::uint32_t> agree_context(Call& call, Comm& parent, std::uint32_t width = 2);
+
+// MPI_Comm_split's exchange over `parent`: every member's color and key, and the agreed context.
+struct SplitEntry {
+  int color;
+  int key;
+  std::uint32_t context;
+};
+struct SplitAgreement {
+  std::vector<SplitEntry> entries;  // by parent rank
+  std::uint32_t context = 0;
+  // The world ranks of parent ranks [first, first + count) of this color, by (key, parent rank).
+  std::vector<int> of_color(const Comm& parent, int color, int first, int count) const;
+};
+std::optional<SplitAgreement> agree_split(Call& call, Comm& parent, int color, int key, std::uint32_t width);
+
+// MPI_Comm_split on an intercommunicator: the members of each color on both sides make a new
+// intercommunicator (null where the other side has none of that color); nullopt when the call failed.
+std::optional<Comm*> split_inter(Call& call, Comm& inter, int color, int key);
+
+// A new intercommunicator of these groups (world ranks by rank; this process in `local`); `low`: its
+// group comes first in the merged group. Takes kInterContexts ids from `context`.
+Comm& add_intercomm(std::vector<int> local, std::vector<int> remote, std::uint32_t context, bool low);
+
+// MPI_Intercomm_create: collective over local_comm, the leaders talking over peer_comm (only the
+// leader's is used) with `tag`; the new intercommunicator, or nullopt when the call failed.
+std::optional<Comm*> create_intercomm(Call& call, Comm& local_comm, int local_leader, const Comm* peer_comm,
+                                      int remote_leader, int tag);
 
 // A new communicator of these members (world ranks in rank order), which include this process.
 Comm& add_comm(std::vector<int> members, std::uint32_t context);

@@ -30,6 +30,7 @@ Runtime& make_runtime() noexcept {
 }  // namespace detail
 
 std::vector<int> Comm::members() const {
+  if (inter) return inter->local;
   if (!world_ranks.empty()) return world_ranks;
   std::vector<int> all(static_cast<std::size_t>(size()));
   std::iota(all.begin(), all.end(), 0);

@@ -1,0 +1,61 @@
+# Writes mpif.h, the Fortran include file, from mpi.h: every integer constant and handle mpi.h defines
+# (so the two can never disagree), the Fortran datatypes as the C types of the same layout, the status
+# layout, and the sentinels (MPI_STATUS_IGNORE, MPI_IN_PLACE, MPI_BOTTOM ...) as common blocks whose
+# addresses libftmpi recognises (src/mpi/fortran.cpp). The text is valid fixed and free form alike:
+# statements from column 7, lines under 72 characters, comments with "!" in column 1.
+function(ftmpi_write_mpif header output)
+  file(STRINGS ${header} defines REGEX "^#define MPI_[A-Z0-9_]+ ")
+  set(lines "! mpif.h: ftmpi's MPI constants for Fortran, generated from mpi.h.\n")
+  string(APPEND lines "! Use it with include 'mpif.h', or the module: use mpi.\n")
+  set(names "")
+  foreach(line ${defines})
+    if(line MATCHES "^#define (MPI_[A-Z0-9_]+) \\(\\(MPI_(Comm|Datatype|Op|Errhandler|Group|Info|Message|Win|Request)\\)(0x[0-9a-fA-F]+|-?[0-9]+)\\)")
+      set(name ${CMAKE_MATCH_1})
+      math(EXPR value "${CMAKE_MATCH_3}")
+    elseif(line MATCHES "^#define (MPI_[A-Z0-9_]+) \\(?(-?[0-9]+|0x[0-9a-fA-F]+)\\)?( .*)?$")
+      set(name ${CMAKE_MATCH_1})
+      math(EXPR value "${CMAKE_MATCH_2}")
+    else()
+      continue()
+    endif()
+    string(APPEND lines "      integer ${name}\n      parameter (${name}=${value})\n")
+    set(value_${name} ${value})
+    list(APPEND names ${name})
+  endforeach()
+  # Fortran's own datatypes: the C types of the same size and layout (gfortran's default kinds).
+  set(fortran_types
+      MPI_INTEGER:MPI_INT MPI_REAL:MPI_FLOAT MPI_DOUBLE_PRECISION:MPI_DOUBLE MPI_LOGICAL:MPI_INT
+      MPI_CHARACTER:MPI_CHAR MPI_COMPLEX:MPI_C_FLOAT_COMPLEX MPI_DOUBLE_COMPLEX:MPI_C_DOUBLE_COMPLEX
+      MPI_INTEGER1:MPI_INT8_T MPI_INTEGER2:MPI_INT16_T MPI_INTEGER4:MPI_INT32_T MPI_INTEGER8:MPI_INT64_T
+      MPI_REAL4:MPI_FLOAT MPI_REAL8:MPI_DOUBLE MPI_2INTEGER:MPI_2INT)
+  foreach(pair ${fortran_types})
+    string(REPLACE ":" ";" pair ${pair})
+    list(GET pair 0 fname)
+    list(GET pair 1 cname)
+    if(NOT DEFINED value_${cname})
+      message(FATAL_ERROR "mpif.h: mpi.h does not define ${cname} for ${fname}")
+    endif()
+    string(APPEND lines "      integer ${fname}\n      parameter (${fname}=${value_${cname}})\n")
+  endforeach()
+  string(APPEND lines
+    "      integer MPI_STATUS_SIZE, MPI_SOURCE, MPI_TAG, MPI_ERROR\n"
+    "      parameter (MPI_STATUS_SIZE=6)\n"
+    "      parameter (MPI_SOURCE=1, MPI_TAG=2, MPI_ERROR=3)\n"
+    "      integer MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND\n"
+    "      parameter (MPI_ADDRESS_KIND=8, MPI_OFFSET_KIND=8)\n"
+    "      parameter (MPI_COUNT_KIND=8)\n"
+    "      integer MPI_INTEGER_KIND\n"
+    "      parameter (MPI_INTEGER_KIND=4)\n"
+    "      integer MPI_STATUS_IGNORE(MPI_STATUS_SIZE)\n"
+    "      integer MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)\n"
+    "      integer MPI_IN_PLACE, MPI_BOTTOM, MPI_ERRCODES_IGNORE(1)\n"
+    "      common /ftmpi_f_status_ignore/ MPI_STATUS_IGNORE\n"
+    "      common /ftmpi_f_statuses_ignore/ MPI_STATUSES_IGNORE\n"
+    "      common /ftmpi_f_in_place/ MPI_IN_PLACE\n"
+    "      common /ftmpi_f_bottom/ MPI_BOTTOM\n"
+    "      common /ftmpi_f_errcodes_ignore/ MPI_ERRCODES_IGNORE\n"
+    "      double precision MPI_WTIME, MPI_WTICK\n"
+    "      external MPI_WTIME, MPI_WTICK\n")
+  file(WRITE ${output}.tmp "${lines}")
+  configure_file(${output}.tmp ${output} COPYONLY)  # rewritten only when it changes
+endfunction()

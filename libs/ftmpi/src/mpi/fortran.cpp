@@ -1,0 +1,633 @@
+// The Fortran bindings (mpif.h and `use mpi`, gfortran's calling convention): every argument by
+// reference, the error code in a last `ierror` argument, lowercase names with one trailing underscore,
+// the hidden lengths of character arguments (size_t) after all others. Handles are the C handles
+// (ints) except requests, which are pointers in C: a table gives each one an INTEGER while it lives
+// (MPI_Request_c2f / MPI_Request_f2c). The sentinels are common blocks mpif.h declares; their addresses
+// mean MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE here.
+//
+// Each wrapper calls the C function of the same name, so a C tool intercepting MPI_X sees Fortran's
+// calls too.
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi/api.hpp"
+#include "mpi/thread_lock.hpp"
+
+#define FTMPI_FORTRAN extern "C" __attribute__((visibility("default")))
+
+using F = MPI_Fint;
+
+// The common blocks of mpif.h. A program's own definition takes precedence (the dynamic linker binds
+// these names to the executable's copy), so the addresses compared below are the program's.
+extern "C" {  // definitions: `extern "C" F x;` alone would only declare them
+__attribute__((visibility("default"))) F ftmpi_f_status_ignore_[6];
+__attribute__((visibility("default"))) F ftmpi_f_statuses_ignore_[6];
+__attribute__((visibility("default"))) F ftmpi_f_in_place_;
+__attribute__((visibility("default"))) F ftmpi_f_bottom_;
+__attribute__((visibility("default"))) F ftmpi_f_errcodes_ignore_[1];
+}
+
+namespace {
+
+static_assert(sizeof(MPI_Status) == 6 * sizeof(F), "MPI_STATUS_SIZE in mpif.h is 6");
+
+void* buffer(void* p) noexcept {
+  if (p == &ftmpi_f_in_place_) return MPI_IN_PLACE;
+  if (p == &ftmpi_f_bottom_) return MPI_BOTTOM;
+  return p;
+}
+
+bool ignores_status(const F* f) noexcept { return f == ftmpi_f_status_ignore_ || f == ftmpi_f_statuses_ignore_; }
+
+// A status the C call fills and the Fortran array receives.
+class StatusOut {
+ public:
+  explicit StatusOut(F* f) noexcept : f_(f) {}
+  ~StatusOut() {
+    if (!ignores_status(f_)) std::memcpy(f_, &c_, sizeof c_);
+  }
+  StatusOut(const StatusOut&) = delete;
+  StatusOut& operator=(const StatusOut&) = delete;
+  MPI_Status* get() noexcept { return ignores_status(f_) ? MPI_STATUS_IGNORE : &c_; }
+
+ private:
+  F* f_;
+  MPI_Status c_{};
+};
+
+MPI_Status status_in(const F* f) noexcept {
+  MPI_Status c{};
+  std::memcpy(&c, f, sizeof c);
+  return c;
+}
+
+// A Fortran string (blank-padded, `length` long) as a C string.
+std::string text(const char* s, std::size_t length) {
+  std::size_t n = length;
+  while (n > 0 && s[n - 1] == ' ') --n;
+  return std::string(s, n);
+}
+// A C string into a Fortran one: copied and blank-padded.
+void fill(char* out, std::size_t length, const char* in, int n) noexcept {
+  const std::size_t k = std::min(length, static_cast<std::size_t>(n < 0 ? 0 : n));
+  std::memcpy(out, in, k);
+  std::memset(out + k, ' ', length - k);
+}
+
+// Requests: index 0 is MPI_REQUEST_NULL; a request keeps its index until it is freed.
+struct RequestTable {
+  std::vector<MPI_Request> slots{MPI_REQUEST_NULL};
+  std::vector<F> free;
+  std::unordered_map<MPI_Request, F> index;
+};
+RequestTable& requests() {
+  static RequestTable* table = new RequestTable;  // never destroyed: calls may come from atexit handlers
+  return *table;
+}
+
+F to_fortran(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return 0;
+  const ftmpi::mpi::ThreadLockGuard lock;
+  RequestTable& t = requests();
+  if (auto it = t.index.find(r); it != t.index.end()) return it->second;
+  F f = 0;
+  if (!t.free.empty()) {
+    f = t.free.back();
+    t.free.pop_back();
+    t.slots[static_cast<std::size_t>(f)] = r;
+  } else {
+    f = static_cast<F>(t.slots.size());
+    t.slots.push_back(r);
+  }
+  t.index.emplace(r, f);
+  return f;
+}
+
+MPI_Request to_c(F f) {
+  const ftmpi::mpi::ThreadLockGuard lock;
+  RequestTable& t = requests();
+  if (f <= 0 || static_cast<std::size_t>(f) >= t.slots.size()) return MPI_REQUEST_NULL;
+  return t.slots[static_cast<std::size_t>(f)];
+}
+
+// After a call that may have freed the request behind `f` (it set the C handle to null): gives the
+// index back and sets `f` to MPI_REQUEST_NULL.
+void settle(F& f, MPI_Request now) {
+  if (now != MPI_REQUEST_NULL || f == 0) return;
+  const ftmpi::mpi::ThreadLockGuard lock;
+  RequestTable& t = requests();
+  if (static_cast<std::size_t>(f) < t.slots.size()) {
+    t.index.erase(t.slots[static_cast<std::size_t>(f)]);
+    t.slots[static_cast<std::size_t>(f)] = MPI_REQUEST_NULL;
+    t.free.push_back(f);
+  }
+  f = 0;
+}
+
+// An array of requests for a multi-completion call, written back after it.
+class Requests {
+ public:
+  Requests(F* f, F count) : f_(f), c_(static_cast<std::size_t>(count < 0 ? 0 : count)) {
+    for (std::size_t i = 0; i < c_.size(); ++i) c_[i] = to_c(f_[i]);
+  }
+  ~Requests() {
+    for (std::size_t i = 0; i < c_.size(); ++i) settle(f_[i], c_[i]);
+  }
+  Requests(const Requests&) = delete;
+  Requests& operator=(const Requests&) = delete;
+  MPI_Request* get() noexcept { return c_.data(); }
+
+ private:
+  F* f_;
+  std::vector<MPI_Request> c_;
+};
+
+// Statuses of a multi-completion call.
+class Statuses {
+ public:
+  Statuses(F* f, F count) : f_(f), c_(ignores_status(f) ? 0 : static_cast<std::size_t>(count < 0 ? 0 : count)) {}
+  ~Statuses() {
+    if (!c_.empty()) std::memcpy(f_, c_.data(), c_.size() * sizeof(MPI_Status));
+  }
+  Statuses(const Statuses&) = delete;
+  Statuses& operator=(const Statuses&) = delete;
+  MPI_Status* get() noexcept { return ignores_status(f_) ? MPI_STATUSES_IGNORE : c_.data(); }
+
+ private:
+  F* f_;
+  std::vector<MPI_Status> c_;
+};
+
+// One request out of a nonblocking call.
+#define REQUEST_OUT(call)       \
+  MPI_Request c_request = nullptr; \
+  *ierr = (call);               \
+  *request = to_fortran(c_request)
+
+}  // namespace
+
+// ---- the C API's handle conversions (MPI-3.1 section 17.2.4) ----------------------------------------
+
+extern "C" {
+MPI_Fint PMPI_Request_c2f(MPI_Request request) { return to_fortran(request); }
+#pragma weak MPI_Request_c2f = PMPI_Request_c2f
+MPI_Request PMPI_Request_f2c(MPI_Fint request) { return to_c(request); }
+#pragma weak MPI_Request_f2c = PMPI_Request_f2c
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm) { return comm; }
+#pragma weak MPI_Comm_c2f = PMPI_Comm_c2f
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm) { return comm; }
+#pragma weak MPI_Comm_f2c = PMPI_Comm_f2c
+MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype) { return datatype; }
+#pragma weak MPI_Type_c2f = PMPI_Type_c2f
+MPI_Datatype PMPI_Type_f2c(MPI_Fint datatype) { return datatype; }
+#pragma weak MPI_Type_f2c = PMPI_Type_f2c
+MPI_Fint PMPI_Group_c2f(MPI_Group group) { return group; }
+#pragma weak MPI_Group_c2f = PMPI_Group_c2f
+MPI_Group PMPI_Group_f2c(MPI_Fint group) { return group; }
+#pragma weak MPI_Group_f2c = PMPI_Group_f2c
+MPI_Fint PMPI_Op_c2f(MPI_Op op) { return op; }
+#pragma weak MPI_Op_c2f = PMPI_Op_c2f
+MPI_Op PMPI_Op_f2c(MPI_Fint op) { return op; }
+#pragma weak MPI_Op_f2c = PMPI_Op_f2c
+MPI_Fint PMPI_Info_c2f(MPI_Info info) { return info; }
+#pragma weak MPI_Info_c2f = PMPI_Info_c2f
+MPI_Info PMPI_Info_f2c(MPI_Fint info) { return info; }
+#pragma weak MPI_Info_f2c = PMPI_Info_f2c
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler) { return errhandler; }
+#pragma weak MPI_Errhandler_c2f = PMPI_Errhandler_c2f
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) { return errhandler; }
+#pragma weak MPI_Errhandler_f2c = PMPI_Errhandler_f2c
+int PMPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status) {
+  if (c_status == nullptr || f_status == nullptr || c_status == MPI_STATUS_IGNORE) return MPI_ERR_ARG;
+  std::memcpy(f_status, c_status, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+#pragma weak MPI_Status_c2f = PMPI_Status_c2f
+int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
+  if (c_status == nullptr || f_status == nullptr || ignores_status(f_status)) return MPI_ERR_ARG;
+  std::memcpy(c_status, f_status, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+#pragma weak MPI_Status_f2c = PMPI_Status_f2c
+}  // extern "C"
+
+// ---- environment ------------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_init_(F* ierr) { *ierr = MPI_Init(nullptr, nullptr); }
+FTMPI_FORTRAN void mpi_init_thread_(F* required, F* provided, F* ierr) {
+  *ierr = MPI_Init_thread(nullptr, nullptr, *required, provided);
+}
+FTMPI_FORTRAN void mpi_finalize_(F* ierr) { *ierr = MPI_Finalize(); }
+FTMPI_FORTRAN void mpi_initialized_(F* flag, F* ierr) { *ierr = MPI_Initialized(flag); }
+FTMPI_FORTRAN void mpi_finalized_(F* flag, F* ierr) { *ierr = MPI_Finalized(flag); }
+FTMPI_FORTRAN void mpi_abort_(F* comm, F* code, F* ierr) { *ierr = MPI_Abort(*comm, *code); }
+FTMPI_FORTRAN void mpi_query_thread_(F* provided, F* ierr) { *ierr = MPI_Query_thread(provided); }
+FTMPI_FORTRAN void mpi_is_thread_main_(F* flag, F* ierr) { *ierr = MPI_Is_thread_main(flag); }
+FTMPI_FORTRAN void mpi_get_version_(F* version, F* subversion, F* ierr) { *ierr = MPI_Get_version(version, subversion); }
+FTMPI_FORTRAN void mpi_get_processor_name_(char* name, F* resultlen, F* ierr, std::size_t length) {
+  char c[MPI_MAX_PROCESSOR_NAME];
+  *ierr = MPI_Get_processor_name(c, resultlen);
+  if (*ierr == MPI_SUCCESS) fill(name, length, c, *resultlen);
+}
+FTMPI_FORTRAN void mpi_get_library_version_(char* version, F* resultlen, F* ierr, std::size_t length) {
+  char c[MPI_MAX_LIBRARY_VERSION_STRING];
+  *ierr = MPI_Get_library_version(c, resultlen);
+  if (*ierr == MPI_SUCCESS) fill(version, length, c, *resultlen);
+}
+FTMPI_FORTRAN double mpi_wtime_() { return MPI_Wtime(); }
+FTMPI_FORTRAN double mpi_wtick_() { return MPI_Wtick(); }
+
+// ---- errors -----------------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_error_string_(F* code, char* text_out, F* resultlen, F* ierr, std::size_t length) {
+  char c[MPI_MAX_ERROR_STRING];
+  *ierr = MPI_Error_string(*code, c, resultlen);
+  if (*ierr == MPI_SUCCESS) fill(text_out, length, c, *resultlen);
+}
+FTMPI_FORTRAN void mpi_error_class_(F* code, F* error_class, F* ierr) { *ierr = MPI_Error_class(*code, error_class); }
+FTMPI_FORTRAN void mpi_comm_set_errhandler_(F* comm, F* handler, F* ierr) {
+  *ierr = MPI_Comm_set_errhandler(*comm, *handler);
+}
+FTMPI_FORTRAN void mpi_comm_get_errhandler_(F* comm, F* handler, F* ierr) {
+  *ierr = MPI_Comm_get_errhandler(*comm, handler);
+}
+FTMPI_FORTRAN void mpi_errhandler_free_(F* handler, F* ierr) { *ierr = MPI_Errhandler_free(handler); }
+
+// ---- point-to-point ---------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_send_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* ierr) {
+  *ierr = MPI_Send(buffer(buf), *count, *type, *dest, *tag, *comm);
+}
+FTMPI_FORTRAN void mpi_ssend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* ierr) {
+  *ierr = MPI_Ssend(buffer(buf), *count, *type, *dest, *tag, *comm);
+}
+FTMPI_FORTRAN void mpi_rsend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* ierr) {
+  *ierr = MPI_Rsend(buffer(buf), *count, *type, *dest, *tag, *comm);
+}
+FTMPI_FORTRAN void mpi_bsend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* ierr) {
+  *ierr = MPI_Bsend(buffer(buf), *count, *type, *dest, *tag, *comm);
+}
+FTMPI_FORTRAN void mpi_recv_(void* buf, F* count, F* type, F* source, F* tag, F* comm, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Recv(buffer(buf), *count, *type, *source, *tag, *comm, s.get());
+}
+FTMPI_FORTRAN void mpi_isend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Isend(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_issend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Issend(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_irsend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Irsend(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_ibsend_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ibsend(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_irecv_(void* buf, F* count, F* type, F* source, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Irecv(buffer(buf), *count, *type, *source, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_send_init_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Send_init(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_recv_init_(void* buf, F* count, F* type, F* source, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Recv_init(buffer(buf), *count, *type, *source, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_sendrecv_(void* sendbuf, F* sendcount, F* sendtype, F* dest, F* sendtag, void* recvbuf,
+                                 F* recvcount, F* recvtype, F* source, F* recvtag, F* comm, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Sendrecv(buffer(sendbuf), *sendcount, *sendtype, *dest, *sendtag, buffer(recvbuf), *recvcount, *recvtype,
+                       *source, *recvtag, *comm, s.get());
+}
+FTMPI_FORTRAN void mpi_sendrecv_replace_(void* buf, F* count, F* type, F* dest, F* sendtag, F* source, F* recvtag,
+                                         F* comm, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Sendrecv_replace(buffer(buf), *count, *type, *dest, *sendtag, *source, *recvtag, *comm, s.get());
+}
+FTMPI_FORTRAN void mpi_probe_(F* source, F* tag, F* comm, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Probe(*source, *tag, *comm, s.get());
+}
+FTMPI_FORTRAN void mpi_iprobe_(F* source, F* tag, F* comm, F* flag, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Iprobe(*source, *tag, *comm, flag, s.get());
+}
+FTMPI_FORTRAN void mpi_mprobe_(F* source, F* tag, F* comm, F* message, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Mprobe(*source, *tag, *comm, message, s.get());
+}
+FTMPI_FORTRAN void mpi_improbe_(F* source, F* tag, F* comm, F* flag, F* message, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Improbe(*source, *tag, *comm, flag, message, s.get());
+}
+FTMPI_FORTRAN void mpi_mrecv_(void* buf, F* count, F* type, F* message, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Mrecv(buffer(buf), *count, *type, message, s.get());
+}
+FTMPI_FORTRAN void mpi_imrecv_(void* buf, F* count, F* type, F* message, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Imrecv(buffer(buf), *count, *type, message, &c_request));
+}
+FTMPI_FORTRAN void mpi_get_count_(F* status, F* type, F* count, F* ierr) {
+  const MPI_Status c = status_in(status);
+  *ierr = MPI_Get_count(&c, *type, count);
+}
+FTMPI_FORTRAN void mpi_get_elements_(F* status, F* type, F* count, F* ierr) {
+  const MPI_Status c = status_in(status);
+  *ierr = MPI_Get_elements(&c, *type, count);
+}
+FTMPI_FORTRAN void mpi_buffer_attach_(void* buf, F* size, F* ierr) { *ierr = MPI_Buffer_attach(buf, *size); }
+// Fortran gets no address back (MPI-3.1 section 3.6.1): the buffer is the one it attached.
+FTMPI_FORTRAN void mpi_buffer_detach_(void* /*buf*/, F* size, F* ierr) {
+  void* address = nullptr;
+  *ierr = MPI_Buffer_detach(&address, size);
+}
+
+// ---- completion -------------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_wait_(F* request, F* status, F* ierr) {
+  MPI_Request c = to_c(*request);
+  StatusOut s(status);
+  *ierr = MPI_Wait(&c, s.get());
+  settle(*request, c);
+}
+FTMPI_FORTRAN void mpi_test_(F* request, F* flag, F* status, F* ierr) {
+  MPI_Request c = to_c(*request);
+  StatusOut s(status);
+  *ierr = MPI_Test(&c, flag, s.get());
+  settle(*request, c);
+}
+FTMPI_FORTRAN void mpi_waitall_(F* count, F* array, F* statuses, F* ierr) {
+  Requests r(array, *count);
+  Statuses s(statuses, *count);
+  *ierr = MPI_Waitall(*count, r.get(), s.get());
+}
+FTMPI_FORTRAN void mpi_testall_(F* count, F* array, F* flag, F* statuses, F* ierr) {
+  Requests r(array, *count);
+  Statuses s(statuses, *count);
+  *ierr = MPI_Testall(*count, r.get(), flag, s.get());
+}
+// Fortran's indices count from 1 (MPI_UNDEFINED stays).
+FTMPI_FORTRAN void mpi_waitany_(F* count, F* array, F* index, F* status, F* ierr) {
+  Requests r(array, *count);
+  StatusOut s(status);
+  *ierr = MPI_Waitany(*count, r.get(), index, s.get());
+  if (*index != MPI_UNDEFINED) ++*index;
+}
+FTMPI_FORTRAN void mpi_testany_(F* count, F* array, F* index, F* flag, F* status, F* ierr) {
+  Requests r(array, *count);
+  StatusOut s(status);
+  *ierr = MPI_Testany(*count, r.get(), index, flag, s.get());
+  if (*index != MPI_UNDEFINED) ++*index;
+}
+FTMPI_FORTRAN void mpi_waitsome_(F* count, F* array, F* outcount, F* indices, F* statuses, F* ierr) {
+  Requests r(array, *count);
+  Statuses s(statuses, *count);
+  *ierr = MPI_Waitsome(*count, r.get(), outcount, indices, s.get());
+  for (F i = 0; *outcount != MPI_UNDEFINED && i < *outcount; ++i) ++indices[i];
+}
+FTMPI_FORTRAN void mpi_testsome_(F* count, F* array, F* outcount, F* indices, F* statuses, F* ierr) {
+  Requests r(array, *count);
+  Statuses s(statuses, *count);
+  *ierr = MPI_Testsome(*count, r.get(), outcount, indices, s.get());
+  for (F i = 0; *outcount != MPI_UNDEFINED && i < *outcount; ++i) ++indices[i];
+}
+FTMPI_FORTRAN void mpi_start_(F* request, F* ierr) {
+  MPI_Request c = to_c(*request);
+  *ierr = MPI_Start(&c);
+}
+FTMPI_FORTRAN void mpi_startall_(F* count, F* array, F* ierr) {
+  Requests r(array, *count);
+  *ierr = MPI_Startall(*count, r.get());
+}
+FTMPI_FORTRAN void mpi_request_free_(F* request, F* ierr) {
+  MPI_Request c = to_c(*request);
+  *ierr = MPI_Request_free(&c);
+  settle(*request, c);
+}
+FTMPI_FORTRAN void mpi_cancel_(F* request, F* ierr) {
+  MPI_Request c = to_c(*request);
+  *ierr = MPI_Cancel(&c);
+}
+FTMPI_FORTRAN void mpi_test_cancelled_(F* status, F* flag, F* ierr) {
+  const MPI_Status c = status_in(status);
+  *ierr = MPI_Test_cancelled(&c, flag);
+}
+
+// ---- collectives ------------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_barrier_(F* comm, F* ierr) { *ierr = MPI_Barrier(*comm); }
+FTMPI_FORTRAN void mpi_ibarrier_(F* comm, F* request, F* ierr) { REQUEST_OUT(MPI_Ibarrier(*comm, &c_request)); }
+FTMPI_FORTRAN void mpi_bcast_(void* buf, F* count, F* type, F* root, F* comm, F* ierr) {
+  *ierr = MPI_Bcast(buffer(buf), *count, *type, *root, *comm);
+}
+FTMPI_FORTRAN void mpi_ibcast_(void* buf, F* count, F* type, F* root, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ibcast(buffer(buf), *count, *type, *root, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_reduce_(void* send, void* recv, F* count, F* type, F* op, F* root, F* comm, F* ierr) {
+  *ierr = MPI_Reduce(buffer(send), buffer(recv), *count, *type, *op, *root, *comm);
+}
+FTMPI_FORTRAN void mpi_ireduce_(void* send, void* recv, F* count, F* type, F* op, F* root, F* comm, F* request,
+                                F* ierr) {
+  REQUEST_OUT(MPI_Ireduce(buffer(send), buffer(recv), *count, *type, *op, *root, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_allreduce_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* ierr) {
+  *ierr = MPI_Allreduce(buffer(send), buffer(recv), *count, *type, *op, *comm);
+}
+FTMPI_FORTRAN void mpi_iallreduce_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iallreduce(buffer(send), buffer(recv), *count, *type, *op, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_scan_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* ierr) {
+  *ierr = MPI_Scan(buffer(send), buffer(recv), *count, *type, *op, *comm);
+}
+FTMPI_FORTRAN void mpi_exscan_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* ierr) {
+  *ierr = MPI_Exscan(buffer(send), buffer(recv), *count, *type, *op, *comm);
+}
+FTMPI_FORTRAN void mpi_reduce_scatter_block_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* ierr) {
+  *ierr = MPI_Reduce_scatter_block(buffer(send), buffer(recv), *count, *type, *op, *comm);
+}
+FTMPI_FORTRAN void mpi_reduce_scatter_(void* send, void* recv, F* counts, F* type, F* op, F* comm, F* ierr) {
+  *ierr = MPI_Reduce_scatter(buffer(send), buffer(recv), counts, *type, *op, *comm);
+}
+FTMPI_FORTRAN void mpi_gather_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* root, F* comm,
+                               F* ierr) {
+  *ierr = MPI_Gather(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *root, *comm);
+}
+FTMPI_FORTRAN void mpi_igather_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* root, F* comm,
+                                F* request, F* ierr) {
+  REQUEST_OUT(MPI_Igather(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *root, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_gatherv_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs, F* rtype, F* root,
+                                F* comm, F* ierr) {
+  *ierr = MPI_Gatherv(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *root, *comm);
+}
+FTMPI_FORTRAN void mpi_scatter_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* root, F* comm,
+                                F* ierr) {
+  *ierr = MPI_Scatter(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *root, *comm);
+}
+FTMPI_FORTRAN void mpi_iscatter_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* root, F* comm,
+                                 F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iscatter(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *root, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_scatterv_(void* send, F* scounts, F* displs, F* stype, void* recv, F* rcount, F* rtype, F* root,
+                                 F* comm, F* ierr) {
+  *ierr = MPI_Scatterv(buffer(send), scounts, displs, *stype, buffer(recv), *rcount, *rtype, *root, *comm);
+}
+FTMPI_FORTRAN void mpi_allgather_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm, F* ierr) {
+  *ierr = MPI_Allgather(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_iallgather_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                   F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iallgather(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_allgatherv_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs, F* rtype,
+                                   F* comm, F* ierr) {
+  *ierr = MPI_Allgatherv(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_alltoall_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm, F* ierr) {
+  *ierr = MPI_Alltoall(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_ialltoall_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                  F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ialltoall(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_alltoallv_(void* send, F* scounts, F* sdispls, F* stype, void* recv, F* rcounts, F* rdispls,
+                                  F* rtype, F* comm, F* ierr) {
+  *ierr = MPI_Alltoallv(buffer(send), scounts, sdispls, *stype, buffer(recv), rcounts, rdispls, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_alltoallw_(void* send, F* scounts, F* sdispls, F* stypes, void* recv, F* rcounts, F* rdispls,
+                                  F* rtypes, F* comm, F* ierr) {
+  *ierr = MPI_Alltoallw(buffer(send), scounts, sdispls, stypes, buffer(recv), rcounts, rdispls, rtypes, *comm);
+}
+FTMPI_FORTRAN void mpi_op_create_(MPI_User_function* function, F* commute, F* op, F* ierr) {
+  *ierr = MPI_Op_create(function, *commute != 0, op);
+}
+FTMPI_FORTRAN void mpi_op_free_(F* op, F* ierr) { *ierr = MPI_Op_free(op); }
+
+// ---- communicators and groups -----------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_comm_rank_(F* comm, F* rank, F* ierr) { *ierr = MPI_Comm_rank(*comm, rank); }
+FTMPI_FORTRAN void mpi_comm_size_(F* comm, F* size, F* ierr) { *ierr = MPI_Comm_size(*comm, size); }
+FTMPI_FORTRAN void mpi_comm_dup_(F* comm, F* newcomm, F* ierr) { *ierr = MPI_Comm_dup(*comm, newcomm); }
+FTMPI_FORTRAN void mpi_comm_split_(F* comm, F* color, F* key, F* newcomm, F* ierr) {
+  *ierr = MPI_Comm_split(*comm, *color, *key, newcomm);
+}
+FTMPI_FORTRAN void mpi_comm_split_type_(F* comm, F* type, F* key, F* info, F* newcomm, F* ierr) {
+  *ierr = MPI_Comm_split_type(*comm, *type, *key, *info, newcomm);
+}
+FTMPI_FORTRAN void mpi_comm_create_(F* comm, F* group, F* newcomm, F* ierr) {
+  *ierr = MPI_Comm_create(*comm, *group, newcomm);
+}
+FTMPI_FORTRAN void mpi_comm_free_(F* comm, F* ierr) { *ierr = MPI_Comm_free(comm); }
+FTMPI_FORTRAN void mpi_comm_compare_(F* a, F* b, F* result, F* ierr) { *ierr = MPI_Comm_compare(*a, *b, result); }
+FTMPI_FORTRAN void mpi_comm_group_(F* comm, F* group, F* ierr) { *ierr = MPI_Comm_group(*comm, group); }
+FTMPI_FORTRAN void mpi_comm_test_inter_(F* comm, F* flag, F* ierr) { *ierr = MPI_Comm_test_inter(*comm, flag); }
+FTMPI_FORTRAN void mpi_comm_remote_size_(F* comm, F* size, F* ierr) { *ierr = MPI_Comm_remote_size(*comm, size); }
+FTMPI_FORTRAN void mpi_comm_remote_group_(F* comm, F* group, F* ierr) { *ierr = MPI_Comm_remote_group(*comm, group); }
+FTMPI_FORTRAN void mpi_intercomm_create_(F* local, F* local_leader, F* peer, F* remote_leader, F* tag, F* newcomm,
+                                         F* ierr) {
+  *ierr = MPI_Intercomm_create(*local, *local_leader, *peer, *remote_leader, *tag, newcomm);
+}
+FTMPI_FORTRAN void mpi_intercomm_merge_(F* inter, F* high, F* newcomm, F* ierr) {
+  *ierr = MPI_Intercomm_merge(*inter, *high != 0, newcomm);
+}
+FTMPI_FORTRAN void mpi_comm_set_name_(F* comm, const char* name, F* ierr, std::size_t length) {
+  *ierr = MPI_Comm_set_name(*comm, text(name, length).c_str());
+}
+FTMPI_FORTRAN void mpi_comm_get_name_(F* comm, char* name, F* resultlen, F* ierr, std::size_t length) {
+  char c[MPI_MAX_OBJECT_NAME];
+  *ierr = MPI_Comm_get_name(*comm, c, resultlen);
+  if (*ierr == MPI_SUCCESS) fill(name, length, c, *resultlen);
+}
+// Attribute values are INTEGER(KIND=MPI_ADDRESS_KIND) in Fortran: the predefined ones are given by value.
+FTMPI_FORTRAN void mpi_comm_get_attr_(F* comm, F* keyval, MPI_Aint* value, F* flag, F* ierr) {
+  void* c = nullptr;
+  *ierr = MPI_Comm_get_attr(*comm, *keyval, &c, flag);
+  if (*ierr == MPI_SUCCESS && *flag != 0) {
+    const bool predefined = *keyval == MPI_TAG_UB || *keyval == MPI_HOST || *keyval == MPI_IO ||
+                            *keyval == MPI_WTIME_IS_GLOBAL || *keyval == MPI_UNIVERSE_SIZE || *keyval == MPI_APPNUM ||
+                            *keyval == MPI_LASTUSEDCODE;
+    *value = predefined ? *static_cast<int*>(c) : reinterpret_cast<MPI_Aint>(c);
+  }
+}
+FTMPI_FORTRAN void mpi_group_size_(F* group, F* size, F* ierr) { *ierr = MPI_Group_size(*group, size); }
+FTMPI_FORTRAN void mpi_group_rank_(F* group, F* rank, F* ierr) { *ierr = MPI_Group_rank(*group, rank); }
+FTMPI_FORTRAN void mpi_group_free_(F* group, F* ierr) { *ierr = MPI_Group_free(group); }
+FTMPI_FORTRAN void mpi_group_incl_(F* group, F* n, F* ranks, F* newgroup, F* ierr) {
+  *ierr = MPI_Group_incl(*group, *n, ranks, newgroup);
+}
+FTMPI_FORTRAN void mpi_group_excl_(F* group, F* n, F* ranks, F* newgroup, F* ierr) {
+  *ierr = MPI_Group_excl(*group, *n, ranks, newgroup);
+}
+FTMPI_FORTRAN void mpi_group_translate_ranks_(F* a, F* n, F* ranks_a, F* b, F* ranks_b, F* ierr) {
+  *ierr = MPI_Group_translate_ranks(*a, *n, ranks_a, *b, ranks_b);
+}
+FTMPI_FORTRAN void mpi_group_compare_(F* a, F* b, F* result, F* ierr) { *ierr = MPI_Group_compare(*a, *b, result); }
+FTMPI_FORTRAN void mpi_group_union_(F* a, F* b, F* newgroup, F* ierr) { *ierr = MPI_Group_union(*a, *b, newgroup); }
+FTMPI_FORTRAN void mpi_group_intersection_(F* a, F* b, F* newgroup, F* ierr) {
+  *ierr = MPI_Group_intersection(*a, *b, newgroup);
+}
+FTMPI_FORTRAN void mpi_group_difference_(F* a, F* b, F* newgroup, F* ierr) {
+  *ierr = MPI_Group_difference(*a, *b, newgroup);
+}
+
+// ---- topologies -------------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_dims_create_(F* nnodes, F* ndims, F* dims, F* ierr) { *ierr = MPI_Dims_create(*nnodes, *ndims, dims); }
+FTMPI_FORTRAN void mpi_cart_create_(F* comm, F* ndims, F* dims, F* periods, F* reorder, F* newcomm, F* ierr) {
+  *ierr = MPI_Cart_create(*comm, *ndims, dims, periods, *reorder != 0, newcomm);
+}
+FTMPI_FORTRAN void mpi_cart_coords_(F* comm, F* rank, F* maxdims, F* coords, F* ierr) {
+  *ierr = MPI_Cart_coords(*comm, *rank, *maxdims, coords);
+}
+FTMPI_FORTRAN void mpi_cart_rank_(F* comm, F* coords, F* rank, F* ierr) { *ierr = MPI_Cart_rank(*comm, coords, rank); }
+FTMPI_FORTRAN void mpi_cart_shift_(F* comm, F* direction, F* disp, F* source, F* dest, F* ierr) {
+  *ierr = MPI_Cart_shift(*comm, *direction, *disp, source, dest);
+}
+FTMPI_FORTRAN void mpi_cart_sub_(F* comm, F* remain, F* newcomm, F* ierr) { *ierr = MPI_Cart_sub(*comm, remain, newcomm); }
+FTMPI_FORTRAN void mpi_cartdim_get_(F* comm, F* ndims, F* ierr) { *ierr = MPI_Cartdim_get(*comm, ndims); }
+FTMPI_FORTRAN void mpi_cart_get_(F* comm, F* maxdims, F* dims, F* periods, F* coords, F* ierr) {
+  *ierr = MPI_Cart_get(*comm, *maxdims, dims, periods, coords);
+}
+
+// ---- datatypes --------------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_type_contiguous_(F* count, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_contiguous(*count, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_vector_(F* count, F* blocklength, F* stride, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_vector(*count, *blocklength, *stride, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_indexed_(F* count, F* blocklengths, F* displs, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_indexed(*count, blocklengths, displs, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_struct_(F* count, F* blocklengths, MPI_Aint* displs, F* types, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_struct(*count, blocklengths, displs, types, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_resized_(F* old, MPI_Aint* lb, MPI_Aint* extent, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_resized(*old, *lb, *extent, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_subarray_(F* ndims, F* sizes, F* subsizes, F* starts, F* order, F* old, F* newtype,
+                                             F* ierr) {
+  *ierr = MPI_Type_create_subarray(*ndims, sizes, subsizes, starts, *order, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_dup_(F* old, F* newtype, F* ierr) { *ierr = MPI_Type_dup(*old, newtype); }
+FTMPI_FORTRAN void mpi_type_commit_(F* type, F* ierr) { *ierr = MPI_Type_commit(type); }
+FTMPI_FORTRAN void mpi_type_free_(F* type, F* ierr) { *ierr = MPI_Type_free(type); }
+FTMPI_FORTRAN void mpi_type_size_(F* type, F* size, F* ierr) { *ierr = MPI_Type_size(*type, size); }
+FTMPI_FORTRAN void mpi_type_get_extent_(F* type, MPI_Aint* lb, MPI_Aint* extent, F* ierr) {
+  *ierr = MPI_Type_get_extent(*type, lb, extent);
+}
+FTMPI_FORTRAN void mpi_get_address_(void* location, MPI_Aint* address, F* ierr) {
+  *ierr = MPI_Get_address(buffer(location), address);
+}
+FTMPI_FORTRAN void mpi_pack_(void* in, F* count, F* type, void* out, F* outsize, F* position, F* comm, F* ierr) {
+  *ierr = MPI_Pack(buffer(in), *count, *type, out, *outsize, position, *comm);
+}
+FTMPI_FORTRAN void mpi_unpack_(void* in, F* insize, F* position, void* out, F* count, F* type, F* comm, F* ierr) {
+  *ierr = MPI_Unpack(in, *insize, position, buffer(out), *count, *type, *comm);
+}
+FTMPI_FORTRAN void mpi_pack_size_(F* count, F* type, F* comm, F* size, F* ierr) {
+  *ierr = MPI_Pack_size(*count, *type, *comm, size);
+}
