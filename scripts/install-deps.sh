@@ -7,7 +7,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential gfortran cmake ninja-build pkg-config
   libcli11-dev libspdlog-dev libfmt-dev
   libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev libsodium-dev
   libboost-test-dev libbenchmark-dev

@@ -6,6 +6,7 @@
 #
 #   -DBUILD_DIR=<the build tree>  -DWORK_DIR=<scratch directory>  -DSOURCE=<an MPI C program>
 #   -DSOURCE_CXX=<an MPI C++ program>  -DGENERATOR=<CMake generator for the consumer project>
+#   [-DSOURCE_F77=<fixed-form Fortran, mpif.h> -DSOURCE_F90=<free-form Fortran, use mpi>]
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -81,6 +82,28 @@ run(COMMAND ${prefix}/bin/mpic++ ${WORK_DIR}/hello_cxx.o -o ${WORK_DIR}/hello_cx
 run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_cxx_link EXPECT "${expect_cxx}")
 refused(COMMAND ${CMAKE_COMMAND} -E env FTMPI_CXX=${prefix}/bin/mpic++ ${prefix}/bin/mpicxx ${SOURCE_CXX}
         EXPECT "is ftcxx itself; set FTMPI_CXX to a compiler")
+
+# Fortran (when the build had a compiler): mpifort builds an `include 'mpif.h'` program and a `use mpi`
+# one from the moved tree, with FC=mpifort set as autotools projects set it.
+if(SOURCE_F77)
+  foreach(file bin/ftfort include/mpif.h include/mpi.mod)
+    if(NOT EXISTS ${prefix}/${file})
+      message(FATAL_ERROR "not installed: ${file}")
+    endif()
+  endforeach()
+  foreach(alias mpifort mpif90 mpif77)
+    if(NOT IS_SYMLINK ${prefix}/bin/${alias})
+      message(FATAL_ERROR "bin/${alias} is not a symlink to its wrapper")
+    endif()
+  endforeach()
+  run(COMMAND ${prefix}/bin/mpifort -show ${SOURCE_F77} EXPECT "^gfortran -I${prefix}/include")
+  run(COMMAND ${CMAKE_COMMAND} -E env FC=${prefix}/bin/mpifort ${prefix}/bin/mpif77 ${SOURCE_F77} -o ${WORK_DIR}/f77)
+  run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f77 EXPECT "fortran_f77: 2 ranks passed")
+  run(COMMAND ${prefix}/bin/mpifort -J ${WORK_DIR} ${SOURCE_F90} -o ${WORK_DIR}/f90)
+  run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f90 EXPECT "fortran_mod: 2 ranks passed")
+  refused(COMMAND ${CMAKE_COMMAND} -E env FTMPI_FC=${prefix}/bin/mpifort ${prefix}/bin/mpif90 ${SOURCE_F90}
+          EXPECT "is ftfort itself; set FTMPI_FC to a compiler")
+endif()
 
 # A CMake project: find_package(ftmpi) from the moved prefix.
 set(project ${WORK_DIR}/project)

@@ -56,6 +56,6 @@ function(ftmpi_write_mpif header output)
     "      common /ftmpi_f_errcodes_ignore/ MPI_ERRCODES_IGNORE\n"
     "      double precision MPI_WTIME, MPI_WTICK\n"
     "      external MPI_WTIME, MPI_WTICK\n")
-  file(WRITE ${output}.tmp "${lines}")
-  configure_file(${output}.tmp ${output} COPYONLY)  # rewritten only when it changes
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mpif.h.new "${lines}")
+  configure_file(${CMAKE_CURRENT_BINARY_DIR}/mpif.h.new ${output} COPYONLY)  # rewritten only when it changes
 endfunction()

@@ -70,6 +70,71 @@ bool delete_one(Call& call, const Comm& comm, const Attribute& a) {
   return false;
 }
 
+
+// The attribute calls, shared with their MPI-1 names (MPI_Attr_get ...), each reporting under its own name.
+int get_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) noexcept {
+  return api_call(name, [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, attribute_val, "attribute_val") || !check_arg(call, flag, "flag")) return;
+    if (Predefined* p = find_predefined(comm_keyval)) {
+      if (p->keyval == MPI_UNIVERSE_SIZE) p->value = runtime().world().size();
+      if (p->keyval == MPI_LASTUSEDCODE) p->value = last_used_code();
+      *static_cast<int**>(attribute_val) = &p->value;
+      *flag = 1;
+      return;
+    }
+    if (runtime().keyvals.find(comm_keyval) == nullptr) {
+      call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", comm_keyval));
+      return;
+    }
+    const auto it = attribute_of(*c, comm_keyval);
+    *flag = it != c->attributes.end() ? 1 : 0;
+    if (*flag) *static_cast<void**>(attribute_val) = it->value;
+  });
+}
+int set_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attribute_val) noexcept {
+  return api_call(name, [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr) return;
+    const Keyval* k = check_user_keyval(call, comm_keyval);
+    if (k == nullptr) return;
+    const auto it = attribute_of(*c, comm_keyval);
+    if (it != c->attributes.end()) {
+      // A new value replaces the old one as MPI_Comm_delete_attr would remove it.
+      if (!delete_one(call, *c, *it)) return;
+      it->value = attribute_val;
+      return;
+    }
+    c->attributes.push_back({comm_keyval, attribute_val, k->copy, k->remove, k->extra_state});
+  });
+}
+int delete_attr(std::string_view name, MPI_Comm comm, int comm_keyval) noexcept {
+  return api_call(name, [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || check_user_keyval(call, comm_keyval) == nullptr) return;
+    const auto it = attribute_of(*c, comm_keyval);
+    if (it == c->attributes.end()) return;  // nothing cached: nothing to delete
+    if (delete_one(call, *c, *it)) c->attributes.erase(it);
+  });
+}
+int create_keyval(std::string_view name, MPI_Comm_copy_attr_function* comm_copy_attr_fn, MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_arg(call, comm_keyval, "comm_keyval")) return;
+    Keyval k;
+    k.copy = comm_copy_attr_fn;
+    k.remove = comm_delete_attr_fn;
+    k.extra_state = extra_state;
+    *comm_keyval = runtime().keyvals.add(std::move(k));
+  });
+}
+int free_keyval(std::string_view name, int* comm_keyval) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_arg(call, comm_keyval, "comm_keyval") || check_user_keyval(call, *comm_keyval) == nullptr) return;
+    runtime().keyvals.remove(*comm_keyval);
+    *comm_keyval = MPI_KEYVAL_INVALID;
+  });
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -94,77 +159,30 @@ int PMPI_Comm_size(MPI_Comm comm, int* size) {
 #pragma weak MPI_Comm_size = PMPI_Comm_size
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) {
-  return api_call("MPI_Comm_get_attr", [&](Call& call) {
-    Comm* c = check_comm(call, comm);
-    if (c == nullptr || !check_arg(call, attribute_val, "attribute_val") || !check_arg(call, flag, "flag")) return;
-    if (Predefined* p = find_predefined(comm_keyval)) {
-      if (p->keyval == MPI_UNIVERSE_SIZE) p->value = runtime().world().size();
-      if (p->keyval == MPI_LASTUSEDCODE) p->value = last_used_code();
-      *static_cast<int**>(attribute_val) = &p->value;
-      *flag = 1;
-      return;
-    }
-    if (runtime().keyvals.find(comm_keyval) == nullptr) {
-      call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", comm_keyval));
-      return;
-    }
-    const auto it = attribute_of(*c, comm_keyval);
-    *flag = it != c->attributes.end() ? 1 : 0;
-    if (*flag) *static_cast<void**>(attribute_val) = it->value;
-  });
+  return get_attr("MPI_Comm_get_attr", comm, comm_keyval, attribute_val, flag);
 }
 #pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void* attribute_val) {
-  return api_call("MPI_Comm_set_attr", [&](Call& call) {
-    Comm* c = check_comm(call, comm);
-    if (c == nullptr) return;
-    const Keyval* k = check_user_keyval(call, comm_keyval);
-    if (k == nullptr) return;
-    const auto it = attribute_of(*c, comm_keyval);
-    if (it != c->attributes.end()) {
-      // A new value replaces the old one as MPI_Comm_delete_attr would remove it.
-      if (!delete_one(call, *c, *it)) return;
-      it->value = attribute_val;
-      return;
-    }
-    c->attributes.push_back({comm_keyval, attribute_val, k->copy, k->remove, k->extra_state});
-  });
+  return set_attr("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
 }
 #pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
-  return api_call("MPI_Comm_delete_attr", [&](Call& call) {
-    Comm* c = check_comm(call, comm);
-    if (c == nullptr || check_user_keyval(call, comm_keyval) == nullptr) return;
-    const auto it = attribute_of(*c, comm_keyval);
-    if (it == c->attributes.end()) return;  // nothing cached: nothing to delete
-    if (delete_one(call, *c, *it)) c->attributes.erase(it);
-  });
+  return delete_attr("MPI_Comm_delete_attr", comm, comm_keyval);
 }
 #pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
                             void* extra_state) {
-  return api_call("MPI_Comm_create_keyval", [&](Call& call) {
-    if (!check_arg(call, comm_keyval, "comm_keyval")) return;
-    Keyval k;
-    k.copy = comm_copy_attr_fn;
-    k.remove = comm_delete_attr_fn;
-    k.extra_state = extra_state;
-    *comm_keyval = runtime().keyvals.add(std::move(k));
-  });
+  return create_keyval("MPI_Comm_create_keyval", comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
 }
 #pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
 
 // Attributes of a freed keyval keep their callbacks (Attribute holds them): freeing only retires the key.
 int PMPI_Comm_free_keyval(int* comm_keyval) {
-  return api_call("MPI_Comm_free_keyval", [&](Call& call) {
-    if (!check_arg(call, comm_keyval, "comm_keyval") || check_user_keyval(call, *comm_keyval) == nullptr) return;
-    runtime().keyvals.remove(*comm_keyval);
-    *comm_keyval = MPI_KEYVAL_INVALID;
-  });
+  return free_keyval("MPI_Comm_free_keyval", comm_keyval);
 }
 #pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 
@@ -335,5 +353,29 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
   });
 }
 #pragma weak MPI_Add_error_string = PMPI_Add_error_string
+
+
+// MPI-1's names for the attribute calls, deprecated since MPI-2 and still in wide use: the same calls
+// (MPI_Copy_function and MPI_Delete_function are the communicator callbacks' types).
+int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state) {
+  return create_keyval("MPI_Keyval_create", copy_fn, delete_fn, keyval, extra_state);
+}
+#pragma weak MPI_Keyval_create = PMPI_Keyval_create
+
+int PMPI_Keyval_free(int* keyval) { return free_keyval("MPI_Keyval_free", keyval); }
+#pragma weak MPI_Keyval_free = PMPI_Keyval_free
+
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
+  return set_attr("MPI_Attr_put", comm, keyval, attribute_val);
+}
+#pragma weak MPI_Attr_put = PMPI_Attr_put
+
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return get_attr("MPI_Attr_get", comm, keyval, attribute_val, flag);
+}
+#pragma weak MPI_Attr_get = PMPI_Attr_get
+
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return delete_attr("MPI_Attr_delete", comm, keyval); }
+#pragma weak MPI_Attr_delete = PMPI_Attr_delete
 
 }  // extern "C"

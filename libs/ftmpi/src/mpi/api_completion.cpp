@@ -120,6 +120,16 @@ bool check_some_args(Call& call, int incount, MPI_Request* requests, int* outcou
                            check_arg(call, statuses, "array_of_statuses")));
 }
 
+// A complete generalized request the program freed: its free function runs, and the request goes.
+void free_generalized(Call& call, Request& r) {
+  const int rc = r.general->free(r.general->extra_state);
+  runtime().requests.release(r);
+  if (rc != MPI_SUCCESS) {
+    call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
+              fmt::format("the generalized request's free function returned {}", rc));
+  }
+}
+
 enum class Measure : std::uint8_t { items, elements };
 
 int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype datatype, int* count,
@@ -289,6 +299,14 @@ int PMPI_Cancel(MPI_Request* request) {
       call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be cancelled");
       return;
     }
+    if (r->mode == Mode::generalized) {
+      Generalized& g = *r->general;
+      if (const int rc = g.cancel(g.extra_state, g.complete ? 1 : 0); rc != MPI_SUCCESS) {
+        call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
+                  fmt::format("the generalized request's cancel function returned {}", rc));
+      }
+      return;
+    }
     // A request complete already (PROC_NULL, buffered, or done) has nothing left to cancel.
     if (!r->done) engine().cancel(r->op);
   });
@@ -302,6 +320,16 @@ int PMPI_Request_free(MPI_Request* request) {
     if (r == nullptr) return;
     if (r->mode == Mode::collective && !r->done) {
       call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be freed before it completes");
+      return;
+    }
+    if (r->mode == Mode::generalized) {
+      // Not complete yet: MPI_Grequest_complete will run the free function and release it.
+      *request = MPI_REQUEST_NULL;
+      if (!r->general->complete) {
+        r->general->freed = true;
+        return;
+      }
+      free_generalized(call, *r);
       return;
     }
     // The engine finishes an operation still in flight on its own, from or into the pieces' view, which
@@ -338,5 +366,83 @@ int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* coun
   return status_query("MPI_Get_elements", status, datatype, count, Measure::elements);
 }
 #pragma weak MPI_Get_elements = PMPI_Get_elements
+
+int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                        MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request) {
+  return api_call("MPI_Grequest_start", [&](Call& call) {
+    if (!check_arg(call, reinterpret_cast<const void*>(query_fn), "query_fn") ||
+        !check_arg(call, reinterpret_cast<const void*>(free_fn), "free_fn") ||
+        !check_arg(call, reinterpret_cast<const void*>(cancel_fn), "cancel_fn") || !check_arg(call, request, "request")) {
+      return;
+    }
+    Transfer transfer;
+    transfer.comm = find_comm(MPI_COMM_SELF);  // its errors go to MPI_COMM_SELF's handler
+    Request& r = runtime().requests.acquire(Mode::generalized, transfer, false);
+    r.active = true;
+    r.general = std::make_unique<Generalized>(Generalized{query_fn, free_fn, cancel_fn, extra_state});
+    *request = &r;
+  });
+}
+#pragma weak MPI_Grequest_start = PMPI_Grequest_start
+
+int PMPI_Grequest_complete(MPI_Request request) {
+  return api_call("MPI_Grequest_complete", [&](Call& call) {
+    Request* r = check_request(call, request);
+    if (r == nullptr) return;
+    if (r->mode != Mode::generalized || r->general->complete) {
+      call.fail(MPI_ERR_REQUEST, r->mode != Mode::generalized ? "not a generalized request"
+                                                              : "the generalized request is complete already");
+      return;
+    }
+    r->general->complete = true;
+    if (r->general->freed) free_generalized(call, *r);
+  });
+}
+#pragma weak MPI_Grequest_complete = PMPI_Grequest_complete
+
+int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Count count) {
+  return api_call("MPI_Status_set_elements_x", [&](Call& call) {
+    if (!check_arg(call, status, "status")) return;
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr) return;
+    if (count < 0) {
+      call.fail(MPI_ERR_COUNT, fmt::format("negative count {}", count));
+      return;
+    }
+    // Whole items of the type, so that MPI_Get_elements and MPI_Get_count read back what was set.
+    const std::size_t per_item = (type->layout ? type->layout : type->node->flatten())->elements_in(type->size()).value_or(0);
+    const auto n = static_cast<std::size_t>(count);
+    if (per_item == 0 ? n != 0 : n % per_item != 0) {
+      call.fail(MPI_ERR_COUNT, fmt::format("{} elements are not whole items of the type ({} elements each)", n, per_item));
+      return;
+    }
+    status->ftmpi_bytes = per_item == 0 ? 0 : static_cast<MPI_Count>(n / per_item * type->size());
+  });
+}
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
+
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+  return PMPI_Status_set_elements_x(status, datatype, count);
+}
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
+  return api_call("MPI_Status_set_cancelled", [&](Call& call) {
+    if (check_arg(call, status, "status")) status->ftmpi_cancelled = flag != 0 ? 1 : 0;
+  });
+}
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+
+// A test that leaves the request alone: complete or not, it stays for MPI_Wait or MPI_Test to collect.
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  return api_call("MPI_Request_get_status", [&](Call& call) {
+    if (!check_arg(call, flag, "flag") || !check_arg(call, status, "status")) return;
+    if (request != MPI_REQUEST_NULL && check_request(call, request) == nullptr) return;
+    progress_once();
+    *flag = !is_pending(request) || refresh(*request);
+    if (*flag) write_status(status, is_pending(request) ? request->outcome : Outcome{});
+  });
+}
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
 
 }  // extern "C"

@@ -286,4 +286,8 @@ double PMPI_Wtick(void) {
 }
 #pragma weak MPI_Wtick = PMPI_Wtick
 
+// For profiling tools (MPI-3.1 section 14.2.4): the library itself has nothing to switch.
+int PMPI_Pcontrol(const int /*level*/, ...) { return MPI_SUCCESS; }
+#pragma weak MPI_Pcontrol = PMPI_Pcontrol
+
 }  // extern "C"

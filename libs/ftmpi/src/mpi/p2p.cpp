@@ -89,6 +89,21 @@ bool start(Call& call, Request& request) {
 
 bool refresh(Request& request) {
   if (request.done || !request.active) return true;
+  if (request.mode == Mode::generalized) {
+    // The program's query function says what the status holds (MPI-3.1 section 12.2).
+    Generalized& g = *request.general;
+    if (!g.complete) return false;
+    MPI_Status status{};
+    status.MPI_SOURCE = MPI_ANY_SOURCE;
+    status.MPI_TAG = MPI_ANY_TAG;
+    const int rc = g.query(g.extra_state, &status);
+    request.done = true;
+    request.outcome = {.source = status.MPI_SOURCE, .tag = status.MPI_TAG,
+                       .bytes = static_cast<std::size_t>(status.ftmpi_bytes), .cancelled = status.ftmpi_cancelled != 0,
+                       .error = rc != MPI_SUCCESS ? rc : status.MPI_ERROR};
+    if (rc != MPI_SUCCESS) request.outcome.reason = fmt::format("the generalized request's query function returned {}", rc);
+    return true;
+  }
   if (request.mode == Mode::collective) {
     CollOp& op = *request.collective;
     if (!op.test()) return false;
@@ -109,7 +124,15 @@ bool refresh(Request& request) {
 Outcome collect(MPI_Request& handle) noexcept {
   if (!is_pending(handle)) return {};
   Request& request = *handle;
-  const Outcome outcome = request.outcome;
+  Outcome outcome = request.outcome;
+  if (request.mode == Mode::generalized) {
+    // Collected: the program's free function runs now, its error the call's unless one came first.
+    const int rc = request.general->free(request.general->extra_state);
+    if (rc != MPI_SUCCESS && outcome.error == MPI_SUCCESS) {
+      outcome.error = rc;
+      outcome.reason = fmt::format("the generalized request's free function returned {}", rc);
+    }
+  }
   if (request.persistent) {
     request.active = false;
     request.done = false;

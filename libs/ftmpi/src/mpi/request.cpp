@@ -22,6 +22,7 @@ Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persiste
 void RequestPool::release(Request& request) noexcept {
   request.magic = 0;
   request.collective.reset();
+  request.general.reset();
   request.pieces.reset();
   request.transfer.layout.reset();
   request.next_free = free_;

@@ -13,7 +13,7 @@
 
 namespace ftmpi::mpi {
 
-enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive, collective };
+enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive, collective, generalized };
 
 // What a completed operation reports through MPI_Status (and the error it completed with).
 struct Outcome {
@@ -30,6 +30,16 @@ struct Outcome {
 struct PiecesInFlight {
   std::shared_ptr<const Layout> layout;  // owns the pieces `view` reads
   frag::PiecesLayout view;
+};
+
+// A generalized request's callbacks (MPI_Grequest_start) and whether the program said it is complete.
+struct Generalized {
+  MPI_Grequest_query_function* query = nullptr;
+  MPI_Grequest_free_function* free = nullptr;
+  MPI_Grequest_cancel_function* cancel = nullptr;
+  void* extra_state = nullptr;
+  bool complete = false;  // MPI_Grequest_complete was called
+  bool freed = false;     // MPI_Request_free came first: released at MPI_Grequest_complete
 };
 
 class CollOp;
@@ -54,6 +64,7 @@ struct ftmpi_request {
   ftmpi::engine::Request* op = nullptr;  // the engine's request while in flight
   std::unique_ptr<ftmpi::mpi::PiecesInFlight> pieces;  // a type that is not dense, while in flight
   std::unique_ptr<ftmpi::mpi::CollOp, ftmpi::mpi::CollOpDeleter> collective;  // Mode::collective
+  std::unique_ptr<ftmpi::mpi::Generalized> general;                           // Mode::generalized
   ftmpi::mpi::Outcome outcome;
   ftmpi_request* next_free = nullptr;  // pool link while not in use
 };

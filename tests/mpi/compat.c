@@ -1,0 +1,121 @@
+/* Calls older programs and tools use: MPI-1's attribute names (MPI_Keyval_create, MPI_Attr_put/get/
+ * delete, MPI_NULL_COPY_FN, MPI_DUP_FN), MPI_Request_get_status (which leaves the request alone),
+ * MPI_Pcontrol, and the handle conversions between C and Fortran.
+ *
+ *   compat            the checks (2 ranks or more)
+ *   compat fatal      MPI_Attr_put with a freed key under the default handler: the job ends, naming it */
+#include <string.h>
+
+#include "check.h"
+
+static int deletes;
+static int copies;
+
+static int count_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+  (void)comm;
+  (void)keyval;
+  CHECK(extra == &deletes && *(int *)value == 7, "delete callback: extra state or value");
+  ++deletes;
+  return MPI_SUCCESS;
+}
+
+static int count_copy(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+  ++copies;
+  return MPI_DUP_FN(comm, keyval, extra, in, out, flag);
+}
+
+int main(int argc, char **argv) {
+  CHECK_MPI(MPI_Init(&argc, &argv));
+  int rank = 0, size = 0;
+  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+
+  if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
+    int key = MPI_KEYVAL_INVALID;
+    static int value = 1;
+    CHECK_MPI(MPI_Keyval_create(MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, &key, NULL));
+    const int stale = key;
+    CHECK_MPI(MPI_Keyval_free(&key));
+    MPI_Attr_put(MPI_COMM_WORLD, stale, &value); /* ends the job */
+    return 0;
+  }
+  CHECK(size >= 2, "needs 2 ranks");
+
+  /* MPI-1 attributes: copied on dup by MPI_DUP_FN, not by MPI_NULL_COPY_FN; deleted on free. */
+  static int value = 7;
+  int copied_key = MPI_KEYVAL_INVALID, kept_key = MPI_KEYVAL_INVALID;
+  CHECK_MPI(MPI_Keyval_create(count_copy, count_delete, &copied_key, &deletes));
+  CHECK_MPI(MPI_Keyval_create(MPI_NULL_COPY_FN, count_delete, &kept_key, &deletes));
+  MPI_Comm comm;
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+  CHECK_MPI(MPI_Attr_put(comm, copied_key, &value));
+  CHECK_MPI(MPI_Attr_put(comm, kept_key, &value));
+  int *got = NULL, flag = 0;
+  CHECK_MPI(MPI_Attr_get(comm, copied_key, &got, &flag));
+  CHECK(flag && got == &value, "MPI_Attr_get");
+  MPI_Comm dup;
+  CHECK_MPI(MPI_Comm_dup(comm, &dup));
+  CHECK(copies == 1, "copy callback ran %d times", copies);
+  CHECK_MPI(MPI_Attr_get(dup, copied_key, &got, &flag));
+  CHECK(flag && got == &value, "MPI_DUP_FN copied the value");
+  CHECK_MPI(MPI_Attr_get(dup, kept_key, &got, &flag));
+  CHECK(!flag, "MPI_NULL_COPY_FN copied nothing");
+  CHECK_MPI(MPI_Attr_delete(comm, kept_key));
+  CHECK(deletes == 1, "MPI_Attr_delete ran the delete callback (%d)", deletes);
+  CHECK_MPI(MPI_Comm_free(&dup));
+  CHECK(deletes == 2, "freeing the duplicate deleted its attribute (%d)", deletes);
+  CHECK_MPI(MPI_Comm_free(&comm));
+  CHECK(deletes == 3, "freeing the communicator deleted its attribute (%d)", deletes);
+  CHECK_MPI(MPI_Keyval_free(&copied_key));
+  CHECK_MPI(MPI_Keyval_free(&kept_key));
+  CHECK(copied_key == MPI_KEYVAL_INVALID, "MPI_Keyval_free resets the key");
+  int tag_ub_flag = 0;
+  int *tag_ub = NULL;
+  CHECK_MPI(MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
+  CHECK(tag_ub_flag && *tag_ub >= 32767, "MPI_TAG_UB through MPI_Attr_get");
+
+  /* MPI_Request_get_status: not complete before the message is sent; complete after, and the request
+   * is still there for MPI_Wait. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (rank == 0) {
+    int in = -1;
+    MPI_Request request;
+    MPI_Status status;
+    CHECK_MPI(MPI_Irecv(&in, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &request));
+    CHECK_MPI(MPI_Request_get_status(request, &flag, &status));
+    CHECK(!flag, "complete before anything was sent");
+    CHECK_MPI(MPI_Send(&rank, 1, MPI_INT, 1, 4, MPI_COMM_WORLD)); /* tells rank 1 to send */
+    do {
+      CHECK_MPI(MPI_Request_get_status(request, &flag, &status));
+    } while (!flag);
+    CHECK(request != MPI_REQUEST_NULL && status.MPI_SOURCE == 1 && status.MPI_TAG == 3, "status %d/%d",
+          status.MPI_SOURCE, status.MPI_TAG);
+    CHECK(MPI_Request_c2f(request) > 0 && MPI_Request_f2c(MPI_Request_c2f(request)) == request, "request c2f/f2c");
+    CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    CHECK(in == 42 && request == MPI_REQUEST_NULL, "MPI_Wait after MPI_Request_get_status");
+    CHECK_MPI(MPI_Request_get_status(MPI_REQUEST_NULL, &flag, &status));
+    CHECK(flag && status.MPI_SOURCE == MPI_ANY_SOURCE && status.MPI_TAG == MPI_ANY_TAG, "empty status of a null request");
+    CHECK_CLASS(MPI_ERR_ARG, MPI_Request_get_status(MPI_REQUEST_NULL, NULL, &status));
+  } else if (rank == 1) {
+    int go = 0, answer = 42;
+    CHECK_MPI(MPI_Recv(&go, 1, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Send(&answer, 1, MPI_INT, 0, 3, MPI_COMM_WORLD));
+  }
+
+  /* Handles between C and Fortran. */
+  CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "comm c2f/f2c");
+  CHECK(MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE, "type c2f/f2c");
+  CHECK(MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_SUM, "op c2f/f2c");
+  CHECK(MPI_Request_c2f(MPI_REQUEST_NULL) == 0 && MPI_Request_f2c(0) == MPI_REQUEST_NULL, "null request");
+  MPI_Status c = {.MPI_SOURCE = 3, .MPI_TAG = 9, .MPI_ERROR = 0}, back;
+  MPI_Fint f[6];
+  CHECK_MPI(MPI_Status_c2f(&c, f));
+  CHECK_MPI(MPI_Status_f2c(f, &back));
+  CHECK(f[0] == 3 && f[1] == 9 && back.MPI_SOURCE == 3 && back.MPI_TAG == 9, "status c2f/f2c");
+
+  CHECK_MPI(MPI_Pcontrol(1));
+  CHECK_MPI(MPI_Pcontrol(0, "ignored"));
+  if (rank == 0) printf("compat: %d ranks passed\n", size);
+  CHECK_MPI(MPI_Finalize());
+  return 0;
+}

@@ -1,0 +1,137 @@
+! `use mpi`, free form: a derived type (a column of a matrix), a user reduction written in Fortran,
+! MINLOC on MPI_2INTEGER, gather and scatter, MPI_WAITANY's index from 1, MPI_TESTALL, a matched probe,
+! the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
+module checks
+  use mpi
+  implicit none
+contains
+  subroutine expect(ok, what)
+    logical, intent(in) :: ok
+    character(*), intent(in) :: what
+    integer :: e
+    if (.not. ok) then
+      print *, 'FAIL: ', what
+      call MPI_ABORT(MPI_COMM_WORLD, 99, e)
+    end if
+  end subroutine expect
+end module checks
+
+! Affine maps x -> p*x + q as (p, q) pairs, composed: in o inout, (p1, q1) o (p2, q2) = (p1*p2, p1*q2 + q1).
+! Associative, as MPI requires, and not commutative: the result shows the order of the operands.
+subroutine affine(invec, inoutvec, len, datatype)
+  implicit none
+  integer :: len, datatype, i
+  integer :: invec(2, len), inoutvec(2, len)
+  do i = 1, len
+    inoutvec(2, i) = invec(1, i) * inoutvec(2, i) + invec(2, i)
+    inoutvec(1, i) = invec(1, i) * inoutvec(1, i)
+  end do
+end subroutine affine
+
+program fmod
+  use mpi
+  use checks
+  implicit none
+  external affine
+  integer :: ierr, rank, size, i, j, column, op, n, idx, msg
+  integer :: matrix(4, 3), got(4), requests(3), status(MPI_STATUS_SIZE)
+  integer :: pair(2), best(2), value, expected
+  integer, allocatable :: all(:), part(:)
+  integer(kind=MPI_ADDRESS_KIND) :: tag_ub
+  logical :: flag, done
+
+  call MPI_INIT(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, size, ierr)
+  call expect(size >= 2, 'run with 2 ranks or more')
+
+  ! A strided column: row 2 of a 4x3 column-major matrix is 3 integers 4 apart.
+  do j = 1, 3
+    do i = 1, 4
+      matrix(i, j) = rank * 100 + i * 10 + j
+    end do
+  end do
+  call MPI_TYPE_VECTOR(3, 1, 4, MPI_INTEGER, column, ierr)
+  call MPI_TYPE_COMMIT(column, ierr)
+  call MPI_SENDRECV(matrix(2, 1), 1, column, mod(rank + 1, size), 1, got, 3, MPI_INTEGER, &
+                    mod(rank + size - 1, size), 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  do j = 1, 3
+    call expect(got(j) == mod(rank + size - 1, size) * 100 + 20 + j, 'strided row')
+  end do
+  call MPI_TYPE_FREE(column, ierr)
+
+  ! A user reduction in Fortran, not commutative: f0 o f1 o ... in rank order.
+  call MPI_OP_CREATE(affine, .false., op, ierr)
+  pair = [2, rank + 1]
+  call MPI_REDUCE(pair, best, 1, MPI_2INTEGER, op, 0, MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    expected = size  ! q of f_(size-1) alone; p is 2**size at the end
+    do i = size - 2, 0, -1
+      expected = 2 * expected + (i + 1)
+    end do
+    call expect(best(1) == 2**size .and. best(2) == expected, 'user op in rank order')
+  end if
+  call MPI_OP_FREE(op, ierr)
+
+  ! MINLOC on pairs.
+  pair = [mod(rank * 7, 5) + 10, rank]
+  call MPI_ALLREDUCE(pair, best, 1, MPI_2INTEGER, MPI_MINLOC, MPI_COMM_WORLD, ierr)
+  call expect(best(1) == 10 .and. best(2) == 0, 'minloc')
+
+  ! Gather and scatter.
+  allocate(all(size), part(1))
+  call MPI_GATHER(rank * 3, 1, MPI_INTEGER, all, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    do i = 1, size
+      call expect(all(i) == (i - 1) * 3, 'gather')
+      all(i) = i * 11
+    end do
+  end if
+  call MPI_SCATTER(all, 1, MPI_INTEGER, part, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  call expect(part(1) == (rank + 1) * 11, 'scatter')
+  deallocate(all, part)
+
+  ! WAITANY: the index counts from 1; the finished request becomes MPI_REQUEST_NULL.
+  if (rank == 0) then
+    do i = 1, 3
+      call MPI_IRECV(got(i), 1, MPI_INTEGER, MPI_ANY_SOURCE, 20 + i, MPI_COMM_WORLD, requests(i), ierr)
+    end do
+    do j = 1, 3
+      call MPI_WAITANY(3, requests, idx, status, ierr)
+      call expect(idx >= 1 .and. idx <= 3 .and. requests(idx) == MPI_REQUEST_NULL, 'waitany index')
+      call expect(status(MPI_TAG) == 20 + idx, 'waitany status')
+    end do
+    call MPI_TESTALL(3, requests, done, MPI_STATUSES_IGNORE, ierr)
+    call expect(done, 'testall of null requests')
+  else if (rank == size - 1) then
+    do i = 3, 1, -1
+      call MPI_SEND(i, 1, MPI_INTEGER, 0, 20 + i, MPI_COMM_WORLD, ierr)
+    end do
+  end if
+
+  ! A matched probe.
+  if (rank == 1) then
+    call MPI_SEND(rank + 500, 1, MPI_INTEGER, 0, 30, MPI_COMM_WORLD, ierr)
+  end if
+  if (rank == 0) then
+    call MPI_MPROBE(MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, msg, status, ierr)
+    call MPI_GET_COUNT(status, MPI_INTEGER, n, ierr)
+    call expect(n == 1, 'mprobe count')
+    call MPI_MRECV(value, 1, MPI_INTEGER, msg, MPI_STATUS_IGNORE, ierr)
+    call expect(value == status(MPI_SOURCE) + 500 .and. msg == MPI_MESSAGE_NULL, 'mrecv')
+  end if
+
+  ! The predefined attribute, by value.
+  call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, tag_ub, flag, ierr)
+  call expect(flag .and. tag_ub >= 32767, 'MPI_TAG_UB')
+
+  ! Errors come back as codes under MPI_ERRORS_RETURN.
+  call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+  call MPI_SEND(value, 1, MPI_INTEGER, size, 0, MPI_COMM_WORLD, ierr)
+  call MPI_ERROR_CLASS(ierr, n, i)
+  call expect(n == MPI_ERR_RANK, 'MPI_ERR_RANK')
+
+  call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+  if (rank == 0) print '(a,i0,a)', 'fortran_mod: ', size, ' ranks passed'
+  call MPI_FINALIZE(ierr)
+end program fmod
