@@ -13,6 +13,7 @@
 
 #include "ftmpi/coll/collectives.hpp"
 #include "ftmpi/coll/inter.hpp"
+#include "ftmpi/coll/neighbor.hpp"
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
 #include "mpi/collective.hpp"
@@ -133,7 +134,8 @@ Blocks stage_blocks(CollOp& op, void* buf, const int* counts, const int* displs,
 }
 
 // Blocks of MPI_Alltoallw: each its own type, displacements in bytes.
-Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const int* displs,
+template <typename Displ>
+Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const Displ* displs,
                           const std::vector<const Datatype*>& types, bool read, bool write) {
   Blocks b;
   const std::size_t size = types.size();
@@ -146,7 +148,7 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const int* d
   }
   if (dense) {
     b.data = static_cast<std::byte*>(buf);
-    for (std::size_t i = 0; i < size; ++i) b.displs[i] = displs[i];
+    for (std::size_t i = 0; i < size; ++i) b.displs[i] = static_cast<std::ptrdiff_t>(displs[i]);
     return b;
   }
   std::size_t total = 0;
@@ -164,7 +166,7 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const int* d
   std::vector<Place> places;
   for (std::size_t i = 0; i < size; ++i) {
     if (counts[i] == 0) continue;
-    Place p{types[i]->layout, b.data + b.displs[i], offset_by(buf, displs[i]), b.bytes[i]};
+    Place p{types[i]->layout, b.data + b.displs[i], offset_by(buf, static_cast<std::ptrdiff_t>(displs[i])), b.bytes[i]};
     if (read) p.layout->pack(p.user, items(counts[i]), p.packed);
     places.push_back(std::move(p));
   }
@@ -794,6 +796,125 @@ bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, 
   return true;
 }
 
+
+// ---- neighborhood collectives (MPI-3.1 section 7.6) -------------------------------------------------
+//
+// Blocks per neighbor: receive block i from sources[i], send block j to destinations[j]
+// (Neighbors, comm.hpp); one exchange of all of them (coll/neighbor.hpp).
+
+std::optional<Neighbors> check_neighbors(Call& call, const Comm& comm) {
+  std::optional<Neighbors> n = neighbors_of(comm);
+  if (!n) call.fail(MPI_ERR_TOPOLOGY, fmt::format("{} has no topology to take neighbors from", label(comm)));
+  return n;
+}
+
+// Per-neighbor counts and displacements (either may be null when there is no neighbor).
+bool check_neighbor_counts(Call& call, const int* counts, const void* displs, std::size_t n, std::string_view name) {
+  if (n == 0) return true;
+  if (!check_arg(call, counts, name) || !check_arg(call, displs, fmt::format("the displacements of {}", name))) {
+    return false;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (counts[i] < 0) {
+      call.fail(MPI_ERR_COUNT, fmt::format("{}[{}] is negative ({})", name, i, counts[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
+void start_neighbor_exchange(CollOp& op, const Neighbors& nb, const Blocks& from, const Blocks& into) {
+  std::vector<coll::NeighborSend> sends;
+  for (std::size_t j : nb.send_order) {
+    const int peer = nb.destinations[j];
+    sends.push_back({peer == MPI_PROC_NULL ? -1 : peer, from.data == nullptr ? nullptr : from.data + from.displs[j],
+                     from.bytes[j]});
+  }
+  std::vector<coll::NeighborRecv> recvs;
+  for (std::size_t i = 0; i < nb.sources.size(); ++i) {
+    const int peer = nb.sources[i];
+    recvs.push_back({peer == MPI_PROC_NULL ? -1 : peer, into.data == nullptr ? nullptr : into.data + into.displs[i],
+                     into.bytes[i]});
+  }
+  op.start(coll::ineighbor_exchange(op.call(), sends, recvs));
+}
+
+// `count` items of `type` in each of n blocks, one after another.
+Blocks equal_staged(CollOp& op, void* buf, int count, const Datatype& type, std::size_t n, bool read) {
+  Blocks b;
+  const std::size_t all = items(count) * n;
+  b.data = read ? const_cast<std::byte*>(op.packed_in(buf, all, type)) : op.packed_out(buf, all, type, false, all);
+  equal_blocks(n, items(count) * type.size(), b.bytes, b.displs);
+  return b;
+}
+
+// allgather (rcounts null) and allgatherv: one send block, the same for every destination.
+bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+                              int rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool vector) {
+  const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
+  if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
+  const Datatype* st = check_items(call, send, scount, stype, "sendbuf");
+  if (st == nullptr) return false;
+  const std::size_t nsrc = nb->sources.size();
+  Blocks into;
+  if (vector) {
+    if (!check_neighbor_counts(call, rcounts, rdispls, nsrc, "recvcounts")) return false;
+    const Datatype* rt = check_committed(call, rtype);
+    if (rt == nullptr) return false;
+    into = stage_blocks(op, recv, rcounts, rdispls, static_cast<int>(nsrc), *rt, false, -1, true);
+  } else {
+    const Datatype* rt = check_items(call, recv, rcount, rtype, "recvbuf");
+    if (rt == nullptr) return false;
+    into = equal_staged(op, recv, rcount, *rt, nsrc, false);
+  }
+  Blocks from;
+  from.data = const_cast<std::byte*>(op.packed_in(send, items(scount), *st));
+  from.bytes.assign(nb->destinations.size(), items(scount) * st->size());
+  from.displs.assign(nb->destinations.size(), 0);
+  start_neighbor_exchange(op, *nb, from, into);
+  return true;
+}
+
+// alltoall (counts null), alltoallv (int displacements in extents), alltoallw (types, byte displacements).
+bool start_neighbor_alltoall(Call& call, CollOp& op, const void* send, int scount, const int* scounts,
+                             const void* sdispls, const MPI_Datatype* stypes, MPI_Datatype stype, void* recv,
+                             int rcount, const int* rcounts, const void* rdispls, const MPI_Datatype* rtypes,
+                             MPI_Datatype rtype) {
+  const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
+  if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
+  const auto stage = [&](bool sending, void* buf, int count, const int* counts, const void* displs,
+                         const MPI_Datatype* types, MPI_Datatype type, std::size_t n, Blocks& out) {
+    const std::string_view name = sending ? "sendcounts" : "recvcounts";
+    if (types != nullptr) {
+      std::vector<const Datatype*> checked;
+      if (!check_neighbor_counts(call, counts, displs, n, name)) return false;
+      if (n > 0 && !check_types(call, types, counts, static_cast<int>(n), name, checked)) return false;
+      checked.resize(n);
+      out = stage_typed_blocks(op, buf, counts, static_cast<const MPI_Aint*>(displs), checked, sending, !sending);
+      return true;
+    }
+    if (counts != nullptr) {
+      if (!check_neighbor_counts(call, counts, displs, n, name)) return false;
+      const Datatype* t = check_committed(call, type);
+      if (t == nullptr) return false;
+      out = stage_blocks(op, buf, counts, static_cast<const int*>(displs), static_cast<int>(n), *t, sending, -1, !sending);
+      return true;
+    }
+    const Datatype* t = check_items(call, buf, count, type, sending ? "sendbuf" : "recvbuf");
+    if (t == nullptr) return false;
+    out = equal_staged(op, buf, count, *t, n, sending);
+    return true;
+  };
+  Blocks from;
+  Blocks into;
+  if (!stage(true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, nb->destinations.size(), from) ||
+      !stage(false, recv, rcount, rcounts, rdispls, rtypes, rtype, nb->sources.size(), into)) {
+    return false;
+  }
+  start_neighbor_exchange(op, *nb, from, into);
+  return true;
+}
+
 // ---- blocking and nonblocking frames -----------------------------------------------------------------
 
 template <typename Start>
@@ -1112,5 +1233,102 @@ int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype
   });
 }
 #pragma weak MPI_Reduce_local = PMPI_Reduce_local
+
+
+int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_allgather", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, false);
+  });
+}
+#pragma weak MPI_Neighbor_allgather = PMPI_Neighbor_allgather
+
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_allgather", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, false);
+  });
+}
+#pragma weak MPI_Ineighbor_allgather = PMPI_Ineighbor_allgather
+
+int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_allgatherv", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                                    true);
+  });
+}
+#pragma weak MPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv
+
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_allgatherv", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                                    true);
+  });
+}
+#pragma weak MPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv
+
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_alltoall", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, recvbuf,
+                                   recvcount, nullptr, nullptr, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoall = PMPI_Neighbor_alltoall
+
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_alltoall", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, recvbuf,
+                                   recvcount, nullptr, nullptr, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall
+
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                            void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                            MPI_Comm comm) {
+  return blocking("MPI_Neighbor_alltoallv", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, recvbuf, 0,
+                                   recvcounts, rdispls, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv
+
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                             void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_alltoallv", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, recvbuf, 0,
+                                   recvcounts, rdispls, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv
+
+int PMPI_Neighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                            const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts, const MPI_Aint* rdispls,
+                            const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_alltoallw", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
+
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                             const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                             const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                             MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_alltoallw", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL);
+  });
+}
+#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
 
 }  // extern "C"

@@ -84,6 +84,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
                                : add_comm(c->members(), *context);
     made.errhandler = c->errhandler;
     made.cart = c->cart;
+    made.graph = c->graph;
     if (!copy_attributes(call, *c, made)) {
       made.handle = MPI_COMM_NULL;
       return;
@@ -186,6 +187,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
     // The slot stays (requests in flight may name it); the handle no longer finds it.
     c->handle = MPI_COMM_NULL;
     c->cart.reset();
+    c->graph.reset();
     *comm = MPI_COMM_NULL;
   });
 }

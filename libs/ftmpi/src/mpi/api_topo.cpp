@@ -1,15 +1,21 @@
-// Cartesian topologies (row-major rank order; `reorder` is accepted and ignored: ranks keep their
-// order). Graph and distributed graph topologies are not implemented: no communicator has one.
+// Topologies: Cartesian (row-major rank order), graph (MPI_Graph_create) and distributed graph
+// (MPI_Dist_graph_create, _adjacent). `reorder` is accepted and ignored: ranks keep their order. The
+// neighbors the neighborhood collectives use (neighbors_of) come from here.
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "ftmpi/coll/collectives.hpp"
+
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
+#include "mpi/collective.hpp"
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
@@ -45,7 +51,81 @@ int rank_at(const CartTopology& cart, const std::vector<int>& coords) {
   return rank;
 }
 
+// A graph topology's neighbors are ranks of the communicator (MPI_ERR_RANK otherwise).
+bool check_ranks(Call& call, const Comm& comm, const int* ranks, int n, std::string_view what) {
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= comm.size()) {
+      call.fail(MPI_ERR_RANK, fmt::format("{}[{}] = {} is not a rank of {} ({} ranks)", what, i, ranks[i], label(comm),
+                                          comm.size()));
+      return false;
+    }
+  }
+  return true;
+}
+
+// Weights as given: MPI_UNWEIGHTED (none), MPI_WEIGHTS_EMPTY (none, for a degree of 0), or n values.
+std::optional<std::vector<int>> weights_of(Call& call, const int* weights, int n, std::string_view what) {
+  if (weights == MPI_UNWEIGHTED || weights == MPI_WEIGHTS_EMPTY || n == 0) return std::vector<int>{};
+  if (!check_arg(call, weights, what)) return std::nullopt;
+  for (int i = 0; i < n; ++i) {
+    if (weights[i] < 0) {
+      call.fail(MPI_ERR_ARG, fmt::format("{}[{}] is negative ({})", what, i, weights[i]));
+      return std::nullopt;
+    }
+  }
+  return std::vector<int>(weights, weights + n);
+}
+
+const GraphTopology* check_graph(Call& call, const Comm& comm, bool distributed) {
+  if (comm.graph && comm.graph->distributed == distributed) return &*comm.graph;
+  call.fail(MPI_ERR_TOPOLOGY, fmt::format("{} has no {} topology", label(comm), distributed ? "distributed graph" : "graph"));
+  return nullptr;
+}
+
+// The new communicator of a graph topology: comm_old's members in order, the topology attached.
+void attach_graph(Call& call, Comm& old, GraphTopology graph, MPI_Comm* out) {
+  const std::optional<std::uint32_t> context = agree_context(call, old);
+  if (!context) return;
+  Comm& made = add_comm(old.members(), *context);
+  made.errhandler = old.errhandler;
+  made.graph = std::move(graph);
+  *out = made.handle;
+}
+
 }  // namespace
+
+std::optional<Neighbors> neighbors_of(const Comm& comm) {
+  Neighbors n;
+  if (comm.graph) {
+    n.sources = comm.graph->sources;
+    n.destinations = comm.graph->destinations;
+  } else if (comm.cart) {
+    // For each dimension the neighbor in the negative direction, then the positive one. A message to
+    // the positive neighbor is posted before the one to the negative neighbor: the peer lists us in the
+    // opposite order, so when one peer is both (a periodic dimension of 1 or 2) the messages still meet
+    // the right receives.
+    const CartTopology& cart = *comm.cart;
+    const std::vector<int> here = coords_of(cart, comm.rank());
+    for (std::size_t d = 0; d < cart.dims.size(); ++d) {
+      for (int step : {-1, 1}) {
+        std::vector<int> there = here;
+        there[d] += step;
+        const int r = rank_at(cart, there);
+        n.sources.push_back(r < 0 ? MPI_PROC_NULL : r);
+      }
+      n.send_order.push_back(2 * d + 1);
+      n.send_order.push_back(2 * d);
+    }
+    n.destinations = n.sources;
+    return n;
+  } else {
+    return std::nullopt;
+  }
+  n.send_order.resize(n.destinations.size());
+  std::iota(n.send_order.begin(), n.send_order.end(), std::size_t{0});
+  return n;
+}
+
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;
@@ -272,32 +352,261 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int* dims, int* periods, int* coor
 int PMPI_Topo_test(MPI_Comm comm, int* status) {
   return api_call("MPI_Topo_test", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
-    if (c != nullptr && check_arg(call, status, "status")) *status = c->cart ? MPI_CART : MPI_UNDEFINED;
+    if (c == nullptr || !check_arg(call, status, "status")) return;
+    *status = c->cart ? MPI_CART : !c->graph ? MPI_UNDEFINED : c->graph->distributed ? MPI_DIST_GRAPH : MPI_GRAPH;
   });
 }
 #pragma weak MPI_Topo_test = PMPI_Topo_test
 
-int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* /*indegree*/, int* /*outdegree*/, int* /*weighted*/) {
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int* sources, const int* sourceweights,
+                                    int outdegree, const int* destinations, const int* destweights, MPI_Info info,
+                                    int /*reorder*/, MPI_Comm* comm_dist_graph) {
+  return api_call("MPI_Dist_graph_create_adjacent", [&](Call& call) {
+    Comm* c = check_intra(call, comm_old);
+    if (c == nullptr || !check_arg(call, comm_dist_graph, "comm_dist_graph")) return;
+    if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
+    if (indegree < 0 || outdegree < 0) {
+      call.fail(MPI_ERR_ARG, fmt::format("negative degree ({} in, {} out)", indegree, outdegree));
+      return;
+    }
+    if ((indegree > 0 && !check_arg(call, sources, "sources")) ||
+        (outdegree > 0 && !check_arg(call, destinations, "destinations")) ||
+        !check_ranks(call, *c, sources, indegree, "sources") ||
+        !check_ranks(call, *c, destinations, outdegree, "destinations")) {
+      return;
+    }
+    const std::optional<std::vector<int>> in_weights = weights_of(call, sourceweights, indegree, "sourceweights");
+    const std::optional<std::vector<int>> out_weights = weights_of(call, destweights, outdegree, "destweights");
+    if (!in_weights || !out_weights) return;
+    GraphTopology graph;
+    graph.distributed = true;
+    graph.sources.assign(sources, sources + indegree);
+    graph.destinations.assign(destinations, destinations + outdegree);
+    graph.weighted = sourceweights != MPI_UNWEIGHTED;
+    graph.source_weights = *in_weights;
+    graph.destination_weights = *out_weights;
+    attach_graph(call, *c, std::move(graph), comm_dist_graph);
+  });
+}
+#pragma weak MPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent
+
+// Any process may name any edge: each edge is sent to its two ends (an alltoall of counts, then of the
+// edges), which list them in the order they arrive (by the naming process's rank, then as it named them).
+int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int* sources, const int* degrees, const int* destinations,
+                           const int* weights, MPI_Info info, int /*reorder*/, MPI_Comm* comm_dist_graph) {
+  return api_call("MPI_Dist_graph_create", [&](Call& call) {
+    Comm* c = check_intra(call, comm_old);
+    if (c == nullptr || !check_arg(call, comm_dist_graph, "comm_dist_graph")) return;
+    if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
+    if (n < 0) {
+      call.fail(MPI_ERR_ARG, fmt::format("negative n {}", n));
+      return;
+    }
+    if (n > 0 && (!check_arg(call, sources, "sources") || !check_arg(call, degrees, "degrees"))) return;
+    if (!check_ranks(call, *c, sources, n, "sources")) return;
+    int edges = 0;
+    for (int i = 0; i < n; ++i) {
+      if (degrees[i] < 0) {
+        call.fail(MPI_ERR_ARG, fmt::format("degrees[{}] is negative ({})", i, degrees[i]));
+        return;
+      }
+      edges += degrees[i];
+    }
+    if (edges > 0 && !check_arg(call, destinations, "destinations")) return;
+    if (!check_ranks(call, *c, destinations, edges, "destinations")) return;
+    const std::optional<std::vector<int>> w = weights_of(call, weights, edges, "weights");
+    if (!w) return;
+    const bool weighted = weights != MPI_UNWEIGHTED;
+    // Records of 3 ints: (kind 0 = out-edge to, 1 = in-edge from, peer, weight), by the rank they go to.
+    const auto size = static_cast<std::size_t>(c->size());
+    std::vector<std::vector<int>> outgoing(size);
+    for (int i = 0, e = 0; i < n; ++i) {
+      for (int k = 0; k < degrees[i]; ++k, ++e) {
+        const int weight = w->empty() ? 1 : (*w)[static_cast<std::size_t>(e)];
+        const int from = sources[i];
+        const int to = destinations[e];
+        outgoing[static_cast<std::size_t>(from)].insert(outgoing[static_cast<std::size_t>(from)].end(), {0, to, weight});
+        outgoing[static_cast<std::size_t>(to)].insert(outgoing[static_cast<std::size_t>(to)].end(), {1, from, weight});
+      }
+    }
+    std::vector<std::size_t> send_bytes(size), recv_bytes(size);
+    std::vector<std::ptrdiff_t> send_displs(size), recv_displs(size);
+    std::vector<int> flat;
+    for (std::size_t r = 0; r < size; ++r) {
+      send_displs[r] = static_cast<std::ptrdiff_t>(flat.size() * sizeof(int));
+      send_bytes[r] = outgoing[r].size() * sizeof(int);
+      flat.insert(flat.end(), outgoing[r].begin(), outgoing[r].end());
+    }
+    CollOpPtr op = make_coll_op(*c);
+    op->start(ftmpi::coll::ialltoall(op->call(), send_bytes.data(), recv_bytes.data(), sizeof(std::size_t)));
+    finish_blocking(call, std::move(op));
+    if (call.failed()) return;
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < size; ++r) {
+      recv_displs[r] = static_cast<std::ptrdiff_t>(total);
+      total += recv_bytes[r];
+    }
+    std::vector<int> incoming(total / sizeof(int));
+    op = make_coll_op(*c);
+    op->start(ftmpi::coll::ialltoallv(op->call(), flat.data(), send_bytes, send_displs, incoming.data(), recv_bytes, recv_displs));
+    finish_blocking(call, std::move(op));
+    if (call.failed()) return;
+    GraphTopology graph;
+    graph.distributed = true;
+    graph.weighted = weighted;
+    for (std::size_t k = 0; k + 2 < incoming.size(); k += 3) {
+      if (incoming[k] == 0) {
+        graph.destinations.push_back(incoming[k + 1]);
+        if (weighted) graph.destination_weights.push_back(incoming[k + 2]);
+      } else {
+        graph.sources.push_back(incoming[k + 1]);
+        if (weighted) graph.source_weights.push_back(incoming[k + 2]);
+      }
+    }
+    attach_graph(call, *c, std::move(graph), comm_dist_graph);
+  });
+}
+#pragma weak MPI_Dist_graph_create = PMPI_Dist_graph_create
+
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
   return api_call("MPI_Dist_graph_neighbors_count", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
-    if (c != nullptr) {
-      call.fail(MPI_ERR_TOPOLOGY, fmt::format("{} has no distributed graph topology (ftmpi implements Cartesian "
-                                              "topologies only)", label(*c)));
+    const GraphTopology* g = c == nullptr ? nullptr : check_graph(call, *c, true);
+    if (g == nullptr || !check_arg(call, indegree, "indegree") || !check_arg(call, outdegree, "outdegree") ||
+        !check_arg(call, weighted, "weighted")) {
+      return;
     }
+    *indegree = static_cast<int>(g->sources.size());
+    *outdegree = static_cast<int>(g->destinations.size());
+    *weighted = g->weighted ? 1 : 0;
   });
 }
 #pragma weak MPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count
 
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int /*maxindegree*/, int* /*sources*/, int* /*sourceweights*/,
-                              int /*maxoutdegree*/, int* /*destinations*/, int* /*destweights*/) {
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int* sources, int* sourceweights, int maxoutdegree,
+                              int* destinations, int* destweights) {
   return api_call("MPI_Dist_graph_neighbors", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
-    if (c != nullptr) {
-      call.fail(MPI_ERR_TOPOLOGY, fmt::format("{} has no distributed graph topology (ftmpi implements Cartesian "
-                                              "topologies only)", label(*c)));
+    const GraphTopology* g = c == nullptr ? nullptr : check_graph(call, *c, true);
+    if (g == nullptr) return;
+    const int in = std::min(maxindegree, static_cast<int>(g->sources.size()));
+    const int out = std::min(maxoutdegree, static_cast<int>(g->destinations.size()));
+    if ((in > 0 && !check_arg(call, sources, "sources")) || (out > 0 && !check_arg(call, destinations, "destinations"))) {
+      return;
+    }
+    std::copy_n(g->sources.begin(), in, sources);
+    std::copy_n(g->destinations.begin(), out, destinations);
+    const bool in_weights = g->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != nullptr;
+    const bool out_weights = g->weighted && destweights != MPI_UNWEIGHTED && destweights != nullptr;
+    if (in_weights) std::copy_n(g->source_weights.begin(), std::min<std::size_t>(in, g->source_weights.size()), sourceweights);
+    if (out_weights) {
+      std::copy_n(g->destination_weights.begin(), std::min<std::size_t>(out, g->destination_weights.size()), destweights);
     }
   });
 }
 #pragma weak MPI_Dist_graph_neighbors = PMPI_Dist_graph_neighbors
+
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int* index, const int* edges, int /*reorder*/,
+                      MPI_Comm* comm_graph) {
+  return api_call("MPI_Graph_create", [&](Call& call) {
+    Comm* c = check_intra(call, comm_old);
+    if (c == nullptr || !check_arg(call, comm_graph, "comm_graph")) return;
+    if (nnodes < 0 || nnodes > c->size()) {
+      call.fail(MPI_ERR_ARG, fmt::format("nnodes {} is not between 0 and the {} ranks of {}", nnodes, c->size(), label(*c)));
+      return;
+    }
+    if (nnodes > 0 && !check_arg(call, index, "index")) return;
+    int previous = 0;
+    for (int i = 0; i < nnodes; ++i) {
+      if (index[i] < previous) {
+        call.fail(MPI_ERR_ARG, fmt::format("index[{}] = {} is below index[{}]", i, index[i], i - 1));
+        return;
+      }
+      previous = index[i];
+    }
+    const int total = nnodes > 0 ? index[nnodes - 1] : 0;
+    if (total > 0 && !check_arg(call, edges, "edges")) return;
+    for (int e = 0; e < total; ++e) {
+      if (edges[e] < 0 || edges[e] >= nnodes) {
+        call.fail(MPI_ERR_ARG, fmt::format("edges[{}] = {} is not one of the {} nodes", e, edges[e], nnodes));
+        return;
+      }
+    }
+    std::vector<int> ranks(static_cast<std::size_t>(nnodes));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    const std::optional<Comm*> made = create_comm(call, *c, ranks);
+    *comm_graph = MPI_COMM_NULL;
+    if (!made || *made == nullptr) return;
+    GraphTopology graph;
+    graph.index.assign(index, index + nnodes);
+    graph.edges.assign(edges, edges + total);
+    const int me = (*made)->rank();
+    const int first = me == 0 ? 0 : index[me - 1];
+    graph.sources.assign(edges + first, edges + index[me]);
+    graph.destinations = graph.sources;
+    (*made)->errhandler = c->errhandler;
+    (*made)->graph = std::move(graph);
+    *comm_graph = (*made)->handle;
+  });
+}
+#pragma weak MPI_Graph_create = PMPI_Graph_create
+
+int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+  return api_call("MPI_Graphdims_get", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    const GraphTopology* g = c == nullptr ? nullptr : check_graph(call, *c, false);
+    if (g == nullptr || !check_arg(call, nnodes, "nnodes") || !check_arg(call, nedges, "nedges")) return;
+    *nnodes = static_cast<int>(g->index.size());
+    *nedges = static_cast<int>(g->edges.size());
+  });
+}
+#pragma weak MPI_Graphdims_get = PMPI_Graphdims_get
+
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int* index, int* edges) {
+  return api_call("MPI_Graph_get", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    const GraphTopology* g = c == nullptr ? nullptr : check_graph(call, *c, false);
+    if (g == nullptr) return;
+    const auto ni = std::min<std::size_t>(static_cast<std::size_t>(std::max(maxindex, 0)), g->index.size());
+    const auto ne = std::min<std::size_t>(static_cast<std::size_t>(std::max(maxedges, 0)), g->edges.size());
+    if ((ni > 0 && !check_arg(call, index, "index")) || (ne > 0 && !check_arg(call, edges, "edges"))) return;
+    std::copy_n(g->index.begin(), ni, index);
+    std::copy_n(g->edges.begin(), ne, edges);
+  });
+}
+#pragma weak MPI_Graph_get = PMPI_Graph_get
+
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+  return api_call("MPI_Graph_neighbors_count", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    const GraphTopology* g = c == nullptr ? nullptr : check_graph(call, *c, false);
+    if (g == nullptr || !check_arg(call, nneighbors, "nneighbors")) return;
+    if (rank < 0 || rank >= static_cast<int>(g->index.size())) {
+      call.fail(MPI_ERR_RANK, fmt::format("invalid rank {} ({} nodes)", rank, g->index.size()));
+      return;
+    }
+    const auto r = static_cast<std::size_t>(rank);
+    *nneighbors = g->index[r] - (r == 0 ? 0 : g->index[r - 1]);
+  });
+}
+#pragma weak MPI_Graph_neighbors_count = PMPI_Graph_neighbors_count
+
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int* neighbors) {
+  return api_call("MPI_Graph_neighbors", [&](Call& call) {
+    const Comm* c = check_comm(call, comm);
+    const GraphTopology* g = c == nullptr ? nullptr : check_graph(call, *c, false);
+    if (g == nullptr) return;
+    if (rank < 0 || rank >= static_cast<int>(g->index.size())) {
+      call.fail(MPI_ERR_RANK, fmt::format("invalid rank {} ({} nodes)", rank, g->index.size()));
+      return;
+    }
+    const auto r = static_cast<std::size_t>(rank);
+    const int first = r == 0 ? 0 : g->index[r - 1];
+    const int n = std::min(maxneighbors, g->index[r] - first);
+    if (n > 0 && !check_arg(call, neighbors, "neighbors")) return;
+    for (int k = 0; k < n; ++k) neighbors[k] = g->edges[static_cast<std::size_t>(first + k)];
+  });
+}
+#pragma weak MPI_Graph_neighbors = PMPI_Graph_neighbors
 
 }  // extern "C"

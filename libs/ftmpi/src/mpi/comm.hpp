@@ -40,6 +40,27 @@ struct CartTopology {
   std::vector<bool> periods;
 };
 
+// A graph topology (api_topo.cpp): MPI_Graph_create's whole graph, or a distributed graph's edges at
+// this process. Neighbors are ranks of the communicator, in the order the program gave them.
+struct GraphTopology {
+  bool distributed = false;        // MPI_DIST_GRAPH; else MPI_GRAPH
+  std::vector<int> index, edges;   // MPI_GRAPH: the graph as MPI_Graph_create took it
+  std::vector<int> sources;        // in-neighbors (MPI_GRAPH: the neighbors)
+  std::vector<int> destinations;   // out-neighbors (MPI_GRAPH: the neighbors)
+  std::vector<int> source_weights, destination_weights;
+  bool weighted = false;
+};
+
+// Whom a neighborhood collective exchanges with (MPI-3.1 section 7.6): receive block i comes from
+// sources[i], send block j goes to destinations[j]; MPI_PROC_NULL neighbors (a Cartesian grid's edge)
+// keep their blocks and move nothing. Sends are posted in `send_order`, so that two messages to one
+// peer match its receives in order (a periodic dimension of 1 or 2 has one peer on both sides).
+struct Neighbors {
+  std::vector<int> sources;
+  std::vector<int> destinations;
+  std::vector<std::size_t> send_order;
+};
+
 struct Comm;
 
 // What an intercommunicator has besides an intracommunicator's fields (api_intercomm.cpp). Its `view`
@@ -56,6 +77,10 @@ struct InterGroups {
 };
 
 // Not movable: the views point into world_ranks, and the transport at coll_view.
+struct Comm;
+// The neighbors of a communicator with a topology, or nullopt (MPI_ERR_TOPOLOGY) (api_topo.cpp).
+std::optional<Neighbors> neighbors_of(const Comm& comm);
+
 struct Comm {
   Comm() = default;
   Comm(const Comm&) = delete;
@@ -71,6 +96,7 @@ struct Comm {
   EngineTransport transport{&coll_view};
   std::vector<Attribute> attributes;
   std::optional<CartTopology> cart;
+  std::optional<GraphTopology> graph;
   ShmCollComm* shm_coll = nullptr;  // its shared-memory collective state, once set up (shm_coll.hpp)
   std::unique_ptr<InterGroups> inter;  // intercommunicators only
 
