@@ -1,6 +1,7 @@
 # Installs ftmpi into a temporary prefix, MOVES the prefix, then builds and runs a program from the
-# moved tree three ways: with its ftcc (and mpicc), with a CMake project using find_package(ftmpi), and
-# with pkg-config; and a C++ program with ftcxx (mpicxx, mpic++). Every run goes through the moved ftrun.
+# moved tree in every way a user builds one: with its ftcc (and mpicc), a CMake project using find_package(ftmpi),
+# with pkg-config (ftmpi, ftmpi-cxx, ftmpi-fort); with CMake's FindMPI given the wrappers; a C++ program with
+# ftcxx (mpicxx, mpic++); Fortran with ftfort (mpifort). Every run goes through the moved ftrun.
 # The wrappers take their compiler from FTMPI_CC / FTMPI_CXX, never from CC / CXX (`CC=mpicc ./configure`
 # must not make mpicc run itself), and refuse a compiler that is themselves.
 #
@@ -120,11 +121,59 @@ run(COMMAND ${CMAKE_COMMAND} -S ${project} -B ${project}/build -G ${GENERATOR} -
 run(COMMAND ${CMAKE_COMMAND} --build ${project}/build)
 run(COMMAND ${ftrun} -n 2 ${project}/build/hello EXPECT "${expect}")
 
+# CMake's own FindMPI (find_package(MPI)) given ftmpi's wrappers: MPI::MPI_C, MPI::MPI_CXX and, with a
+# Fortran compiler, MPI::MPI_Fortran targets that build programs that run.
+set(findmpi ${WORK_DIR}/findmpi)
+file(MAKE_DIRECTORY ${findmpi})
+set(languages C CXX)
+set(wrappers -DMPI_C_COMPILER=${prefix}/bin/mpicc -DMPI_CXX_COMPILER=${prefix}/bin/mpicxx)
+set(fortran_lines "")
+if(SOURCE_F77)
+  list(APPEND languages Fortran)
+  list(APPEND wrappers -DMPI_Fortran_COMPILER=${prefix}/bin/mpifort)
+  set(fortran_lines "add_executable(hello_f ${SOURCE_F77})
+target_link_libraries(hello_f PRIVATE MPI::MPI_Fortran)
+target_compile_options(hello_f PRIVATE -fallow-argument-mismatch)
+")
+endif()
+# FindMPI takes a sanitized tree's -fsanitize (from the wrappers' link line) for a compile option and
+# leaves it off the link: a sanitized build's consumers link the sanitizers themselves.
+if(SANITIZED)
+  list(APPEND wrappers "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+endif()
+string(REPLACE ";" " " language_list "${languages}")
+file(WRITE ${findmpi}/CMakeLists.txt "cmake_minimum_required(VERSION 3.25)
+project(findmpi ${language_list})
+find_package(MPI 3.1 REQUIRED COMPONENTS ${language_list})
+add_executable(hello_c ${SOURCE})
+target_link_libraries(hello_c PRIVATE MPI::MPI_C)
+add_executable(hello_cxx ${SOURCE_CXX})
+target_link_libraries(hello_cxx PRIVATE MPI::MPI_CXX)
+${fortran_lines}")
+run(COMMAND ${CMAKE_COMMAND} -S ${findmpi} -B ${findmpi}/build -G ${GENERATOR} ${wrappers}
+    EXPECT "Found MPI_C: ${prefix}/lib/libftmpi.so")
+run(COMMAND ${CMAKE_COMMAND} --build ${findmpi}/build)
+run(COMMAND ${ftrun} -n 2 ${findmpi}/build/hello_c EXPECT "${expect}")
+run(COMMAND ${ftrun} -n 2 ${findmpi}/build/hello_cxx EXPECT "${expect_cxx}")
+if(SOURCE_F77)
+  run(COMMAND ${ftrun} -n 2 ${findmpi}/build/hello_f EXPECT "fortran_f77: 2 ranks passed")
+endif()
+
 # pkg-config: the flags it gives point into the moved prefix.
 set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
 run(COMMAND pkg-config --cflags --libs ftmpi EXPECT "-I${prefix}/lib/pkgconfig/../../include")
 separate_arguments(flags UNIX_COMMAND "${output}")
 run(COMMAND cc ${SOURCE} -o ${WORK_DIR}/hello_pc ${flags})
 run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_pc EXPECT "${expect}")
+run(COMMAND pkg-config --cflags --libs ftmpi-cxx)
+separate_arguments(flags UNIX_COMMAND "${output}")
+run(COMMAND c++ ${SOURCE_CXX} -o ${WORK_DIR}/hello_cxx_pc ${flags})
+run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/hello_cxx_pc EXPECT "${expect_cxx}")
+if(SOURCE_F77)
+  run(COMMAND pkg-config --cflags --libs ftmpi-fort EXPECT "-fallow-argument-mismatch")
+  separate_arguments(flags UNIX_COMMAND "${output}")
+  run(COMMAND gfortran ${SOURCE_F77} -o ${WORK_DIR}/f77_pc ${flags})
+  run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f77_pc EXPECT "fortran_f77: 2 ranks passed")
+endif()
 
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -178,6 +178,18 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const Displ*
   return b;
 }
 
+// MPI_Reduce_scatter's per-rank counts, or MPI_Reduce_scatter_block's one count for each of n ranks.
+std::optional<std::vector<int>> reduce_scatter_counts(Call& call, const int* rcounts, int block_count, std::size_t n) {
+  if (rcounts == nullptr) {
+    if (!check_count(call, block_count)) return std::nullopt;
+    return std::vector<int>(n, block_count);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!check_count(call, rcounts[i])) return std::nullopt;
+  }
+  return std::vector<int>(rcounts, rcounts + n);
+}
+
 enum class Reduce : std::uint8_t { reduce, allreduce, scan, exscan };
 
 // ---- the collectives on intercommunicators (coll/inter.hpp) ----------------------------------------
@@ -401,22 +413,14 @@ bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, 
   Comm& comm = op.comm();
   const auto n = static_cast<std::size_t>(comm.local_size());
   if (!refuse_in_place_inter(call, send, recv)) return false;
-  std::vector<int> counts;
-  if (rcounts != nullptr) {
-    counts.assign(rcounts, rcounts + n);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!check_count(call, counts[i])) return false;
-    }
-  } else {
-    if (!check_count(call, block_count)) return false;
-    counts.assign(n, block_count);
-  }
+  const std::optional<std::vector<int>> counts = reduce_scatter_counts(call, rcounts, block_count, n);
+  if (!counts) return false;
   const Datatype* type = check_committed(call, datatype);
   if (type == nullptr) return false;
   const OpEntry* o = check_op(call, op_handle);
   if (o == nullptr) return false;
-  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
-  const std::size_t mine = items(counts[static_cast<std::size_t>(comm.rank())]);
+  const std::size_t total = std::accumulate(counts->begin(), counts->end(), std::size_t{0});
+  const std::size_t mine = items((*counts)[static_cast<std::size_t>(comm.rank())]);
   const auto some = [](std::size_t count) { return count == 0 ? 0 : 1; };
   if (!check_buffer(call, send, some(total), *type, "sendbuf") || !check_buffer(call, recv, some(mine), *type, "recvbuf")) {
     return false;
@@ -426,7 +430,7 @@ bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, 
   void* result = op.elements_out(recv, mine, *plan, false, mine);
   const void* operand = op.elements_in(send, total, *plan);
   std::vector<std::size_t> elements(n);
-  for (std::size_t i = 0; i < n; ++i) elements[i] = items(counts[i]) * plan->elements_per_item;
+  for (std::size_t i = 0; i < n; ++i) elements[i] = items((*counts)[i]) * plan->elements_per_item;
   op.start(coll::inter_ireduce_scatter(op.call(), groups_of(comm), operand, result, elements, *plan->reduction));
   return true;
 }
@@ -756,22 +760,14 @@ bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, 
   if (op.comm().is_inter()) return inter_reduce_scatter(call, op, send, recv, rcounts, block_count, datatype, op_handle);
   const Comm& comm = op.comm();
   const auto n = static_cast<std::size_t>(comm.size());
-  std::vector<int> counts;
-  if (rcounts != nullptr) {
-    counts.assign(rcounts, rcounts + n);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!check_count(call, counts[i])) return false;
-    }
-  } else {
-    if (!check_count(call, block_count)) return false;
-    counts.assign(n, block_count);
-  }
+  const std::optional<std::vector<int>> counts = reduce_scatter_counts(call, rcounts, block_count, n);
+  if (!counts) return false;
   const Datatype* type = check_committed(call, datatype);
   if (type == nullptr) return false;
   const OpEntry* o = check_op(call, op_handle);
   if (o == nullptr) return false;
-  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
-  const std::size_t mine = items(counts[static_cast<std::size_t>(comm.rank())]);
+  const std::size_t total = std::accumulate(counts->begin(), counts->end(), std::size_t{0});
+  const std::size_t mine = items((*counts)[static_cast<std::size_t>(comm.rank())]);
   const bool inplace = in_place(send);
   // Only whether a buffer is empty matters to check_buffer.
   const auto some = [](std::size_t count) { return count == 0 ? 0 : 1; };
@@ -791,7 +787,7 @@ bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, 
     return true;
   }
   std::vector<std::size_t> elements(n);
-  for (std::size_t i = 0; i < n; ++i) elements[i] = items(counts[i]) * plan->elements_per_item;
+  for (std::size_t i = 0; i < n; ++i) elements[i] = items((*counts)[i]) * plan->elements_per_item;
   op.start(coll::ireduce_scatter(op.call(), operand, result, elements, r));
   return true;
 }
