@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package ftmpi needs to build, test and benchmark.
-# Idempotent; needs root (or sudo). jq reads the tools' JSON in tests; rsvg-convert (librsvg2-bin)
+# Idempotent; needs root (or sudo). autoconf and automake build the autotools project that tests the
+# compiler wrappers (tests/mpi/install_test.cmake); jq reads the tools' JSON in tests; rsvg-convert (librsvg2-bin)
 # renders ftinject's timeline pictures in a test.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 packages=(
-  build-essential gfortran cmake ninja-build pkg-config
+  build-essential gfortran cmake ninja-build pkg-config autoconf automake
   libcli11-dev libspdlog-dev libfmt-dev
   libhwloc-dev hwloc-nox libzstd-dev libibverbs-dev libisal-dev libsodium-dev
   libboost-test-dev libbenchmark-dev
