@@ -35,6 +35,7 @@ typedef int MPI_Group;
 typedef int MPI_Info;
 typedef int MPI_Message;
 typedef int MPI_Win;
+typedef int MPI_File; /* MPI-IO is not implemented yet: no file is ever open */
 typedef struct ftmpi_request *MPI_Request;
 
 typedef intptr_t MPI_Aint;
@@ -64,6 +65,19 @@ typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn; /* MPI-2's name, de
 typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
 typedef int(MPI_Grequest_free_function)(void *extra_state);
 typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
+/* Attribute callbacks of datatypes and windows, and the error handlers of windows and files. */
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                           void *extra_state);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                                        void *attribute_val_out, int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+typedef void(MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
+typedef void(MPI_File_errhandler_function)(MPI_File *file, int *error_code, ...);
+typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
+                                             MPI_Offset position, void *extra_state);
+typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype, MPI_Aint *file_extent, void *extra_state);
 /* MPI-1's names for the attribute callbacks (deprecated, still in wide use). */
 typedef MPI_Comm_copy_attr_function MPI_Copy_function;
 typedef MPI_Comm_delete_attr_function MPI_Delete_function;
@@ -148,6 +162,27 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_2INT ((MPI_Datatype)0x4c000024)
 #define MPI_SHORT_INT ((MPI_Datatype)0x4c000025)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x4c000026)
+/* C++'s types are the C types of the same layout (same handles). */
+#define MPI_CXX_BOOL MPI_C_BOOL
+#define MPI_CXX_FLOAT_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_CXX_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
+#define MPI_CXX_LONG_DOUBLE_COMPLEX MPI_C_LONG_DOUBLE_COMPLEX
+/* Fortran's types from C (gfortran's default kinds): the C types of the same layout, as in mpif.h.
+ * MPI_2REAL and MPI_2DOUBLE_PRECISION are not provided. */
+#define MPI_INTEGER MPI_INT
+#define MPI_REAL MPI_FLOAT
+#define MPI_DOUBLE_PRECISION MPI_DOUBLE
+#define MPI_LOGICAL MPI_INT
+#define MPI_CHARACTER MPI_CHAR
+#define MPI_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
+#define MPI_INTEGER1 MPI_INT8_T
+#define MPI_INTEGER2 MPI_INT16_T
+#define MPI_INTEGER4 MPI_INT32_T
+#define MPI_INTEGER8 MPI_INT64_T
+#define MPI_REAL4 MPI_FLOAT
+#define MPI_REAL8 MPI_DOUBLE
+#define MPI_2INTEGER MPI_2INT
 
 /* Attribute keys predefined on every communicator (MPI_Comm_get_attr). */
 #define MPI_KEYVAL_INVALID 0
@@ -158,6 +193,18 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_UNIVERSE_SIZE 0x64000005
 #define MPI_APPNUM 0x64000006
 #define MPI_LASTUSEDCODE 0x64000007
+/* Window attributes (one-sided communication comes in a later issue: there are no windows yet). */
+#define MPI_WIN_BASE 0x64000010
+#define MPI_WIN_SIZE 0x64000011
+#define MPI_WIN_DISP_UNIT 0x64000012
+#define MPI_WIN_CREATE_FLAVOR 0x64000013
+#define MPI_WIN_MODEL 0x64000014
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
 
 /* How a datatype was made (MPI_Type_get_envelope). */
 #define MPI_COMBINER_NAMED 0
@@ -193,6 +240,33 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 extern int *const MPI_UNWEIGHTED;
 extern int *const MPI_WEIGHTS_EMPTY;
 
+/* MPI_Type_create_darray's distributions, and MPI_Type_match_size's classes. */
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+#define MPI_TYPECLASS_INTEGER 1
+#define MPI_TYPECLASS_REAL 2
+#define MPI_TYPECLASS_COMPLEX 3
+
+/* MPI-IO's constants (MPI-IO comes in a later issue). */
+#define MPI_FILE_NULL ((MPI_File)0)
+#define MPI_MODE_CREATE 1
+#define MPI_MODE_RDONLY 2
+#define MPI_MODE_WRONLY 4
+#define MPI_MODE_RDWR 8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN 32
+#define MPI_MODE_EXCL 64
+#define MPI_MODE_APPEND 128
+#define MPI_MODE_SEQUENTIAL 256
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+#define MPI_MAX_DATAREP_STRING 128
+#define MPI_MAX_PORT_NAME 256
+
 /* Array storage order (MPI_Type_create_subarray). */
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
@@ -202,6 +276,12 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0)
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0)
 #define MPI_COMM_DUP_FN MPI_Comm_dup_fn
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0)
+#define MPI_TYPE_DUP_FN MPI_Type_dup_fn
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0)
+#define MPI_WIN_DUP_FN MPI_Win_dup_fn
 /* MPI-1's names for them (MPI_Keyval_create). */
 #define MPI_NULL_COPY_FN ((MPI_Copy_function *)0)
 #define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0)
@@ -219,6 +299,15 @@ extern int *const MPI_WEIGHTS_EMPTY;
 #define MPI_STATUSES_IGNORE ((MPI_Status *)1)
 #define MPI_BOTTOM ((void *)0)
 #define MPI_IN_PLACE ((void *)-1)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+/* Fortran's MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE, for MPI_Status_f2c and friends: mpif.h's common
+ * blocks (src/mpi/fortran.cpp). */
+extern MPI_Fint ftmpi_f_status_ignore_[6];
+extern MPI_Fint ftmpi_f_statuses_ignore_[6];
+#define MPI_F_STATUS_IGNORE ((MPI_Fint *)ftmpi_f_status_ignore_)
+#define MPI_F_STATUSES_IGNORE ((MPI_Fint *)ftmpi_f_statuses_ignore_)
 
 #define MPI_BSEND_OVERHEAD 64
 #define MPI_MAX_PROCESSOR_NAME 256
@@ -539,6 +628,24 @@ int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 int MPI_Comm_dup_fn(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
                     void *attribute_val_out, int *flag);
+/* Attributes of datatypes; keyvals of windows (there are no windows yet: their attributes are
+ * MPI_ERR_WIN). */
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int MPI_Type_dup_fn(MPI_Datatype oldtype, int type_keyval, void *extra_state, void *attribute_val_in,
+                    void *attribute_val_out, int *flag);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Win_dup_fn(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                   void *attribute_val_out, int *flag);
 /* Deprecated MPI-1 names of the calls above (the same calls). */
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
 int MPI_Keyval_free(int *keyval);
@@ -879,6 +986,22 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 int PMPI_Comm_dup_fn(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
                      void *attribute_val_out, int *flag);
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state);
+int PMPI_Type_free_keyval(int *type_keyval);
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
+int PMPI_Type_dup_fn(MPI_Datatype oldtype, int type_keyval, void *extra_state, void *attribute_val_in,
+                    void *attribute_val_out, int *flag);
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
+int PMPI_Win_free_keyval(int *win_keyval);
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int PMPI_Win_dup_fn(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                   void *attribute_val_out, int *flag);
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
 int PMPI_Keyval_free(int *keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);

@@ -51,7 +51,12 @@ Keyval* check_user_keyval(Call& call, int keyval) {
     return nullptr;
   }
   Keyval* k = runtime().keyvals.find(keyval);
-  if (k == nullptr) call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", keyval));
+  if (k == nullptr) {
+    call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", keyval));
+  } else if (k->kind != KeyvalKind::comm) {
+    call.fail(MPI_ERR_KEYVAL, fmt::format("attribute key {:#x} is not a communicator's (MPI_Comm_create_keyval)", keyval));
+    return nullptr;
+  }
   return k;
 }
 
@@ -83,7 +88,7 @@ int get_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attrib
       *flag = 1;
       return;
     }
-    if (runtime().keyvals.find(comm_keyval) == nullptr) {
+    if (const Keyval* k = runtime().keyvals.find(comm_keyval); k == nullptr || k->kind != KeyvalKind::comm) {
       call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", comm_keyval));
       return;
     }

@@ -14,6 +14,7 @@
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/type_attributes.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -224,6 +225,11 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     Datatype* made = find_datatype(handle);
     made->committed = committed;
     made->layout = std::move(layout);
+    if (!copy_type_attributes(call, oldtype, handle)) {
+      runtime().type_attributes.erase(handle);
+      runtime().datatypes.remove(handle);
+      return;
+    }
     *newtype = handle;
   });
 }
@@ -365,6 +371,7 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
       call.fail(MPI_ERR_TYPE, fmt::format("{} is predefined and cannot be freed", type->name));
       return;
     }
+    if (!delete_type_attributes(call, *datatype)) return;
     runtime().datatypes.remove(*datatype);
     *datatype = MPI_DATATYPE_NULL;
   });

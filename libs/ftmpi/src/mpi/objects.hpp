@@ -43,11 +43,16 @@ struct Info {
 };
 using InfoTable = HandleTable<HandleKind::info, Info>;
 
+// What a keyval caches attributes on. The callbacks of all three have the communicator's signature
+// (their handles are all ints), so they are kept as those and called through them.
+enum class KeyvalKind : std::uint8_t { comm, type, win };
+
 struct Keyval {
   bool live = false;
   MPI_Comm_copy_attr_function* copy = nullptr;
   MPI_Comm_delete_attr_function* remove = nullptr;
   void* extra_state = nullptr;
+  KeyvalKind kind = KeyvalKind::comm;
 };
 using KeyvalTable = HandleTable<HandleKind::keyval, Keyval>;
 

@@ -10,6 +10,7 @@
 #include <set>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -54,6 +55,8 @@ struct Runtime {
   GroupTable groups;
   InfoTable infos;
   KeyvalTable keyvals;
+  // Attributes cached on datatypes, by handle (type_attributes.cpp); a freed type's are deleted.
+  std::unordered_map<int, std::vector<Attribute>> type_attributes;
   MessageTable messages;
   int thread_level = MPI_THREAD_SINGLE;
   std::thread::id main_thread;
