@@ -317,6 +317,19 @@ static void test_info(void) {
   CHECK(flag && len == 3, "valuelen %d", len);
   CHECK_MPI(MPI_Info_get(info, "gamma", MPI_MAX_INFO_VAL, value, &flag));
   CHECK(!flag, "gamma is set");
+  /* MPI-4's MPI_Info_get_string: the length asked with buflen 0, then a short and a whole read. */
+  int buflen = 0;
+  CHECK_MPI(MPI_Info_get_string(info, "beta", &buflen, NULL, &flag));
+  CHECK(flag && buflen == 4, "MPI_Info_get_string length %d", buflen);
+  buflen = 2;
+  CHECK_MPI(MPI_Info_get_string(info, "beta", &buflen, value, &flag));
+  CHECK(flag && buflen == 4 && strcmp(value, "t") == 0, "short read '%s' (%d)", value, buflen);
+  buflen = (int)sizeof value;
+  CHECK_MPI(MPI_Info_get_string(info, "beta", &buflen, value, &flag));
+  CHECK(flag && buflen == 4 && strcmp(value, "two") == 0, "whole read '%s'", value);
+  buflen = 8;
+  CHECK_MPI(MPI_Info_get_string(info, "gamma", &buflen, value, &flag));
+  CHECK(!flag && buflen == 8, "a missing key leaves buflen alone");
   CHECK_MPI(MPI_Info_dup(info, &copy));
   CHECK_MPI(MPI_Info_delete(info, "alpha"));
   CHECK_MPI(MPI_Info_get_nkeys(info, &nkeys));

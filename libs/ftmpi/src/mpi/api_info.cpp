@@ -88,6 +88,32 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
 }
 #pragma weak MPI_Info_get = PMPI_Info_get
 
+// MPI-4's MPI_Info_get: `buflen` in, the room in value (terminating null included); out, the room the
+// whole value needs. With buflen 0 nothing is written: how callers ask for the length.
+int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* value, int* flag) {
+  return api_call("MPI_Info_get_string", [&](Call& call) {
+    Info* i = check_info(call, info);
+    if (i == nullptr || !check_key(call, key) || !check_arg(call, buflen, "buflen") || !check_arg(call, flag, "flag")) {
+      return;
+    }
+    if (*buflen < 0) {
+      call.fail(MPI_ERR_ARG, fmt::format("negative buflen {}", *buflen));
+      return;
+    }
+    const auto it = find_key(*i, key);
+    *flag = it != i->entries.end() ? 1 : 0;
+    if (!*flag) return;
+    const auto room = static_cast<std::size_t>(*buflen);
+    *buflen = static_cast<int>(it->second.size() + 1);
+    if (room == 0) return;
+    if (!check_arg(call, value, "value")) return;
+    const std::size_t n = std::min(it->second.size(), room - 1);
+    std::memcpy(value, it->second.data(), n);
+    value[n] = '\0';
+  });
+}
+#pragma weak MPI_Info_get_string = PMPI_Info_get_string
+
 int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   return api_call("MPI_Info_get_valuelen", [&](Call& call) {
     Info* i = check_info(call, info);
