@@ -298,6 +298,101 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 }
 #pragma weak MPI_Type_create_subarray = PMPI_Type_create_subarray
 
+// A distributed array's local part (MPI-3.1 section 4.1.4): per dimension the global indices this
+// process owns, as runs (start, length) in increasing order, each dimension's runs of the faster
+// dimensions' type; every level resized to its dimension's whole length, so the type's extent is the
+// whole array and its elements come in the local array's order.
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
+                            const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype* newtype) {
+  return api_call("MPI_Type_create_darray", [&](Call& call) {
+    if (ndims < 1 || size < 1 || rank < 0 || rank >= size) {
+      call.fail(MPI_ERR_ARG, fmt::format("ndims {}, size {}, rank {}: need ndims >= 1 and 0 <= rank < size", ndims, size, rank));
+      return;
+    }
+    if (!check_arg(call, array_of_gsizes, "array_of_gsizes") || !check_arg(call, array_of_distribs, "array_of_distribs") ||
+        !check_arg(call, array_of_dargs, "array_of_dargs") || !check_arg(call, array_of_psizes, "array_of_psizes") ||
+        !check_arg(call, newtype, "newtype")) {
+      return;
+    }
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
+      call.fail(MPI_ERR_ARG, fmt::format("order {} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN", order));
+      return;
+    }
+    long processes = 1;
+    for (int d = 0; d < ndims; ++d) {
+      const int g = array_of_gsizes[d], p = array_of_psizes[d], dist = array_of_distribs[d], arg = array_of_dargs[d];
+      if (g < 1 || p < 1) {
+        call.fail(MPI_ERR_ARG, fmt::format("dimension {}: gsize {}, psize {} (both must be positive)", d, g, p));
+        return;
+      }
+      if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC && dist != MPI_DISTRIBUTE_NONE) {
+        call.fail(MPI_ERR_ARG, fmt::format("dimension {}: distribution {} is not BLOCK, CYCLIC or NONE", d, dist));
+        return;
+      }
+      if (arg != MPI_DISTRIBUTE_DFLT_DARG && arg < 1) {
+        call.fail(MPI_ERR_ARG, fmt::format("dimension {}: darg {} (positive or MPI_DISTRIBUTE_DFLT_DARG)", d, arg));
+        return;
+      }
+      if (dist == MPI_DISTRIBUTE_NONE && p != 1) {
+        call.fail(MPI_ERR_ARG, fmt::format("dimension {}: MPI_DISTRIBUTE_NONE over {} processes (must be 1)", d, p));
+        return;
+      }
+      if (dist == MPI_DISTRIBUTE_BLOCK && arg != MPI_DISTRIBUTE_DFLT_DARG && static_cast<long>(arg) * p < g) {
+        call.fail(MPI_ERR_ARG, fmt::format("dimension {}: blocks of {} over {} processes do not cover {}", d, arg, p, g));
+        return;
+      }
+      processes *= p;
+    }
+    if (processes != size) {
+      call.fail(MPI_ERR_ARG, fmt::format("the process grid has {} processes, not size {}", processes, size));
+      return;
+    }
+    const Datatype* old = check_datatype(call, oldtype);
+    if (old == nullptr) return;
+    // This process's coordinates: the grid is in row-major order whatever `order` says.
+    std::vector<int> coords(static_cast<std::size_t>(ndims));
+    for (int d = ndims - 1, r = rank; d >= 0; --d) {
+      coords[static_cast<std::size_t>(d)] = r % array_of_psizes[d];
+      r /= array_of_psizes[d];
+    }
+    std::shared_ptr<const TypeNode> node = old->node;
+    std::ptrdiff_t stride = old->extent();
+    for (int k = 0; k < ndims; ++k) {
+      const int d = order == MPI_ORDER_C ? ndims - 1 - k : k;  // the fastest dimension first
+      const int g = array_of_gsizes[d], p = array_of_psizes[d], c = coords[static_cast<std::size_t>(d)];
+      const int dist = array_of_distribs[d], arg = array_of_dargs[d];
+      std::vector<BlockSpec> blocks;
+      const auto run = [&](long start, long length) {
+        if (length > 0) blocks.push_back({static_cast<std::ptrdiff_t>(start) * stride, static_cast<std::size_t>(length), node});
+      };
+      if (dist == MPI_DISTRIBUTE_NONE) {
+        run(0, g);
+      } else if (dist == MPI_DISTRIBUTE_BLOCK) {
+        const long b = arg == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : arg;
+        const long start = c * b;
+        run(start, std::min<long>(b, g - start));
+      } else {
+        const long b = arg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : arg;
+        for (long start = c * b; start < g; start += b * p) run(start, std::min<long>(b, g - start));
+      }
+      if (blocks.empty()) blocks.push_back({0, 0, node});  // owns nothing in this dimension
+      node = make_resized(make_node(std::move(blocks)), 0, stride * g);
+      stride *= g;
+    }
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = MPI_COMBINER_DARRAY;
+    envelope->integers = {size, rank, ndims};
+    for (const int* array : {array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes}) {
+      envelope->integers.insert(envelope->integers.end(), array, array + ndims);
+    }
+    envelope->integers.push_back(order);
+    envelope->types.push_back(old->as_part());
+    *newtype = add_datatype(std::move(node), std::move(envelope));
+  });
+}
+#pragma weak MPI_Type_create_darray = PMPI_Type_create_darray
+
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes,
                            int* combiner) {
   return api_call("MPI_Type_get_envelope", [&](Call& call) {
