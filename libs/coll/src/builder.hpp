@@ -4,12 +4,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
+#include "ftmpi/base/status.hpp"
 #include "ftmpi/coll/reduction.hpp"
 #include "ftmpi/coll/schedule.hpp"
 #include "ftmpi/coll/transport.hpp"
 
 namespace ftmpi::coll::detail {
+
+// An argument a collective refuses: Errc::invalid_argument, naming the collective.
+inline base::Status invalid(std::string_view collective, const std::string& what) {
+  return base::Status(base::Errc::invalid_argument, std::string(collective) + ": " + what);
+}
+
+// A built schedule with its first round posted (what every ix() returns), or why not.
+inline base::Result<Schedule> started(base::Result<Schedule> schedule) {
+  if (!schedule) return schedule;
+  if (auto progress = schedule->test(); !progress) return progress.status();
+  return schedule;
+}
 
 class ScheduleBuilder {
  public:

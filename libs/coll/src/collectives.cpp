@@ -14,11 +14,9 @@ namespace {
 using base::Errc;
 using base::Result;
 using base::Status;
+using detail::invalid;
 using detail::ScheduleBuilder;
-
-Status invalid(std::string_view collective, const std::string& what) {
-  return Status(Errc::invalid_argument, std::string(collective) + ": " + what);
-}
+using detail::started;
 
 Status check_call(const Call& call, std::string_view collective) {
   if (call.tag < 0) return invalid(collective, "negative tag " + std::to_string(call.tag));
@@ -69,12 +67,6 @@ Algorithm pick(const Call& call, Collective c, const Shape& shape) { return choo
 
 auto* bytes_of(void* p) { return static_cast<std::byte*>(p); }
 auto* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
-
-Result<Schedule> started(Result<Schedule> schedule) {
-  if (!schedule) return schedule;
-  if (auto progress = schedule->test(); !progress) return progress.status();
-  return schedule;
-}
 
 Status completed(Result<Schedule> schedule) {
   if (!schedule) return schedule.status();

@@ -12,14 +12,11 @@
 namespace ftmpi::coll {
 namespace {
 
-using base::Errc;
 using base::Result;
 using base::Status;
+using detail::invalid;
 using detail::ScheduleBuilder;
-
-Status invalid(std::string_view collective, const std::string& what) {
-  return Status(Errc::invalid_argument, std::string(collective) + ": " + what);
-}
+using detail::started;
 
 Status check_groups(const Call& call, Groups g, std::string_view collective) {
   if (call.tag < 0) return invalid(collective, "negative tag " + std::to_string(call.tag));
@@ -47,11 +44,6 @@ Status check_remote(Groups g, Span values, std::string_view what, std::string_vi
                                    std::to_string(g.remote) + " remote ranks");
   }
   return {};
-}
-
-Result<Schedule> started(Schedule schedule) {
-  if (auto progress = schedule.test(); !progress) return progress.status();
-  return schedule;
 }
 
 // The group's vectors combined in rank order at the leader (local rank 0): returns where the result

@@ -47,8 +47,10 @@ const Datatype* check_items(Call& call, const void* buf, int count, MPI_Datatype
   return type;
 }
 
-// A per-rank array of counts (>= 0) and, when given, displacements.
-bool check_counts(Call& call, const int* counts, const int* displs, int n, std::string_view name) {
+// A per-rank array of counts (>= 0) and displacements (of any type). With no ranks (a neighborhood
+// without neighbors) the arrays are not read and may be null.
+bool check_counts(Call& call, const int* counts, const void* displs, int n, std::string_view name) {
+  if (n == 0) return true;
   if (!check_arg(call, counts, name)) return false;
   if (displs == nullptr) {
     call.fail(MPI_ERR_ARG, fmt::format("the displacements of {} are a null pointer", name));
@@ -178,17 +180,45 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const Displ*
   return b;
 }
 
-// MPI_Reduce_scatter's per-rank counts, or MPI_Reduce_scatter_block's one count for each of n ranks.
-std::optional<std::vector<int>> reduce_scatter_counts(Call& call, const int* rcounts, int block_count, std::size_t n) {
+// What both reduce-scatters (intra- and intercommunicator) check first: n ranks' counts
+// (MPI_Reduce_scatter_block: block_count each), the type and the operation.
+struct ReduceScatterArgs {
+  std::vector<int> counts;
+  const Datatype* type = nullptr;
+  const OpEntry* op = nullptr;
+  std::size_t total = 0;  // items of every send vector
+  std::size_t mine = 0;   // items this rank receives
+
+  std::vector<std::size_t> elements(std::size_t per_item) const {
+    std::vector<std::size_t> e(counts.size());
+    for (std::size_t i = 0; i < counts.size(); ++i) e[i] = items(counts[i]) * per_item;
+    return e;
+  }
+};
+
+std::optional<ReduceScatterArgs> check_reduce_scatter(Call& call, const int* rcounts, int block_count, std::size_t n,
+                                                      int rank, MPI_Datatype datatype, MPI_Op op_handle) {
+  ReduceScatterArgs a;
   if (rcounts == nullptr) {
     if (!check_count(call, block_count)) return std::nullopt;
-    return std::vector<int>(n, block_count);
+    a.counts.assign(n, block_count);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!check_count(call, rcounts[i])) return std::nullopt;
+    }
+    a.counts.assign(rcounts, rcounts + n);
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!check_count(call, rcounts[i])) return std::nullopt;
-  }
-  return std::vector<int>(rcounts, rcounts + n);
+  a.type = check_committed(call, datatype);
+  if (a.type == nullptr) return std::nullopt;
+  a.op = check_op(call, op_handle);
+  if (a.op == nullptr) return std::nullopt;
+  a.total = std::accumulate(a.counts.begin(), a.counts.end(), std::size_t{0});
+  a.mine = items(a.counts[static_cast<std::size_t>(rank)]);
+  return a;
 }
+
+// Only whether a buffer is empty matters to check_buffer.
+int any_items(std::size_t count) noexcept { return count == 0 ? 0 : 1; }
 
 enum class Reduce : std::uint8_t { reduce, allreduce, scan, exscan };
 
@@ -217,11 +247,47 @@ bool refuse_in_place_inter(Call& call, const void* send, const void* recv) {
   return false;
 }
 
-// Equal blocks of `bytes` for each of n ranks.
-void equal_blocks(std::size_t n, std::size_t bytes, std::vector<std::size_t>& sizes, std::vector<std::ptrdiff_t>& displs) {
-  sizes.assign(n, bytes);
-  displs.resize(n);
-  for (std::size_t i = 0; i < n; ++i) displs[i] = static_cast<std::ptrdiff_t>(i * bytes);
+// `count` items of `type` in each of n blocks, one after another; `read`: the collective reads them.
+Blocks equal_staged(CollOp& op, void* buf, int count, const Datatype& type, std::size_t n, bool read) {
+  Blocks b;
+  const std::size_t all = items(count) * n;
+  b.data = read ? const_cast<std::byte*>(op.packed_in(buf, all, type)) : op.packed_out(buf, all, type, false, all);
+  const std::size_t bytes = items(count) * type.size();
+  b.bytes.assign(n, bytes);
+  b.displs.resize(n);
+  for (std::size_t i = 0; i < n; ++i) b.displs[i] = static_cast<std::ptrdiff_t>(i * bytes);
+  return b;
+}
+
+// Blocks for each of n peers of a collective that sends or receives per peer (alltoall and its v and w
+// forms, between the groups of an intercommunicator and over a neighborhood): `count` items each
+// (counts null), counts[i] items at displs[i] extents, or, with types, counts[i] items of types[i] at
+// displs[i] bytes (WDispl: the w form's displacement type). `sending`: the collective reads the blocks.
+template <typename WDispl>
+bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, int count, const int* counts, const void* displs,
+                    const MPI_Datatype* types, MPI_Datatype type, std::size_t n, Blocks& out) {
+  const std::string_view name = sending ? "sendcounts" : "recvcounts";
+  const int peers = static_cast<int>(n);
+  if (types != nullptr) {
+    std::vector<const Datatype*> checked;
+    if (!check_counts(call, counts, displs, peers, name) ||
+        (n > 0 && !check_types(call, types, counts, peers, name, checked))) {
+      return false;
+    }
+    out = stage_typed_blocks(op, buf, counts, static_cast<const WDispl*>(displs), checked, sending, !sending);
+    return true;
+  }
+  if (counts != nullptr) {
+    if (!check_counts(call, counts, displs, peers, name)) return false;
+    const Datatype* t = check_committed(call, type);
+    if (t == nullptr) return false;
+    out = stage_blocks(op, buf, counts, static_cast<const int*>(displs), peers, *t, sending, -1, !sending);
+    return true;
+  }
+  const Datatype* t = check_items(call, buf, count, type, sending ? "sendbuf" : "recvbuf");
+  if (t == nullptr) return false;
+  out = equal_staged(op, buf, count, *t, n, sending);
+  return true;
 }
 
 bool inter_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root) {
@@ -317,9 +383,7 @@ bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, int sc
     } else {
       t = check_items(call, blocks_buf, count, blocks_type, scatter ? "sendbuf" : "recvbuf");
       if (t == nullptr) return false;
-      const std::size_t all = items(count) * n;
-      blocks.data = scatter ? op.packed_in(blocks_buf, all, *t) : op.packed_out(blocks_buf, all, *t, false, all);
-      equal_blocks(n, items(count) * t->size(), blocks.bytes, blocks.displs);
+      blocks = equal_staged(op, blocks_buf, count, *t, n, scatter);
     }
   } else if (scatter) {
     const Datatype* t = check_items(call, recv, rcount, rtype, "recvbuf");
@@ -357,8 +421,7 @@ bool inter_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_D
   } else {
     const Datatype* rt = check_items(call, recv, rcount, rtype, "recvbuf");
     if (rt == nullptr) return false;
-    into.data = op.packed_out(recv, items(rcount) * n, *rt, false, items(rcount) * n);
-    equal_blocks(n, items(rcount) * rt->size(), into.bytes, into.displs);
+    into = equal_staged(op, recv, rcount, *rt, n, false);
   }
   const void* from = op.packed_in(send, items(scount), *st);
   op.start(coll::inter_iallgatherv(op.call(), groups_of(comm), from, items(scount) * st->size(), into.data, into.bytes,
@@ -371,36 +434,11 @@ bool inter_alltoall(Call& call, CollOp& op, const void* send, int scount, const 
                     const int* rdispls, const MPI_Datatype* rtypes, MPI_Datatype rtype) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
-  const int n = comm.size();
-  const auto stage = [&](bool sending, void* buf, int count, const int* counts, const int* displs,
-                         const MPI_Datatype* types, MPI_Datatype type, Blocks& out) {
-    const std::string_view name = sending ? "sendcounts" : "recvcounts";
-    if (types != nullptr) {
-      std::vector<const Datatype*> checked;
-      if (!check_counts(call, counts, displs, n, name) || !check_types(call, types, counts, n, name, checked)) {
-        return false;
-      }
-      out = stage_typed_blocks(op, buf, counts, displs, checked, sending, !sending);
-      return true;
-    }
-    if (counts != nullptr) {
-      if (!check_counts(call, counts, displs, n, name)) return false;
-      const Datatype* t = check_committed(call, type);
-      if (t == nullptr) return false;
-      out = stage_blocks(op, buf, counts, displs, n, *t, sending, -1, !sending);
-      return true;
-    }
-    const Datatype* t = check_items(call, buf, count, type, sending ? "sendbuf" : "recvbuf");
-    if (t == nullptr) return false;
-    const std::size_t all = items(count) * static_cast<std::size_t>(n);
-    out.data = sending ? const_cast<std::byte*>(op.packed_in(buf, all, *t)) : op.packed_out(buf, all, *t, false, all);
-    equal_blocks(static_cast<std::size_t>(n), items(count) * t->size(), out.bytes, out.displs);
-    return true;
-  };
+  const auto n = static_cast<std::size_t>(comm.size());
   Blocks from;
   Blocks into;
-  if (!stage(true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, from) ||
-      !stage(false, recv, rcount, rcounts, rdispls, rtypes, rtype, into)) {
+  if (!stage_per_peer<int>(call, op, true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, n, from) ||
+      !stage_per_peer<int>(call, op, false, recv, rcount, rcounts, rdispls, rtypes, rtype, n, into)) {
     return false;
   }
   op.start(coll::inter_ialltoallv(op.call(), groups_of(comm), from.data, from.bytes, from.displs, into.data,
@@ -411,27 +449,19 @@ bool inter_alltoall(Call& call, CollOp& op, const void* send, int scount, const 
 bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, int block_count,
                           MPI_Datatype datatype, MPI_Op op_handle) {
   Comm& comm = op.comm();
-  const auto n = static_cast<std::size_t>(comm.local_size());
   if (!refuse_in_place_inter(call, send, recv)) return false;
-  const std::optional<std::vector<int>> counts = reduce_scatter_counts(call, rcounts, block_count, n);
-  if (!counts) return false;
-  const Datatype* type = check_committed(call, datatype);
-  if (type == nullptr) return false;
-  const OpEntry* o = check_op(call, op_handle);
-  if (o == nullptr) return false;
-  const std::size_t total = std::accumulate(counts->begin(), counts->end(), std::size_t{0});
-  const std::size_t mine = items((*counts)[static_cast<std::size_t>(comm.rank())]);
-  const auto some = [](std::size_t count) { return count == 0 ? 0 : 1; };
-  if (!check_buffer(call, send, some(total), *type, "sendbuf") || !check_buffer(call, recv, some(mine), *type, "recvbuf")) {
+  const std::optional<ReduceScatterArgs> a = check_reduce_scatter(
+      call, rcounts, block_count, static_cast<std::size_t>(comm.local_size()), comm.rank(), datatype, op_handle);
+  if (!a || !check_buffer(call, send, any_items(a->total), *a->type, "sendbuf") ||
+      !check_buffer(call, recv, any_items(a->mine), *a->type, "recvbuf")) {
     return false;
   }
-  const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, op);
+  const std::optional<ReductionPlan> plan = plan_reduction(call, *a->op, *a->type, op);
   if (!plan) return false;
-  void* result = op.elements_out(recv, mine, *plan, false, mine);
-  const void* operand = op.elements_in(send, total, *plan);
-  std::vector<std::size_t> elements(n);
-  for (std::size_t i = 0; i < n; ++i) elements[i] = items((*counts)[i]) * plan->elements_per_item;
-  op.start(coll::inter_ireduce_scatter(op.call(), groups_of(comm), operand, result, elements, *plan->reduction));
+  void* result = op.elements_out(recv, a->mine, *plan, false, a->mine);
+  const void* operand = op.elements_in(send, a->total, *plan);
+  op.start(coll::inter_ireduce_scatter(op.call(), groups_of(comm), operand, result, a->elements(plan->elements_per_item),
+                                       *plan->reduction));
   return true;
 }
 
@@ -759,36 +789,27 @@ bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, 
                           MPI_Datatype datatype, MPI_Op op_handle) {
   if (op.comm().is_inter()) return inter_reduce_scatter(call, op, send, recv, rcounts, block_count, datatype, op_handle);
   const Comm& comm = op.comm();
-  const auto n = static_cast<std::size_t>(comm.size());
-  const std::optional<std::vector<int>> counts = reduce_scatter_counts(call, rcounts, block_count, n);
-  if (!counts) return false;
-  const Datatype* type = check_committed(call, datatype);
-  if (type == nullptr) return false;
-  const OpEntry* o = check_op(call, op_handle);
-  if (o == nullptr) return false;
-  const std::size_t total = std::accumulate(counts->begin(), counts->end(), std::size_t{0});
-  const std::size_t mine = items((*counts)[static_cast<std::size_t>(comm.rank())]);
+  const std::optional<ReduceScatterArgs> a = check_reduce_scatter(
+      call, rcounts, block_count, static_cast<std::size_t>(comm.size()), comm.rank(), datatype, op_handle);
+  if (!a) return false;
   const bool inplace = in_place(send);
-  // Only whether a buffer is empty matters to check_buffer.
-  const auto some = [](std::size_t count) { return count == 0 ? 0 : 1; };
   if (!refuse_in_place(call, recv, "recvbuf") ||
-      (!inplace && !check_buffer(call, send, some(total), *type, "sendbuf")) ||
-      !check_buffer(call, recv, some(inplace ? total : mine), *type, "recvbuf") ||
-      !check_not_aliased(call, send, recv, total * type->size())) {
+      (!inplace && !check_buffer(call, send, any_items(a->total), *a->type, "sendbuf")) ||
+      !check_buffer(call, recv, any_items(inplace ? a->total : a->mine), *a->type, "recvbuf") ||
+      !check_not_aliased(call, send, recv, a->total * a->type->size())) {
     return false;
   }
-  const std::optional<ReductionPlan> plan = plan_reduction(call, *o, *type, op);
+  const std::optional<ReductionPlan> plan = plan_reduction(call, *a->op, *a->type, op);
   if (!plan) return false;
-  void* result = inplace ? op.elements_out(recv, total, *plan, true, mine) : op.elements_out(recv, mine, *plan, false, mine);
-  const void* operand = inplace ? coll::kInPlace : op.elements_in(send, total, *plan);
+  void* result = inplace ? op.elements_out(recv, a->total, *plan, true, a->mine)
+                         : op.elements_out(recv, a->mine, *plan, false, a->mine);
+  const void* operand = inplace ? coll::kInPlace : op.elements_in(send, a->total, *plan);
   const coll::Reduction& r = *plan->reduction;
   if (rcounts == nullptr) {
     op.start(coll::ireduce_scatter_block(op.call(), operand, result, items(block_count) * plan->elements_per_item, r));
     return true;
   }
-  std::vector<std::size_t> elements(n);
-  for (std::size_t i = 0; i < n; ++i) elements[i] = items((*counts)[i]) * plan->elements_per_item;
-  op.start(coll::ireduce_scatter(op.call(), operand, result, elements, r));
+  op.start(coll::ireduce_scatter(op.call(), operand, result, a->elements(plan->elements_per_item), r));
   return true;
 }
 
@@ -802,21 +823,6 @@ std::optional<Neighbors> check_neighbors(Call& call, const Comm& comm) {
   std::optional<Neighbors> n = neighbors_of(comm);
   if (!n) call.fail(MPI_ERR_TOPOLOGY, fmt::format("{} has no topology to take neighbors from", label(comm)));
   return n;
-}
-
-// Per-neighbor counts and displacements (either may be null when there is no neighbor).
-bool check_neighbor_counts(Call& call, const int* counts, const void* displs, std::size_t n, std::string_view name) {
-  if (n == 0) return true;
-  if (!check_arg(call, counts, name) || !check_arg(call, displs, fmt::format("the displacements of {}", name))) {
-    return false;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (counts[i] < 0) {
-      call.fail(MPI_ERR_COUNT, fmt::format("{}[{}] is negative ({})", name, i, counts[i]));
-      return false;
-    }
-  }
-  return true;
 }
 
 void start_neighbor_exchange(CollOp& op, const Neighbors& nb, const Blocks& from, const Blocks& into) {
@@ -835,14 +841,6 @@ void start_neighbor_exchange(CollOp& op, const Neighbors& nb, const Blocks& from
   op.start(coll::ineighbor_exchange(op.call(), sends, recvs));
 }
 
-// `count` items of `type` in each of n blocks, one after another.
-Blocks equal_staged(CollOp& op, void* buf, int count, const Datatype& type, std::size_t n, bool read) {
-  Blocks b;
-  const std::size_t all = items(count) * n;
-  b.data = read ? const_cast<std::byte*>(op.packed_in(buf, all, type)) : op.packed_out(buf, all, type, false, all);
-  equal_blocks(n, items(count) * type.size(), b.bytes, b.displs);
-  return b;
-}
 
 // allgather (rcounts null) and allgatherv: one send block, the same for every destination.
 bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
@@ -854,7 +852,7 @@ bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, int scou
   const std::size_t nsrc = nb->sources.size();
   Blocks into;
   if (vector) {
-    if (!check_neighbor_counts(call, rcounts, rdispls, nsrc, "recvcounts")) return false;
+    if (!check_counts(call, rcounts, rdispls, static_cast<int>(nsrc), "recvcounts")) return false;
     const Datatype* rt = check_committed(call, rtype);
     if (rt == nullptr) return false;
     into = stage_blocks(op, recv, rcounts, rdispls, static_cast<int>(nsrc), *rt, false, -1, true);
@@ -878,33 +876,12 @@ bool start_neighbor_alltoall(Call& call, CollOp& op, const void* send, int scoun
                              MPI_Datatype rtype) {
   const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
   if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
-  const auto stage = [&](bool sending, void* buf, int count, const int* counts, const void* displs,
-                         const MPI_Datatype* types, MPI_Datatype type, std::size_t n, Blocks& out) {
-    const std::string_view name = sending ? "sendcounts" : "recvcounts";
-    if (types != nullptr) {
-      std::vector<const Datatype*> checked;
-      if (!check_neighbor_counts(call, counts, displs, n, name)) return false;
-      if (n > 0 && !check_types(call, types, counts, static_cast<int>(n), name, checked)) return false;
-      checked.resize(n);
-      out = stage_typed_blocks(op, buf, counts, static_cast<const MPI_Aint*>(displs), checked, sending, !sending);
-      return true;
-    }
-    if (counts != nullptr) {
-      if (!check_neighbor_counts(call, counts, displs, n, name)) return false;
-      const Datatype* t = check_committed(call, type);
-      if (t == nullptr) return false;
-      out = stage_blocks(op, buf, counts, static_cast<const int*>(displs), static_cast<int>(n), *t, sending, -1, !sending);
-      return true;
-    }
-    const Datatype* t = check_items(call, buf, count, type, sending ? "sendbuf" : "recvbuf");
-    if (t == nullptr) return false;
-    out = equal_staged(op, buf, count, *t, n, sending);
-    return true;
-  };
   Blocks from;
   Blocks into;
-  if (!stage(true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, nb->destinations.size(), from) ||
-      !stage(false, recv, rcount, rcounts, rdispls, rtypes, rtype, nb->sources.size(), into)) {
+  if (!stage_per_peer<MPI_Aint>(call, op, true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype,
+                                nb->destinations.size(), from) ||
+      !stage_per_peer<MPI_Aint>(call, op, false, recv, rcount, rcounts, rdispls, rtypes, rtype, nb->sources.size(),
+                                into)) {
     return false;
   }
   start_neighbor_exchange(op, *nb, from, into);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/errors.hpp"
@@ -44,37 +45,19 @@ Predefined* find_predefined(int keyval) noexcept {
   return nullptr;
 }
 
-// A keyval the program created and has not freed.
+// A communicator keyval the program created and has not freed.
 Keyval* check_user_keyval(Call& call, int keyval) {
   if (find_predefined(keyval) != nullptr) {
     call.fail(MPI_ERR_KEYVAL, fmt::format("attribute key {:#x} is predefined", keyval));
     return nullptr;
   }
-  Keyval* k = runtime().keyvals.find(keyval);
-  if (k == nullptr) {
-    call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", keyval));
-  } else if (k->kind != KeyvalKind::comm) {
-    call.fail(MPI_ERR_KEYVAL, fmt::format("attribute key {:#x} is not a communicator's (MPI_Comm_create_keyval)", keyval));
-    return nullptr;
-  }
-  return k;
+  return check_keyval(call, keyval, KeyvalKind::comm);
 }
 
 std::vector<Attribute>::iterator attribute_of(Comm& comm, int keyval) {
   return std::find_if(comm.attributes.begin(), comm.attributes.end(),
                       [&](const Attribute& a) { return a.keyval == keyval; });
 }
-
-// Runs the delete callback of an attribute about to go; false when it failed.
-bool delete_one(Call& call, const Comm& comm, const Attribute& a) {
-  if (a.remove == nullptr) return true;
-  const int rc = a.remove(comm.handle, a.keyval, a.value, a.extra_state);
-  if (rc == MPI_SUCCESS) return true;
-  call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
-            fmt::format("the delete callback of attribute key {:#x} returned {}", a.keyval, rc));
-  return false;
-}
-
 
 // The attribute calls, shared with their MPI-1 names (MPI_Attr_get ...), each reporting under its own name.
 int get_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attribute_val, int* flag) noexcept {
@@ -88,10 +71,7 @@ int get_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attrib
       *flag = 1;
       return;
     }
-    if (const Keyval* k = runtime().keyvals.find(comm_keyval); k == nullptr || k->kind != KeyvalKind::comm) {
-      call.fail(MPI_ERR_KEYVAL, fmt::format("invalid attribute key {:#x}", comm_keyval));
-      return;
-    }
+    if (check_keyval(call, comm_keyval, KeyvalKind::comm) == nullptr) return;
     const auto it = attribute_of(*c, comm_keyval);
     *flag = it != c->attributes.end() ? 1 : 0;
     if (*flag) *static_cast<void**>(attribute_val) = it->value;
@@ -106,7 +86,7 @@ int set_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attrib
     const auto it = attribute_of(*c, comm_keyval);
     if (it != c->attributes.end()) {
       // A new value replaces the old one as MPI_Comm_delete_attr would remove it.
-      if (!delete_one(call, *c, *it)) return;
+      if (!delete_attribute(call, c->handle, *it)) return;
       it->value = attribute_val;
       return;
     }
@@ -119,20 +99,15 @@ int delete_attr(std::string_view name, MPI_Comm comm, int comm_keyval) noexcept 
     if (c == nullptr || check_user_keyval(call, comm_keyval) == nullptr) return;
     const auto it = attribute_of(*c, comm_keyval);
     if (it == c->attributes.end()) return;  // nothing cached: nothing to delete
-    if (delete_one(call, *c, *it)) c->attributes.erase(it);
+    if (delete_attribute(call, c->handle, *it)) c->attributes.erase(it);
   });
 }
-int create_keyval(std::string_view name, MPI_Comm_copy_attr_function* comm_copy_attr_fn, MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state) noexcept {
+int create_comm_keyval(std::string_view name, MPI_Comm_copy_attr_function* comm_copy_attr_fn, MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval, void* extra_state) noexcept {
   return api_call(name, [&](Call& call) {
-    if (!check_arg(call, comm_keyval, "comm_keyval")) return;
-    Keyval k;
-    k.copy = comm_copy_attr_fn;
-    k.remove = comm_delete_attr_fn;
-    k.extra_state = extra_state;
-    *comm_keyval = runtime().keyvals.add(std::move(k));
+    create_keyval(call, KeyvalKind::comm, comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
   });
 }
-int free_keyval(std::string_view name, int* comm_keyval) noexcept {
+int free_comm_keyval(std::string_view name, int* comm_keyval) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_arg(call, comm_keyval, "comm_keyval") || check_user_keyval(call, *comm_keyval) == nullptr) return;
     runtime().keyvals.remove(*comm_keyval);
@@ -181,13 +156,13 @@ int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function* comm_delete_attr_fn, int* comm_keyval,
                             void* extra_state) {
-  return create_keyval("MPI_Comm_create_keyval", comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
+  return create_comm_keyval("MPI_Comm_create_keyval", comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state);
 }
 #pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
 
 // Attributes of a freed keyval keep their callbacks (Attribute holds them): freeing only retires the key.
 int PMPI_Comm_free_keyval(int* comm_keyval) {
-  return free_keyval("MPI_Comm_free_keyval", comm_keyval);
+  return free_comm_keyval("MPI_Comm_free_keyval", comm_keyval);
 }
 #pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
 
@@ -363,11 +338,11 @@ int PMPI_Add_error_string(int errorcode, const char* string) {
 // MPI-1's names for the attribute calls, deprecated since MPI-2 and still in wide use: the same calls
 // (MPI_Copy_function and MPI_Delete_function are the communicator callbacks' types).
 int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state) {
-  return create_keyval("MPI_Keyval_create", copy_fn, delete_fn, keyval, extra_state);
+  return create_comm_keyval("MPI_Keyval_create", copy_fn, delete_fn, keyval, extra_state);
 }
 #pragma weak MPI_Keyval_create = PMPI_Keyval_create
 
-int PMPI_Keyval_free(int* keyval) { return free_keyval("MPI_Keyval_free", keyval); }
+int PMPI_Keyval_free(int* keyval) { return free_comm_keyval("MPI_Keyval_free", keyval); }
 #pragma weak MPI_Keyval_free = PMPI_Keyval_free
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {

@@ -16,6 +16,7 @@
 #include "ftmpi/params/engine_params.hpp"
 #include "ftmpi/coll/collectives.hpp"
 #include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
 #include "mpi/call.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/comms.hpp"
@@ -85,7 +86,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     made.errhandler = c->errhandler;
     made.cart = c->cart;
     made.graph = c->graph;
-    if (!copy_attributes(call, *c, made)) {
+    if (!copy_attributes(call, c->handle, c->attributes, made.attributes)) {
       made.handle = MPI_COMM_NULL;
       return;
     }
@@ -182,7 +183,7 @@ int PMPI_Comm_free(MPI_Comm* comm) {
       call.fail(MPI_ERR_COMM, fmt::format("{} cannot be freed", c->name));
       return;
     }
-    if (!delete_attributes(call, *c)) return;
+    if (!delete_attributes(call, c->handle, c->attributes)) return;
     release_shm_colls(*c);
     // The slot stays (requests in flight may name it); the handle no longer finds it.
     c->handle = MPI_COMM_NULL;

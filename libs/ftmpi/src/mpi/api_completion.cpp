@@ -125,7 +125,7 @@ void free_generalized(Call& call, Request& r) {
   const int rc = r.general->free(r.general->extra_state);
   runtime().requests.release(r);
   if (rc != MPI_SUCCESS) {
-    call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
+    call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
               fmt::format("the generalized request's free function returned {}", rc));
   }
 }
@@ -145,7 +145,7 @@ int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype d
     const auto bytes = static_cast<std::size_t>(status->ftmpi_bytes);
     std::optional<std::size_t> n;
     if (measure == Measure::elements) {
-      n = (type->layout ? type->layout : type->node->flatten())->elements_in(bytes);
+      n = type->elements_in(bytes);
     } else if (type->size() == 0) {
       n = 0;
     } else if (bytes % type->size() == 0) {
@@ -302,7 +302,7 @@ int PMPI_Cancel(MPI_Request* request) {
     if (r->mode == Mode::generalized) {
       Generalized& g = *r->general;
       if (const int rc = g.cancel(g.extra_state, g.complete ? 1 : 0); rc != MPI_SUCCESS) {
-        call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
+        call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
                   fmt::format("the generalized request's cancel function returned {}", rc));
       }
       return;
@@ -410,7 +410,7 @@ int PMPI_Status_set_elements_x(MPI_Status* status, MPI_Datatype datatype, MPI_Co
       return;
     }
     // Whole items of the type, so that MPI_Get_elements and MPI_Get_count read back what was set.
-    const std::size_t per_item = (type->layout ? type->layout : type->node->flatten())->elements_in(type->size()).value_or(0);
+    const std::size_t per_item = type->elements_in(type->size()).value_or(0);
     const auto n = static_cast<std::size_t>(count);
     if (per_item == 0 ? n != 0 : n % per_item != 0) {
       call.fail(MPI_ERR_COUNT, fmt::format("{} elements are not whole items of the type ({} elements each)", n, per_item));

@@ -14,7 +14,7 @@
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
-#include "mpi/type_attributes.hpp"
+#include "mpi/attributes.hpp"
 
 namespace ftmpi::mpi {
 namespace {

@@ -23,6 +23,7 @@
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
 #include "mpi/call.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
@@ -154,7 +155,7 @@ int PMPI_Finalize(void) {
     // First, while MPI still works: MPI_COMM_SELF's attributes are deleted, the last set first (MPI-3.1
     // section 8.7.1), so that libraries clean up through their delete callbacks. A callback that fails
     // is reported, and finalizing goes on (the other ranks wait for this one's fence).
-    if (Comm* self = find_comm(MPI_COMM_SELF)) delete_attributes(call, *self, true);
+    if (Comm* self = find_comm(MPI_COMM_SELF)) delete_attributes(call, self->handle, self->attributes, true);
     runtime().bsend.drain(engine());
     // Before the engine stops: a rank may still need a resend of a broadcast this rank wrote.
     release_all_shm_colls();

@@ -91,6 +91,15 @@ bool swap_with(Call& call, const Comm& comm, int other, int tag, const void* out
   return true;
 }
 
+// The maximum of every member's `value` over comm, into `value` (blocking).
+bool max_over(Call& call, Comm& comm, std::uint32_t& value) {
+  const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
+  CollOpPtr op = make_coll_op(comm);
+  op->start(coll::iallreduce(op->call(), coll::kInPlace, &value, 1, *max));
+  finish_blocking(call, std::move(op));
+  return !call.failed();
+}
+
 // Broadcast of `bytes` from `root` over comm (blocking).
 bool bcast_over(Call& call, Comm& comm, void* data, std::size_t bytes, int root) {
   CollOpPtr op = make_coll_op(comm);
@@ -103,13 +112,9 @@ bool bcast_over(Call& call, Comm& comm, void* data, std::size_t bytes, int root)
 
 std::optional<std::uint32_t> agree_context(Call& call, Comm& parent, std::uint32_t width) {
   ContextRounds rounds(parent);
-  const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
   for (;;) {
     std::uint32_t proposal = rounds.propose();
-    CollOpPtr op = make_coll_op(parent);
-    op->start(coll::iallreduce(op->call(), coll::kInPlace, &proposal, 1, *max));
-    finish_blocking(call, std::move(op));
-    if (call.failed()) return std::nullopt;
+    if (!max_over(call, parent, proposal)) return std::nullopt;
     if (const std::optional<std::uint32_t> agreed = rounds.settle(proposal, width)) return agreed;
   }
 }
@@ -244,13 +249,9 @@ std::optional<Comm*> create_intercomm(Call& call, Comm& local_comm, int local_le
   //    broadcast in the group; keyed by the lower of the two groups' contexts on both sides, so that
   //    the agreement has one priority everywhere (comms.hpp).
   ContextRounds rounds(std::min(mine.key, theirs.key));
-  const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
   for (;;) {
     std::uint32_t proposal = rounds.propose();
-    CollOpPtr op = make_coll_op(local_comm);
-    op->start(coll::iallreduce(op->call(), coll::kInPlace, &proposal, 1, *max));
-    finish_blocking(call, std::move(op));
-    if (call.failed()) return std::nullopt;
+    if (!max_over(call, local_comm, proposal)) return std::nullopt;
     if (leader) {
       std::uint32_t other = 0;
       if (!swap_with(call, *peer_comm, remote_leader, tag, &proposal, &other, sizeof other)) return std::nullopt;
@@ -271,42 +272,6 @@ std::optional<Comm*> create_comm(Call& call, Comm& parent, const std::vector<int
   members.reserve(parent_ranks.size());
   for (int r : parent_ranks) members.push_back(parent.world_rank_of(r));
   return &add_comm(std::move(members), *context);
-}
-
-bool copy_attributes(Call& call, Comm& from, Comm& to) {
-  for (const Attribute& a : from.attributes) {
-    if (a.copy == nullptr) continue;  // MPI_COMM_NULL_COPY_FN
-    void* copied = nullptr;
-    int flag = 0;
-    const int rc = a.copy(from.handle, a.keyval, a.extra_state, a.value, &copied, &flag);
-    if (rc != MPI_SUCCESS) {
-      call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
-                fmt::format("the copy callback of attribute key {:#x} returned {}", a.keyval, rc));
-      return false;
-    }
-    if (flag != 0) {
-      Attribute b = a;
-      b.value = copied;
-      to.attributes.push_back(b);
-    }
-  }
-  return true;
-}
-
-bool delete_attributes(Call& call, Comm& comm, bool last_set_first) {
-  std::vector<Attribute> attributes = std::move(comm.attributes);
-  comm.attributes.clear();
-  if (last_set_first) std::reverse(attributes.begin(), attributes.end());
-  for (const Attribute& a : attributes) {
-    if (a.remove == nullptr) continue;  // MPI_COMM_NULL_DELETE_FN
-    const int rc = a.remove(comm.handle, a.keyval, a.value, a.extra_state);
-    if (rc != MPI_SUCCESS) {
-      call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
-                fmt::format("the delete callback of attribute key {:#x} returned {}", a.keyval, rc));
-      return false;
-    }
-  }
-  return true;
 }
 
 std::string label(const Comm& comm) {

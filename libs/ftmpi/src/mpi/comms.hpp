@@ -77,11 +77,6 @@ std::optional<Comm*> split_comm(Call& call, Comm& parent, int color, int key);
 // rank order), or null for processes not among them; nullopt when the call failed.
 std::optional<Comm*> create_comm(Call& call, Comm& parent, const std::vector<int>& parent_ranks);
 
-// Runs the copy callbacks of `from`'s attributes into `to` (MPI_Comm_dup); false when one failed.
-bool copy_attributes(Call& call, Comm& from, Comm& to);
-// Runs the delete callbacks of every attribute and forgets them (MPI_Comm_free; MPI_Finalize for
-// MPI_COMM_SELF, the last set first); false when one failed.
-bool delete_attributes(Call& call, Comm& comm, bool last_set_first = false);
 
 // The communicator's name for messages: its name, or its handle when it has none.
 std::string label(const Comm& comm);

@@ -123,6 +123,11 @@ struct Datatype {
 
   std::size_t size() const noexcept { return node->size; }
   std::ptrdiff_t extent() const noexcept { return node->extent(); }
+  // Basic elements in `bytes` of packed data (MPI_Get_elements), committed or not; nullopt when the
+  // bytes end inside an element.
+  std::optional<std::size_t> elements_in(std::size_t bytes) const {
+    return (layout ? layout : node->flatten())->elements_in(bytes);
+  }
   bool dense() const noexcept { return layout->dense; }
 };
 

@@ -55,7 +55,7 @@ struct Runtime {
   GroupTable groups;
   InfoTable infos;
   KeyvalTable keyvals;
-  // Attributes cached on datatypes, by handle (type_attributes.cpp); a freed type's are deleted.
+  // Attributes cached on datatypes, by handle (attributes.cpp); a freed type's are deleted.
   std::unordered_map<int, std::vector<Attribute>> type_attributes;
   MessageTable messages;
   int thread_level = MPI_THREAD_SINGLE;

@@ -31,8 +31,6 @@ void ThreadLock::leave() noexcept {
   if (--depth == 0) lock.unlock();
 }
 
-bool ThreadLock::held() noexcept { return enabled_ && depth > 0; }
-
 // A plain unlock-lock would hand nothing over: the woken waiter needs microseconds to run, and this
 // thread takes the lock back first. So after unlocking, yield until another thread has taken it (or a
 // few turns passed: the waiter may have been another wait's pass that took and gave it back already).

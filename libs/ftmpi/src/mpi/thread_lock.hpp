@@ -15,8 +15,6 @@ class ThreadLock {
   static void enable() noexcept { enabled_ = true; }
   static void enter() noexcept;
   static void leave() noexcept;
-  // Whether this thread holds the lock (enabled and inside a call).
-  static bool held() noexcept;
   // Between rounds of a wait: if another thread waits for the lock, lets it run, then takes the lock
   // back. Nothing when this thread does not hold it or nobody waits.
   static void pass() noexcept;

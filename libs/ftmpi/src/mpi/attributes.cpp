@@ -1,7 +1,7 @@
-// Attribute caching on datatypes, and keyvals for windows (MPI-3.1 sections 6.7.3 and 6.7.4): keyvals
-// live in the same table as communicators' (Keyval::kind tells them apart), datatypes' attributes in
-// Runtime::type_attributes by handle. There are no windows yet, so a window's attributes cannot be set.
-#include "mpi/type_attributes.hpp"
+// Attribute caching (attributes.hpp): the keyvals and callbacks every kind of object shares; the calls
+// of datatypes' attributes (Runtime::type_attributes, by handle) and windows' keyvals. There are no
+// windows yet, so a window's attributes cannot be set. Communicators' calls are in api_comm.cpp.
+#include "mpi/attributes.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -10,43 +10,26 @@
 
 #include "mpi/api.hpp"
 #include "mpi/call.hpp"
+#include "mpi/errors.hpp"
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
 namespace {
 
-Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind, std::string_view what) {
-  Keyval* k = runtime().keyvals.find(keyval);
-  if (k == nullptr || k->kind != kind) {
-    call.fail(MPI_ERR_KEYVAL, k == nullptr ? fmt::format("invalid attribute key {:#x}", keyval)
-                                           : fmt::format("attribute key {:#x} is not a {}'s", keyval, what));
-    return nullptr;
+std::string_view kind_name(KeyvalKind kind) noexcept {
+  switch (kind) {
+    case KeyvalKind::comm: return "communicator";
+    case KeyvalKind::type: return "datatype";
+    case KeyvalKind::win: return "window";
   }
-  return k;
+  return "object";
 }
 
-int create_keyval(Call& call, KeyvalKind kind, MPI_Comm_copy_attr_function* copy,
-                  MPI_Comm_delete_attr_function* remove, int* keyval, void* extra_state) {
-  if (!check_arg(call, keyval, "keyval")) return MPI_KEYVAL_INVALID;
-  Keyval k;
-  k.copy = copy;
-  k.remove = remove;
-  k.extra_state = extra_state;
-  k.kind = kind;
-  return *keyval = runtime().keyvals.add(std::move(k));
-}
-
-void free_keyval(Call& call, KeyvalKind kind, int* keyval, std::string_view what) {
-  if (!check_arg(call, keyval, "keyval") || check_keyval(call, *keyval, kind, what) == nullptr) return;
-  runtime().keyvals.remove(*keyval);
-  *keyval = MPI_KEYVAL_INVALID;
-}
-
-int status_of(Call& call, int rc, std::string_view what, int keyval) {
-  if (rc == MPI_SUCCESS) return rc;
-  call.fail(rc >= MPI_SUCCESS && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
+bool callback_succeeded(Call& call, int rc, std::string_view what, int keyval) {
+  if (rc == MPI_SUCCESS) return true;
+  call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
             fmt::format("the {} callback of attribute key {:#x} returned {}", what, keyval, rc));
-  return rc;
+  return false;
 }
 
 std::vector<Attribute>::iterator find_attribute(std::vector<Attribute>& list, int keyval) {
@@ -59,39 +42,80 @@ void fail_no_windows(Call& call) {
 
 }  // namespace
 
-bool copy_type_attributes(Call& call, int from, int to) {
-  Runtime& rt = runtime();
-  const auto it = rt.type_attributes.find(from);
-  if (it == rt.type_attributes.end()) return true;
-  const std::vector<Attribute> attributes = it->second;  // callbacks may set attributes themselves
-  for (const Attribute& a : attributes) {
-    if (a.copy == nullptr) continue;  // MPI_TYPE_NULL_COPY_FN
+Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind) {
+  Keyval* k = runtime().keyvals.find(keyval);
+  if (k == nullptr || k->kind != kind) {
+    call.fail(MPI_ERR_KEYVAL, k == nullptr ? fmt::format("invalid attribute key {:#x}", keyval)
+                                           : fmt::format("attribute key {:#x} is not a {}'s", keyval, kind_name(kind)));
+    return nullptr;
+  }
+  return k;
+}
+
+void create_keyval(Call& call, KeyvalKind kind, MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* remove,
+                   int* keyval, void* extra_state) {
+  if (!check_arg(call, keyval, "keyval")) return;
+  Keyval k;
+  k.copy = copy;
+  k.remove = remove;
+  k.extra_state = extra_state;
+  k.kind = kind;
+  *keyval = runtime().keyvals.add(std::move(k));
+}
+
+void free_keyval(Call& call, KeyvalKind kind, int* keyval) {
+  if (!check_arg(call, keyval, "keyval") || check_keyval(call, *keyval, kind) == nullptr) return;
+  runtime().keyvals.remove(*keyval);
+  *keyval = MPI_KEYVAL_INVALID;
+}
+
+bool copy_attributes(Call& call, int handle, const std::vector<Attribute>& from, std::vector<Attribute>& to) {
+  for (const Attribute& a : from) {
+    if (a.copy == nullptr) continue;  // MPI_*_NULL_COPY_FN
     void* copied = nullptr;
     int flag = 0;
-    if (status_of(call, a.copy(from, a.keyval, a.extra_state, a.value, &copied, &flag), "copy", a.keyval) != 0) {
+    if (!callback_succeeded(call, a.copy(handle, a.keyval, a.extra_state, a.value, &copied, &flag), "copy", a.keyval)) {
       return false;
     }
     if (flag != 0) {
       Attribute b = a;
       b.value = copied;
-      rt.type_attributes[to].push_back(b);
+      to.push_back(b);
     }
   }
   return true;
+}
+
+bool delete_attribute(Call& call, int handle, const Attribute& a) {
+  return a.remove == nullptr ||  // MPI_*_NULL_DELETE_FN
+         callback_succeeded(call, a.remove(handle, a.keyval, a.value, a.extra_state), "delete", a.keyval);
+}
+
+bool delete_attributes(Call& call, int handle, std::vector<Attribute>& attributes, bool last_set_first) {
+  std::vector<Attribute> going = std::move(attributes);
+  attributes.clear();
+  if (last_set_first) std::reverse(going.begin(), going.end());
+  for (const Attribute& a : going) {
+    if (!delete_attribute(call, handle, a)) return false;
+  }
+  return true;
+}
+
+bool copy_type_attributes(Call& call, int from, int to) {
+  Runtime& rt = runtime();
+  const auto it = rt.type_attributes.find(from);
+  if (it == rt.type_attributes.end()) return true;
+  const std::vector<Attribute> attributes = it->second;  // a callback may set attributes on `from`
+  return copy_attributes(call, from, attributes, rt.type_attributes[to]);
 }
 
 bool delete_type_attributes(Call& call, int type) {
   Runtime& rt = runtime();
   const auto it = rt.type_attributes.find(type);
   if (it == rt.type_attributes.end()) return true;
-  const std::vector<Attribute> attributes = std::move(it->second);
+  std::vector<Attribute> attributes = std::move(it->second);
   rt.type_attributes.erase(it);
-  for (const Attribute& a : attributes) {
-    if (a.remove != nullptr && status_of(call, a.remove(type, a.keyval, a.value, a.extra_state), "delete", a.keyval) != 0) {
-      return false;
-    }
-  }
-  return true;
+  return delete_attributes(call, type, attributes);
 }
 
 }  // namespace ftmpi::mpi
@@ -111,14 +135,14 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function* type_copy_attr_fn,
 
 int PMPI_Type_free_keyval(int* type_keyval) {
   return api_call("MPI_Type_free_keyval",
-                  [&](Call& call) { free_keyval(call, KeyvalKind::type, type_keyval, "datatype"); });
+                  [&](Call& call) { free_keyval(call, KeyvalKind::type, type_keyval); });
 }
 #pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
 
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val) {
   return api_call("MPI_Type_set_attr", [&](Call& call) {
     if (check_datatype(call, datatype) == nullptr) return;
-    const Keyval* k = check_keyval(call, type_keyval, KeyvalKind::type, "datatype");
+    const Keyval* k = check_keyval(call, type_keyval, KeyvalKind::type);
     if (k == nullptr) return;
     std::vector<Attribute>& list = runtime().type_attributes[datatype];
     const auto it = find_attribute(list, type_keyval);
@@ -127,11 +151,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_v
       return;
     }
     // The old value is deleted as MPI_Type_delete_attr would.
-    if (it->remove != nullptr &&
-        status_of(call, it->remove(datatype, type_keyval, it->value, it->extra_state), "delete", type_keyval) != 0) {
-      return;
-    }
-    it->value = attribute_val;
+    if (delete_attribute(call, datatype, *it)) it->value = attribute_val;
   });
 }
 #pragma weak MPI_Type_set_attr = PMPI_Type_set_attr
@@ -139,7 +159,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_v
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag) {
   return api_call("MPI_Type_get_attr", [&](Call& call) {
     if (check_datatype(call, datatype) == nullptr || !check_arg(call, attribute_val, "attribute_val") ||
-        !check_arg(call, flag, "flag") || check_keyval(call, type_keyval, KeyvalKind::type, "datatype") == nullptr) {
+        !check_arg(call, flag, "flag") || check_keyval(call, type_keyval, KeyvalKind::type) == nullptr) {
       return;
     }
     std::vector<Attribute>& list = runtime().type_attributes[datatype];
@@ -153,35 +173,28 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_v
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
   return api_call("MPI_Type_delete_attr", [&](Call& call) {
     if (check_datatype(call, datatype) == nullptr ||
-        check_keyval(call, type_keyval, KeyvalKind::type, "datatype") == nullptr) {
+        check_keyval(call, type_keyval, KeyvalKind::type) == nullptr) {
       return;
     }
     std::vector<Attribute>& list = runtime().type_attributes[datatype];
     const auto it = find_attribute(list, type_keyval);
     if (it == list.end()) return;
-    if (it->remove != nullptr &&
-        status_of(call, it->remove(datatype, type_keyval, it->value, it->extra_state), "delete", type_keyval) != 0) {
-      return;
-    }
-    list.erase(it);
+    if (delete_attribute(call, datatype, *it)) list.erase(it);
   });
 }
 #pragma weak MPI_Type_delete_attr = PMPI_Type_delete_attr
 
-// MPI_TYPE_DUP_FN and MPI_WIN_DUP_FN: the copy gets the same value. Callable outside MPI.
-int PMPI_Type_dup_fn(MPI_Datatype /*oldtype*/, int /*type_keyval*/, void* /*extra_state*/, void* attribute_val_in,
+// MPI_TYPE_DUP_FN and MPI_WIN_DUP_FN: the copy gets the same value, as MPI_COMM_DUP_FN gives it (the
+// handles are all ints). Callable outside MPI.
+int PMPI_Type_dup_fn(MPI_Datatype oldtype, int type_keyval, void* extra_state, void* attribute_val_in,
                      void* attribute_val_out, int* flag) {
-  *static_cast<void**>(attribute_val_out) = attribute_val_in;
-  *flag = 1;
-  return MPI_SUCCESS;
+  return PMPI_Comm_dup_fn(oldtype, type_keyval, extra_state, attribute_val_in, attribute_val_out, flag);
 }
 #pragma weak MPI_Type_dup_fn = PMPI_Type_dup_fn
 
-int PMPI_Win_dup_fn(MPI_Win /*oldwin*/, int /*win_keyval*/, void* /*extra_state*/, void* attribute_val_in,
-                    void* attribute_val_out, int* flag) {
-  *static_cast<void**>(attribute_val_out) = attribute_val_in;
-  *flag = 1;
-  return MPI_SUCCESS;
+int PMPI_Win_dup_fn(MPI_Win oldwin, int win_keyval, void* extra_state, void* attribute_val_in, void* attribute_val_out,
+                    int* flag) {
+  return PMPI_Comm_dup_fn(oldwin, win_keyval, extra_state, attribute_val_in, attribute_val_out, flag);
 }
 #pragma weak MPI_Win_dup_fn = PMPI_Win_dup_fn
 
@@ -195,7 +208,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function* win_copy_attr_fn,
 #pragma weak MPI_Win_create_keyval = PMPI_Win_create_keyval
 
 int PMPI_Win_free_keyval(int* win_keyval) {
-  return api_call("MPI_Win_free_keyval", [&](Call& call) { free_keyval(call, KeyvalKind::win, win_keyval, "window"); });
+  return api_call("MPI_Win_free_keyval", [&](Call& call) { free_keyval(call, KeyvalKind::win, win_keyval); });
 }
 #pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval
 
