@@ -1,6 +1,6 @@
 ! `use mpi`, free form: a derived type (a column of a matrix), a user reduction written in Fortran,
 ! MINLOC on MPI_2INTEGER, gather and scatter, MPI_WAITANY's index from 1, MPI_TESTALL, a matched probe,
-! the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
+! MPI_COMM_IDUP and MPI_COMM_CREATE_GROUP, the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
 module checks
   use mpi
   implicit none
@@ -36,6 +36,7 @@ program fmod
   integer :: ierr, rank, size, i, j, column, op, n, idx, msg
   integer :: matrix(4, 3), got(4), requests(3), status(MPI_STATUS_SIZE)
   integer :: pair(2), best(2), value, expected
+  integer :: copy, group, first, solo
   integer, allocatable :: all(:), part(:)
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
   logical :: flag, done
@@ -120,6 +121,25 @@ program fmod
     call MPI_MRECV(value, 1, MPI_INTEGER, msg, MPI_STATUS_IGNORE, ierr)
     call expect(value == status(MPI_SOURCE) + 500 .and. msg == MPI_MESSAGE_NULL, 'mrecv')
   end if
+
+  ! MPI_COMM_IDUP (the handle arrives when the request completes) and MPI_COMM_CREATE_GROUP of rank 0.
+  call MPI_COMM_IDUP(MPI_COMM_WORLD, copy, requests(1), ierr)
+  call MPI_WAIT(requests(1), MPI_STATUS_IGNORE, ierr)
+  call MPI_ALLREDUCE(1, n, 1, MPI_INTEGER, MPI_SUM, copy, ierr)
+  call expect(n == size, 'allreduce on the idup copy')
+  call MPI_COMM_GROUP(copy, group, ierr)
+  call MPI_GROUP_INCL(group, 1, (/ 0 /), first, ierr)
+  call MPI_COMM_CREATE_GROUP(copy, first, 7, solo, ierr)
+  if (rank == 0) then
+    call MPI_COMM_SIZE(solo, n, ierr)
+    call expect(n == 1, 'create_group of rank 0')
+    call MPI_COMM_FREE(solo, ierr)
+  else
+    call expect(solo == MPI_COMM_NULL, 'create_group outside the group')
+  end if
+  call MPI_GROUP_FREE(first, ierr)
+  call MPI_GROUP_FREE(group, ierr)
+  call MPI_COMM_FREE(copy, ierr)
 
   ! The predefined attribute, by value.
   call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, tag_ub, flag, ierr)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -95,6 +96,27 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
 }
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup
 
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  return api_call("MPI_Comm_idup", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, newcomm, "newcomm") || !check_arg(call, request, "request")) return;
+    // The attributes are copied now, as the parent has them when the call starts (a failed copy
+    // callback fails the call before it communicates).
+    auto attributes = std::make_shared<std::vector<Attribute>>();
+    if (!copy_attributes(call, c->handle, c->attributes, *attributes)) return;
+    idup_comm(call, *c,
+              [newcomm, attributes, errhandler = c->errhandler, cart = c->cart, graph = c->graph](Comm& made) {
+                made.errhandler = errhandler;
+                made.cart = cart;
+                made.graph = graph;
+                made.attributes = std::move(*attributes);
+                *newcomm = made.handle;
+              },
+              request);
+  });
+}
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
+
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return api_call("MPI_Comm_split", [&](Call& call) {
     Comm* c = check_comm(call, comm);
@@ -173,6 +195,35 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   });
 }
 #pragma weak MPI_Comm_create = PMPI_Comm_create
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  return api_call("MPI_Comm_create_group", [&](Call& call) {
+    Comm* c = check_intra(call, comm);
+    if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
+    const Group* g = check_group(call, group);
+    if (g == nullptr) return;
+    if (tag < 0) {
+      call.fail(MPI_ERR_TAG, fmt::format("invalid tag {} (MPI_Comm_create_group takes a tag from 0 to MPI_TAG_UB)", tag));
+      return;
+    }
+    for (int w : g->world_ranks) {
+      if (c->view.comm_rank_of(w) < 0) {
+        call.fail(MPI_ERR_GROUP, fmt::format("the group holds world rank {}, which is not in {}", w, label(*c)));
+        return;
+      }
+    }
+    // A process outside the group takes no part (MPI-3.1 section 6.4.2).
+    if (g->rank_of(runtime().world().rank()) == MPI_UNDEFINED) {
+      *newcomm = MPI_COMM_NULL;
+      return;
+    }
+    const std::optional<Comm*> made = create_group_comm(call, *c, g->world_ranks, tag);
+    if (!made) return;
+    (*made)->errhandler = c->errhandler;
+    set_result(newcomm, *made);
+  });
+}
+#pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
 
 int PMPI_Comm_free(MPI_Comm* comm) {
   return api_call("MPI_Comm_free", [&](Call& call) {

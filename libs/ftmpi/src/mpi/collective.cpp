@@ -75,6 +75,7 @@ void CollOp::clear() noexcept {
   schedule_.reset();
   scratch_.clear();
   finishers_.clear();
+  next_ = nullptr;
   user_ = UserOpContext{};
   done_ = false;
   pending_ = false;
@@ -163,9 +164,16 @@ bool CollOp::test() {
   const base::Result<bool> complete = schedule_->test();
   if (!complete) {
     fail(complete.status());
+    next_ = nullptr;
     return true;
   }
   if (!*complete) return false;
+  if (next_) {
+    const bool last = next_(*this);  // may start the next schedule, or fail to
+    if (!last && !done_) return false;
+    next_ = nullptr;
+    if (done_) return true;
+  }
   for (const auto& finisher : finishers_) finisher();
   done_ = true;
   return true;

@@ -64,6 +64,10 @@ class CollOp {
   // A buffer owned by the op, for as long as the op lives.
   std::byte* scratch(std::size_t bytes);
   void on_done(std::function<void()> finisher) { finishers_.push_back(std::move(finisher)); }
+  // An op in steps (MPI_Comm_idup's rounds): `next` runs each time the schedule completes, and either
+  // starts the next schedule and returns false, or returns true when the op is complete. Dropped when
+  // the op ends, so that what it holds is released then.
+  void then(std::function<bool(CollOp&)> next) { next_ = std::move(next); }
 
   // `count` items of a datatype as packed bytes, for the collective to read: the user's buffer when the
   // type is dense, else a packed copy.
@@ -109,6 +113,7 @@ class CollOp {
   std::optional<coll::Schedule> schedule_;
   std::vector<std::unique_ptr<std::byte[]>> scratch_;
   std::vector<std::function<void()>> finishers_;
+  std::function<bool(CollOp&)> next_;
   UserOpContext user_;
   bool done_ = false;
   bool pending_ = false;

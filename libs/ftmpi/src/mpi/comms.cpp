@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "mpi/call.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/handles.hpp"
+#include "mpi/request.hpp"
 #include "mpi/runtime.hpp"
 #include "mpi/transport.hpp"
 
@@ -32,11 +34,17 @@ namespace {
 // A member's answer in a round it may not propose in (comms.hpp); the maximum, so it wins the MAX.
 constexpr std::uint32_t kNotNow = UINT32_MAX;
 
-// One agreement's rounds, in this process (comms.hpp), under the priority `key`: the parent's context.
+// An agreement's priority: the parent's context, then (MPI_Comm_create_group) 1 + the program's tag, so
+// that concurrent agreements over one parent are ordered too.
+std::uint64_t agreement_key(std::uint32_t parent_context, std::uint32_t sub = 0) noexcept {
+  return (std::uint64_t{parent_context} << 32) | sub;
+}
+
+// One agreement's rounds, in this process (comms.hpp), under its priority key.
 class ContextRounds {
  public:
-  explicit ContextRounds(std::uint32_t key) : rt_(runtime()), key_(key) { rt_.agreeing.insert(key_); }
-  explicit ContextRounds(const Comm& parent) : ContextRounds(parent.view.context) {}
+  explicit ContextRounds(std::uint64_t key) : rt_(runtime()), key_(key) { rt_.agreeing.insert(key_); }
+  explicit ContextRounds(const Comm& parent) : ContextRounds(agreement_key(parent.view.context)) {}
   ~ContextRounds() {
     rt_.agreeing.erase(rt_.agreeing.find(key_));
     if (proposing_) rt_.proposal_out = false;
@@ -52,21 +60,25 @@ class ContextRounds {
     return rt_.next_context;
   }
   // The round's outcome: the agreed id (the communicator takes `width` ids from it), or nullopt when it
-  // must be repeated (then the lock is passed, so that the agreement this one waits for can go on).
-  std::optional<std::uint32_t> settle(std::uint32_t agreed, std::uint32_t width) {
+  // must be repeated. A blocking agreement then passes the lock, so that the agreement it waits for
+  // can go on; a nonblocking one (`pass` false) runs inside the polling of pending collectives, where
+  // another thread must not get in.
+  std::optional<std::uint32_t> settle(std::uint32_t agreed, std::uint32_t width, bool pass = true) {
     if (proposing_) rt_.proposal_out = false;
     proposing_ = false;
     if (agreed == kNotNow) {
-      ThreadLock::pass();
+      if (pass) ThreadLock::pass();
       return std::nullopt;
     }
+    // Ids from kSideContext up are side contexts (below), never agreed.
+    if (agreed >= kSideContext - width) fatal(MPI_ERR_INTERN, "out of communicator context ids");
     rt_.next_context = agreed + width;
     return agreed;
   }
 
  private:
   Runtime& rt_;
-  std::uint32_t key_;
+  std::uint64_t key_;
   bool proposing_ = false;
 };
 
@@ -248,7 +260,7 @@ std::optional<Comm*> create_intercomm(Call& call, Comm& local_comm, int local_le
   // 2. The context: rounds over both groups, each an allreduce in the group, the leaders' swap and a
   //    broadcast in the group; keyed by the lower of the two groups' contexts on both sides, so that
   //    the agreement has one priority everywhere (comms.hpp).
-  ContextRounds rounds(std::min(mine.key, theirs.key));
+  ContextRounds rounds(agreement_key(std::min(mine.key, theirs.key)));
   for (;;) {
     std::uint32_t proposal = rounds.propose();
     if (!max_over(call, local_comm, proposal)) return std::nullopt;
@@ -272,6 +284,75 @@ std::optional<Comm*> create_comm(Call& call, Comm& parent, const std::vector<int
   members.reserve(parent_ranks.size());
   for (int r : parent_ranks) members.push_back(parent.world_rank_of(r));
   return &add_comm(std::move(members), *context);
+}
+
+namespace {
+
+// MPI_Comm_idup's state, owned by its collective op.
+struct IdupAgreement {
+  explicit IdupAgreement(const Comm& over) : rounds(std::in_place, over) {}
+  std::optional<ContextRounds> rounds;  // reset when settled, so that other agreements go on
+  std::uint32_t value = 0;              // the round's proposal, then the maximum
+  std::uint32_t context = 0;
+  int tag = 0;
+};
+
+// Starts one round of an idup: the allreduce(MAX) of the proposals over `over`.
+void start_idup_round(CollOp& op, Comm& over, IdupAgreement& agreement) {
+  agreement.value = agreement.rounds->propose();
+  const auto max = coll::Reduction::predefined(coll::Op::max, coll::Kind::uint32);
+  op.start(coll::iallreduce(coll::Call{over.transport, runtime().tuning, agreement.tag}, coll::kInPlace,
+                            &agreement.value, 1, *max));
+}
+
+}  // namespace
+
+void idup_comm(Call& call, Comm& parent, std::function<void(Comm&)> finish, MPI_Request* request) {
+  Comm& over = parent.is_inter() ? *parent.inter->merged : parent;
+  const std::uint32_t width = parent.is_inter() ? kInterContexts : 2;
+  auto agreement = std::make_shared<IdupAgreement>(over);
+  CollOpPtr op = make_coll_op(over);
+  // One tag for every round: the program may start other collectives on the parent before this one
+  // ends, and each member takes tags in the order the collectives started. Rounds follow each other,
+  // so reusing it is safe (messages between two processes with one tag match in order).
+  agreement->tag = op->call().tag;
+  start_idup_round(*op, over, *agreement);
+  op->then([agreement, over = &over, width](CollOp& o) {
+    if (const std::optional<std::uint32_t> agreed = agreement->rounds->settle(agreement->value, width, false)) {
+      agreement->context = *agreed;
+      agreement->rounds.reset();
+      return true;
+    }
+    start_idup_round(o, *over, *agreement);
+    return false;
+  });
+  op->on_done([agreement, parent = &parent, finish = std::move(finish)] {
+    Comm& made = parent->is_inter()
+                     ? add_intercomm(parent->inter->local, parent->inter->remote, agreement->context, parent->inter->low)
+                     : add_comm(parent->members(), agreement->context);
+    finish(made);
+  });
+  finish_nonblocking(call, std::move(op), request);
+  if (!call.failed()) (*request)->transfer.comm = &parent;  // its errors go to the parent's handler
+}
+
+std::optional<Comm*> create_group_comm(Call& call, Comm& parent, std::vector<int> members, int tag) {
+  // The members as a communicator of their own on parent's side context, for the agreement only.
+  Comm side;
+  const int me = runtime().world().rank();
+  const int rank = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
+  side.world_ranks = members;
+  side.coll_view = engine::CommView{kSideContext | parent.view.context, rank, static_cast<int>(members.size()),
+                                    side.world_ranks};
+  ContextRounds rounds(agreement_key(parent.view.context, static_cast<std::uint32_t>(tag) + 1));
+  for (;;) {
+    std::uint32_t proposal = rounds.propose();
+    side.next_coll_tag = tag;
+    if (!max_over(call, side, proposal)) return std::nullopt;
+    if (const std::optional<std::uint32_t> agreed = rounds.settle(proposal, 2)) {
+      return &add_comm(std::move(members), *agreed);
+    }
+  }
 }
 
 std::string label(const Comm& comm) {

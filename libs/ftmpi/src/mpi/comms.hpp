@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ class Call;
 
 void set_up_comm(Comm& comm, MPI_Comm handle, std::string name, std::uint32_t context, int rank, int size,
                  std::vector<int> world_ranks);
+
+// Context ids from here up are never agreed: communicator c's side context, kSideContext | c's
+// context, carries MPI_Comm_create_group's agreement among a group's members under the program's tag,
+// apart from the program's messages and from c's collectives (whose tags are not the program's).
+inline constexpr std::uint32_t kSideContext = 0x80000000U;
 
 // Context ids an intercommunicator takes: its own two and its merged group's two (comm.hpp).
 inline constexpr std::uint32_t kInterContexts = 4;
@@ -77,6 +83,16 @@ std::optional<Comm*> split_comm(Call& call, Comm& parent, int color, int key);
 // rank order), or null for processes not among them; nullopt when the call failed.
 std::optional<Comm*> create_comm(Call& call, Comm& parent, const std::vector<int>& parent_ranks);
 
+// MPI_Comm_idup: starts agreeing on a context for a copy of `parent` (of both its groups, for an
+// intercommunicator) as a nonblocking collective on it, behind `request`. The rounds share the one
+// collective tag taken now, and run whenever a waiting or testing call polls pending collectives; when
+// they end, the copy is made and handed to `finish` (which sets the program's handle).
+void idup_comm(Call& call, Comm& parent, std::function<void(Comm&)> finish, MPI_Request* request);
+
+// MPI_Comm_create_group: collective over `members` only (world ranks in the new rank order, this
+// process among them, all members of intracommunicator `parent`), whose agreement runs on parent's side
+// context under `tag`; nullopt when the call failed.
+std::optional<Comm*> create_group_comm(Call& call, Comm& parent, std::vector<int> members, int tag);
 
 // The communicator's name for messages: its name, or its handle when it has none.
 std::string label(const Comm& comm);

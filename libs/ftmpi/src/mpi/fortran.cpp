@@ -510,6 +510,10 @@ FTMPI_FORTRAN void mpi_op_free_(F* op, F* ierr) { *ierr = MPI_Op_free(op); }
 FTMPI_FORTRAN void mpi_comm_rank_(F* comm, F* rank, F* ierr) { *ierr = MPI_Comm_rank(*comm, rank); }
 FTMPI_FORTRAN void mpi_comm_size_(F* comm, F* size, F* ierr) { *ierr = MPI_Comm_size(*comm, size); }
 FTMPI_FORTRAN void mpi_comm_dup_(F* comm, F* newcomm, F* ierr) { *ierr = MPI_Comm_dup(*comm, newcomm); }
+// The handle is written into the program's variable when the request completes (it must stay in place).
+FTMPI_FORTRAN void mpi_comm_idup_(F* comm, F* newcomm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Comm_idup(*comm, newcomm, &c_request));
+}
 FTMPI_FORTRAN void mpi_comm_split_(F* comm, F* color, F* key, F* newcomm, F* ierr) {
   *ierr = MPI_Comm_split(*comm, *color, *key, newcomm);
 }
@@ -518,6 +522,9 @@ FTMPI_FORTRAN void mpi_comm_split_type_(F* comm, F* type, F* key, F* info, F* ne
 }
 FTMPI_FORTRAN void mpi_comm_create_(F* comm, F* group, F* newcomm, F* ierr) {
   *ierr = MPI_Comm_create(*comm, *group, newcomm);
+}
+FTMPI_FORTRAN void mpi_comm_create_group_(F* comm, F* group, F* tag, F* newcomm, F* ierr) {
+  *ierr = MPI_Comm_create_group(*comm, *group, *tag, newcomm);
 }
 FTMPI_FORTRAN void mpi_comm_free_(F* comm, F* ierr) { *ierr = MPI_Comm_free(comm); }
 FTMPI_FORTRAN void mpi_comm_compare_(F* a, F* b, F* result, F* ierr) { *ierr = MPI_Comm_compare(*a, *b, result); }

@@ -46,9 +46,9 @@ struct Runtime {
   std::deque<Comm> comms;
   std::vector<Comm*> comm_index;  // &comms[i]: one load per lookup instead of the deque's arithmetic
   std::uint32_t next_context = 0;  // the lowest context id this process may propose for a new communicator
-  // Context agreements in progress in this process, by their parents' contexts, and whether one of them
-  // has a proposal out (comms.hpp: MPI_THREAD_MULTIPLE).
-  std::multiset<std::uint32_t> agreeing;
+  // Context agreements in progress in this process, by priority key (comms.hpp), and whether one of
+  // them has a proposal out (MPI_THREAD_MULTIPLE, MPI_Comm_idup, MPI_Comm_create_group).
+  std::multiset<std::uint64_t> agreeing;
   bool proposal_out = false;
   DatatypeTable datatypes;
   OpTable ops;
