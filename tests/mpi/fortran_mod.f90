@@ -1,6 +1,6 @@
 ! `use mpi`, free form: a derived type (a column of a matrix), a user reduction written in Fortran,
 ! MINLOC on MPI_2INTEGER, gather and scatter, MPI_WAITANY's index from 1, MPI_TESTALL, a matched probe,
-! MPI_COMM_IDUP and MPI_COMM_CREATE_GROUP, the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
+! MPI_COMM_IDUP and MPI_COMM_CREATE_GROUP, MPI_PACK_EXTERNAL, the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
 module checks
   use mpi
   implicit none
@@ -37,6 +37,8 @@ program fmod
   integer :: matrix(4, 3), got(4), requests(3), status(MPI_STATUS_SIZE)
   integer :: pair(2), best(2), value, expected
   integer :: copy, group, first, solo
+  integer(kind=1) :: ext_bytes(4)
+  integer(kind=MPI_ADDRESS_KIND) :: position
   integer, allocatable :: all(:), part(:)
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
   logical :: flag, done
@@ -140,6 +142,15 @@ program fmod
   call MPI_GROUP_FREE(first, ierr)
   call MPI_GROUP_FREE(group, ierr)
   call MPI_COMM_FREE(copy, ierr)
+
+  ! MPI_PACK_EXTERNAL: big-endian whatever the host.
+  position = 0
+  call MPI_PACK_EXTERNAL('external32', 258, 1, MPI_INTEGER, ext_bytes, 4_MPI_ADDRESS_KIND, position, ierr)
+  call expect(position == 4 .and. ext_bytes(1) == 0 .and. ext_bytes(3) == 1 .and. ext_bytes(4) == 2, &
+              'MPI_PACK_EXTERNAL')
+  position = 0
+  call MPI_UNPACK_EXTERNAL('external32', ext_bytes, 4_MPI_ADDRESS_KIND, position, value, 1, MPI_INTEGER, ierr)
+  call expect(value == 258, 'MPI_UNPACK_EXTERNAL')
 
   ! The predefined attribute, by value.
   call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, tag_ub, flag, ierr)

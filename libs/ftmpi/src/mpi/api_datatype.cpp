@@ -15,6 +15,7 @@
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
 #include "mpi/attributes.hpp"
+#include "mpi/external32.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -581,6 +582,79 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size)
   });
 }
 #pragma weak MPI_Pack_size = PMPI_Pack_size
+
+// MPI_Pack_external and its kin: "external32" only (external32.hpp).
+static bool check_datarep(Call& call, const char* datarep) {
+  if (!check_arg(call, datarep, "datarep")) return false;
+  if (std::string_view(datarep) == "external32") return true;
+  call.fail(MPI_ERR_UNSUPPORTED_DATAREP,
+            fmt::format("data representation \"{}\" is not supported (\"external32\" is)", datarep));
+  return false;
+}
+
+// Whether `bytes` fit at *position in a buffer of `size` bytes (MPI_ERR_TRUNCATE when not).
+static bool check_room(Call& call, std::size_t bytes, MPI_Aint position, MPI_Aint size, const char* verb) {
+  if (position >= 0 && size >= 0 && position <= size && bytes <= static_cast<std::size_t>(size - position)) return true;
+  call.fail(MPI_ERR_TRUNCATE, fmt::format("{} external32 bytes {} at position {} of a {}-byte buffer", bytes, verb,
+                                          position, size));
+  return false;
+}
+
+int PMPI_Pack_external(const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf,
+                       MPI_Aint outsize, MPI_Aint* position) {
+  return api_call("MPI_Pack_external", [&](Call& call) {
+    if (!check_datarep(call, datarep) || !check_count(call, incount)) return;
+    const Datatype* type = check_committed(call, datatype);
+    if (type == nullptr || !check_buffer(call, inbuf, incount, *type, "inbuf") ||
+        !check_arg(call, position, "position")) {
+      return;
+    }
+    const std::size_t bytes = external32::size_of(*type->node, items(incount));
+    if (!check_room(call, bytes, *position, outsize, "do not fit")) return;
+    if (bytes != 0 && !check_arg(call, outbuf, "outbuf")) return;
+    const external32::Problem problem =
+        external32::pack(*type->node, inbuf, items(incount), offset_by(outbuf, *position));
+    if (!problem.empty()) {
+      call.fail(MPI_ERR_CONVERSION, problem);
+      return;
+    }
+    *position += static_cast<MPI_Aint>(bytes);
+  });
+}
+#pragma weak MPI_Pack_external = PMPI_Pack_external
+
+int PMPI_Unpack_external(const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf,
+                         int outcount, MPI_Datatype datatype) {
+  return api_call("MPI_Unpack_external", [&](Call& call) {
+    if (!check_datarep(call, datarep) || !check_count(call, outcount)) return;
+    const Datatype* type = check_committed(call, datatype);
+    if (type == nullptr || !check_buffer(call, outbuf, outcount, *type, "outbuf") ||
+        !check_arg(call, position, "position")) {
+      return;
+    }
+    const std::size_t bytes = external32::size_of(*type->node, items(outcount));
+    if (!check_room(call, bytes, *position, insize, "are not there")) return;
+    if (bytes != 0 && !check_arg(call, inbuf, "inbuf")) return;
+    const external32::Problem problem =
+        external32::unpack(*type->node, offset_by(inbuf, *position), items(outcount), outbuf);
+    if (!problem.empty()) {
+      call.fail(MPI_ERR_CONVERSION, problem);
+      return;
+    }
+    *position += static_cast<MPI_Aint>(bytes);
+  });
+}
+#pragma weak MPI_Unpack_external = PMPI_Unpack_external
+
+int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint* size) {
+  return api_call("MPI_Pack_external_size", [&](Call& call) {
+    if (!check_datarep(call, datarep) || !check_count(call, incount)) return;
+    const Datatype* type = check_datatype(call, datatype);
+    if (type == nullptr || !check_arg(call, size, "size")) return;
+    *size = static_cast<MPI_Aint>(external32::size_of(*type->node, items(incount)));
+  });
+}
+#pragma weak MPI_Pack_external_size = PMPI_Pack_external_size
 
 int PMPI_Get_address(const void* location, MPI_Aint* address) {
   return api_call("MPI_Get_address", [&](Call& call) {

@@ -638,3 +638,15 @@ FTMPI_FORTRAN void mpi_unpack_(void* in, F* insize, F* position, void* out, F* c
 FTMPI_FORTRAN void mpi_pack_size_(F* count, F* type, F* comm, F* size, F* ierr) {
   *ierr = MPI_Pack_size(*count, *type, *comm, size);
 }
+FTMPI_FORTRAN void mpi_pack_external_(const char* datarep, void* in, F* count, F* type, void* out, MPI_Aint* outsize,
+                                      MPI_Aint* position, F* ierr, std::size_t length) {
+  *ierr = MPI_Pack_external(text(datarep, length).c_str(), buffer(in), *count, *type, out, *outsize, position);
+}
+FTMPI_FORTRAN void mpi_unpack_external_(const char* datarep, void* in, MPI_Aint* insize, MPI_Aint* position, void* out,
+                                        F* count, F* type, F* ierr, std::size_t length) {
+  *ierr = MPI_Unpack_external(text(datarep, length).c_str(), in, *insize, position, buffer(out), *count, *type);
+}
+FTMPI_FORTRAN void mpi_pack_external_size_(const char* datarep, F* count, F* type, MPI_Aint* size, F* ierr,
+                                           std::size_t length) {
+  *ierr = MPI_Pack_external_size(text(datarep, length).c_str(), *count, *type, size);
+}
