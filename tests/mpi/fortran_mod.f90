@@ -1,6 +1,6 @@
 ! `use mpi`, free form: a derived type (a column of a matrix), a user reduction written in Fortran,
 ! MINLOC on MPI_2INTEGER, gather and scatter, MPI_WAITANY's index from 1, MPI_TESTALL, a matched probe,
-! MPI_COMM_IDUP and MPI_COMM_CREATE_GROUP, MPI_PACK_EXTERNAL, the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
+! MPI_COMM_IDUP and MPI_COMM_CREATE_GROUP, MPI_PACK_EXTERNAL, a persistent allreduce, the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
 module checks
   use mpi
   implicit none
@@ -38,6 +38,7 @@ program fmod
   integer :: pair(2), best(2), value, expected
   integer :: copy, group, first, solo
   integer(kind=1) :: ext_bytes(4)
+  integer :: pers_in, pers_out
   integer(kind=MPI_ADDRESS_KIND) :: position
   integer, allocatable :: all(:), part(:)
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
@@ -142,6 +143,18 @@ program fmod
   call MPI_GROUP_FREE(first, ierr)
   call MPI_GROUP_FREE(group, ierr)
   call MPI_COMM_FREE(copy, ierr)
+
+  ! A persistent allreduce (MPI-4), started three times with new data.
+  call MPI_ALLREDUCE_INIT(pers_in, pers_out, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &
+                          requests(1), ierr)
+  do i = 1, 3
+    pers_in = rank * i
+    call MPI_START(requests(1), ierr)
+    call MPI_WAIT(requests(1), MPI_STATUS_IGNORE, ierr)
+    call expect(pers_out == i * size * (size - 1) / 2, 'MPI_ALLREDUCE_INIT')
+  end do
+  call MPI_REQUEST_FREE(requests(1), ierr)
+  call expect(requests(1) == MPI_REQUEST_NULL, 'MPI_REQUEST_FREE of a persistent collective')
 
   ! MPI_PACK_EXTERNAL: big-endian whatever the host.
   position = 0

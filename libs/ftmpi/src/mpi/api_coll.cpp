@@ -910,6 +910,20 @@ int nonblocking(std::string_view name, MPI_Comm comm, MPI_Request* request, Star
   });
 }
 
+// A persistent collective (MPI-4.0 section 6.12): the request keeps `start` (with the arguments by
+// value), and each MPI_Start runs it as a new nonblocking collective, checking the arguments then.
+template <typename Start>
+int persistent(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Request* request, Start start) noexcept {
+  return api_call(name, [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, request, "request")) return;
+    if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
+    Request& r = runtime().requests.acquire(Mode::collective, Transfer{.comm = c}, true);
+    r.restart = std::move(start);
+    *request = &r;
+  });
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -1303,5 +1317,197 @@ int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int* sendcounts, const M
   });
 }
 #pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
+
+// MPI-4's persistent collectives: each MPI_Start runs the nonblocking collective again.
+
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Barrier_init", comm, info, request, [=](Call& call, CollOp& op) { return start_barrier(call, op); });
+}
+#pragma weak MPI_Barrier_init = PMPI_Barrier_init
+
+int PMPI_Bcast_init(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request* request) {
+  return persistent("MPI_Bcast_init", comm, info, request,
+                    [=](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root); });
+}
+#pragma weak MPI_Bcast_init = PMPI_Bcast_init
+
+int PMPI_Reduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Reduce_init", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+#pragma weak MPI_Reduce_init = PMPI_Reduce_init
+
+int PMPI_Allreduce_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Allreduce_init", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Allreduce_init = PMPI_Allreduce_init
+
+int PMPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Scan_init", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Scan_init = PMPI_Scan_init
+
+int PMPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Exscan_init", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Exscan_init = PMPI_Exscan_init
+
+int PMPI_Gather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Gather_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_gather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Gather_init = PMPI_Gather_init
+
+int PMPI_Gatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                      const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request) {
+  return persistent("MPI_Gatherv_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_gatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+#pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
+
+int PMPI_Scatter_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Scatter_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_scatter(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatter_init = PMPI_Scatter_init
+
+int PMPI_Scatterv_init(const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype,
+                       void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request* request) {
+  return persistent("MPI_Scatterv_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_scatterv(call, op, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
+
+int PMPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Allgather_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Allgather_init = PMPI_Allgather_init
+
+int PMPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Allgatherv_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_allgatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+#pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
+
+int PMPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Alltoall_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_alltoall(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
+
+int PMPI_Alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                        void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Alltoallv_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_alltoallv(call, op, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
+
+int PMPI_Alltoallw_init(const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes,
+                        void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Alltoallw_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_alltoallw(call, op, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes);
+  });
+}
+#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+
+int PMPI_Reduce_scatter_init(const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Reduce_scatter_init", comm, info, request, [=](Call& call, CollOp& o) {
+    return check_arg(call, recvcounts, "recvcounts") &&
+           start_reduce_scatter(call, o, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
+
+int PMPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Reduce_scatter_block_init", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce_scatter(call, o, sendbuf, recvbuf, nullptr, recvcount, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init
+
+int PMPI_Neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request) {
+  return persistent("MPI_Neighbor_allgather_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, false);
+  });
+}
+#pragma weak MPI_Neighbor_allgather_init = PMPI_Neighbor_allgather_init
+
+int PMPI_Neighbor_allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Neighbor_allgatherv_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                                    true);
+  });
+}
+#pragma weak MPI_Neighbor_allgatherv_init = PMPI_Neighbor_allgatherv_init
+
+int PMPI_Neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                MPI_Request* request) {
+  return persistent("MPI_Neighbor_alltoall_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, recvbuf,
+                                   recvcount, nullptr, nullptr, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoall_init = PMPI_Neighbor_alltoall_init
+
+int PMPI_Neighbor_alltoallv_init(const void* sendbuf, const int* sendcounts, const int* sdispls,
+                                 MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Neighbor_alltoallv_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, recvbuf, 0,
+                                   recvcounts, rdispls, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallv_init = PMPI_Neighbor_alltoallv_init
+
+int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts, const MPI_Aint* sdispls,
+                                 const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts,
+                                 const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request* request) {
+  return persistent("MPI_Neighbor_alltoallw_init", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
 
 }  // extern "C"

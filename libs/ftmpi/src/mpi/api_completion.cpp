@@ -318,7 +318,7 @@ int PMPI_Request_free(MPI_Request* request) {
     if (!check_arg(call, request, "request")) return;
     Request* r = check_request(call, *request);
     if (r == nullptr) return;
-    if (r->mode == Mode::collective && !r->done) {
+    if (r->mode == Mode::collective && r->active && !r->done) {
       call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be freed before it completes");
       return;
     }

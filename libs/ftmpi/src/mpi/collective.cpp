@@ -262,6 +262,19 @@ void finish_blocking(Call& call, CollOpPtr op) {
   if (o.error() != MPI_SUCCESS) call.fail(o.error(), o.reason());
 }
 
+bool restart_collective(Call& call, Request& request) {
+  CollOpPtr op = make_coll_op(*request.transfer.comm);
+  if (!request.restart(call, *op)) return false;
+  if (op->done() && op->error() != MPI_SUCCESS) {
+    call.fail(op->error(), op->reason());
+    return false;
+  }
+  op->make_pending();
+  request.collective = std::move(op);
+  request.active = true;
+  return true;
+}
+
 void finish_nonblocking(Call& call, CollOpPtr op, MPI_Request* request) {
   if (op->done() && op->error() != MPI_SUCCESS) {
     call.fail(op->error(), op->reason());

@@ -135,5 +135,7 @@ std::optional<ReductionPlan> plan_reduction(Call& call, const OpEntry& op, const
 void finish_blocking(Call& call, CollOpPtr op);
 // Hands a nonblocking collective to a new request (or records its failure to start in the call).
 void finish_nonblocking(Call& call, CollOpPtr op, MPI_Request* request);
+// MPI_Start of a persistent collective: one more run of it, on a new op; false when it could not start.
+bool restart_collective(Call& call, Request& request);
 
 }  // namespace ftmpi::mpi

@@ -435,6 +435,21 @@ FTMPI_FORTRAN void mpi_ireduce_(void* send, void* recv, F* count, F* type, F* op
 FTMPI_FORTRAN void mpi_allreduce_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* ierr) {
   *ierr = MPI_Allreduce(buffer(send), buffer(recv), *count, *type, *op, *comm);
 }
+// MPI-4's persistent collectives most programs use.
+FTMPI_FORTRAN void mpi_barrier_init_(F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Barrier_init(*comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_bcast_init_(void* buf, F* count, F* type, F* root, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Bcast_init(buffer(buf), *count, *type, *root, *comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_reduce_init_(void* send, void* recv, F* count, F* type, F* op, F* root, F* comm, F* info,
+                                    F* request, F* ierr) {
+  REQUEST_OUT(MPI_Reduce_init(buffer(send), buffer(recv), *count, *type, *op, *root, *comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_allreduce_init_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* info, F* request,
+                                       F* ierr) {
+  REQUEST_OUT(MPI_Allreduce_init(buffer(send), buffer(recv), *count, *type, *op, *comm, *info, &c_request));
+}
 FTMPI_FORTRAN void mpi_iallreduce_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* request, F* ierr) {
   REQUEST_OUT(MPI_Iallreduce(buffer(send), buffer(recv), *count, *type, *op, *comm, &c_request));
 }

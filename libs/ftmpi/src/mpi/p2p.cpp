@@ -45,6 +45,7 @@ bool start(Call& call, Request& request) {
   const Transfer& t = request.transfer;
   request.done = false;
   request.outcome = {};
+  if (request.mode == Mode::collective) return restart_collective(call, request);
   if (t.peer == MPI_PROC_NULL) {
     request.outcome.source = MPI_PROC_NULL;
     request.done = true;
@@ -134,6 +135,7 @@ Outcome collect(MPI_Request& handle) noexcept {
     }
   }
   if (request.persistent) {
+    request.collective.reset();  // a persistent collective's run, over
     request.active = false;
     request.done = false;
   } else {

@@ -23,6 +23,7 @@ void RequestPool::release(Request& request) noexcept {
   request.magic = 0;
   request.collective.reset();
   request.general.reset();
+  request.restart = nullptr;
   request.pieces.reset();
   request.transfer.layout.reset();
   request.next_free = free_;

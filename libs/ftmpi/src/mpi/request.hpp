@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,7 @@ struct Generalized {
   bool freed = false;     // MPI_Request_free came first: released at MPI_Grequest_complete
 };
 
+class Call;
 class CollOp;
 struct CollOpDeleter {
   void operator()(CollOp* op) const noexcept;  // collective.cpp
@@ -65,6 +67,8 @@ struct ftmpi_request {
   std::unique_ptr<ftmpi::mpi::PiecesInFlight> pieces;  // a type that is not dense, while in flight
   std::unique_ptr<ftmpi::mpi::CollOp, ftmpi::mpi::CollOpDeleter> collective;  // Mode::collective
   std::unique_ptr<ftmpi::mpi::Generalized> general;                           // Mode::generalized
+  // A persistent collective: starts one run of it on a new op (api_coll.cpp), false when it could not.
+  std::function<bool(ftmpi::mpi::Call&, ftmpi::mpi::CollOp&)> restart;
   ftmpi::mpi::Outcome outcome;
   ftmpi_request* next_free = nullptr;  // pool link while not in use
 };
