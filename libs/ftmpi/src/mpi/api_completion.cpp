@@ -5,6 +5,7 @@
 // itself), and each status's MPI_ERROR tells the request's own result: MPI_SUCCESS, its error, or
 // MPI_ERR_PENDING for a request not complete yet, which stays active.
 #include <climits>
+#include <limits>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -132,7 +133,10 @@ void free_generalized(Call& call, Request& r) {
 
 enum class Measure : std::uint8_t { items, elements };
 
-int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype datatype, int* count,
+// MPI_Get_count and MPI_Get_elements into an int (MPI_UNDEFINED when the number does not fit) or,
+// for the _x and _c forms, an MPI_Count.
+template <typename T>
+int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype datatype, T* count,
                  Measure measure) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_arg(call, status, "status") || !check_arg(call, count, "count")) return;
@@ -151,7 +155,7 @@ int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype d
     } else if (bytes % type->size() == 0) {
       n = bytes / type->size();
     }
-    *count = n && *n <= INT_MAX ? static_cast<int>(*n) : MPI_UNDEFINED;
+    *count = n && *n <= static_cast<std::size_t>(std::numeric_limits<T>::max()) ? static_cast<T>(*n) : MPI_UNDEFINED;
   });
 }
 
@@ -366,6 +370,21 @@ int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* coun
   return status_query("MPI_Get_elements", status, datatype, count, Measure::elements);
 }
 #pragma weak MPI_Get_elements = PMPI_Get_elements
+
+int PMPI_Get_count_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  return status_query("MPI_Get_count_c", status, datatype, count, Measure::items);
+}
+#pragma weak MPI_Get_count_c = PMPI_Get_count_c
+
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  return status_query("MPI_Get_elements_x", status, datatype, count, Measure::elements);
+}
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+
+int PMPI_Get_elements_c(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+  return status_query("MPI_Get_elements_c", status, datatype, count, Measure::elements);
+}
+#pragma weak MPI_Get_elements_c = PMPI_Get_elements_c
 
 int PMPI_Grequest_start(MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
                         MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request) {

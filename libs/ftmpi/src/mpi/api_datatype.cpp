@@ -474,35 +474,71 @@ int PMPI_Type_free(MPI_Datatype* datatype) {
 }
 #pragma weak MPI_Type_free = PMPI_Type_free
 
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
-  return api_call("MPI_Type_get_extent", [&](Call& call) {
-    const Datatype* type = check_datatype(call, datatype);
-    if (type == nullptr || !check_arg(call, lb, "lb") || !check_arg(call, extent, "extent")) return;
-    *lb = type->node->lb;
-    *extent = type->extent();
-  });
-}
-#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+}  // extern "C"
 
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
-  return api_call("MPI_Type_get_true_extent", [&](Call& call) {
+namespace {
+
+// MPI_Type_get_extent and MPI_Type_get_true_extent, as MPI_Aint (the plain calls) or MPI_Count (_x, _c).
+template <typename T>
+int extent_call(std::string_view name, MPI_Datatype datatype, T* lb, T* extent, bool true_extent) noexcept {
+  return api_call(name, [&](Call& call) {
     const Datatype* type = check_datatype(call, datatype);
-    if (type == nullptr || !check_arg(call, true_lb, "true_lb") || !check_arg(call, true_extent, "true_extent")) {
+    if (type == nullptr || !check_arg(call, lb, true_extent ? "true_lb" : "lb") ||
+        !check_arg(call, extent, true_extent ? "true_extent" : "extent")) {
       return;
     }
-    *true_lb = type->node->true_lb;
-    *true_extent = type->node->true_ub - type->node->true_lb;
+    const TypeNode& node = *type->node;
+    *lb = static_cast<T>(true_extent ? node.true_lb : node.lb);
+    *extent = static_cast<T>(true_extent ? node.true_ub - node.true_lb : node.extent());
   });
 }
-#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
-  return api_call("MPI_Type_size_x", [&](Call& call) {
+int size_count_call(std::string_view name, MPI_Datatype datatype, MPI_Count* size) noexcept {
+  return api_call(name, [&](Call& call) {
     const Datatype* type = check_datatype(call, datatype);
     if (type != nullptr && check_arg(call, size, "size")) *size = static_cast<MPI_Count>(type->size());
   });
 }
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+  return extent_call("MPI_Type_get_extent", datatype, lb, extent, false);
+}
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  return extent_call("MPI_Type_get_extent_x", datatype, lb, extent, false);
+}
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+  return extent_call("MPI_Type_get_extent_c", datatype, lb, extent, false);
+}
+#pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+  return extent_call("MPI_Type_get_true_extent", datatype, true_lb, true_extent, true);
+}
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  return extent_call("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true);
+}
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count* true_lb, MPI_Count* true_extent) {
+  return extent_call("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, true);
+}
+#pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
+
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) { return size_count_call("MPI_Type_size_x", datatype, size); }
 #pragma weak MPI_Type_size_x = PMPI_Type_size_x
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count* size) { return size_count_call("MPI_Type_size_c", datatype, size); }
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   return api_call("MPI_Type_get_name", [&](Call& call) {

@@ -15,7 +15,7 @@
 namespace ftmpi::mpi {
 namespace {
 
-int blocking_send(std::string_view name, Mode mode, const void* buf, int count, MPI_Datatype datatype, int dest,
+int blocking_send(std::string_view name, Mode mode, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                   int tag, MPI_Comm comm) noexcept {
   return api_call(name, [&](Call& call) {
     if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) run(call, mode, *t, MPI_STATUS_IGNORE);
@@ -34,14 +34,14 @@ void post(Call& call, Mode mode, bool persistent, const Transfer& transfer, MPI_
   *request = &r;
 }
 
-int post_send(std::string_view name, Mode mode, bool persistent, const void* buf, int count,
+int post_send(std::string_view name, Mode mode, bool persistent, const void* buf, MPI_Count count,
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) noexcept {
   return api_call(name, [&](Call& call) {
     if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) post(call, mode, persistent, *t, request);
   });
 }
 
-int post_recv(std::string_view name, bool persistent, void* buf, int count, MPI_Datatype datatype, int source,
+int post_recv(std::string_view name, bool persistent, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, MPI_Request* request) noexcept {
   return api_call(name, [&](Call& call) {
     if (auto t = check_recv(call, buf, count, datatype, source, tag, comm)) {
@@ -79,7 +79,8 @@ MPI_Message keep_message(Comm& comm, engine::MatchedMessage* matched, const engi
 
 // The receive of a taken message: the Transfer MPI_Mrecv and MPI_Imrecv run; the handle is spent
 // (MPI_MESSAGE_NULL). nullopt when the arguments are wrong (nothing spent then).
-std::optional<Transfer> check_mrecv(Call& call, void* buf, int count, MPI_Datatype datatype, MPI_Message* message) {
+std::optional<Transfer> check_mrecv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype,
+                                    MPI_Message* message) {
   if (!check_arg(call, message, "message")) return std::nullopt;
   const bool no_proc = *message == MPI_MESSAGE_NO_PROC;
   Message* m = no_proc ? nullptr : runtime().messages.find(*message);
@@ -112,6 +113,61 @@ bool check_startable(Call& call, const Request& request) {
   return true;
 }
 
+int recv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+              MPI_Comm comm, MPI_Status* status) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto t = check_recv(call, buf, count, datatype, source, tag, comm);
+    if (t && check_arg(call, status, "status")) run(call, Mode::receive, *t, status);
+  });
+}
+
+int sendrecv_call(std::string_view name, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto send = check_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    if (recv && check_arg(call, status, "status")) exchange(call, *send, *recv, status);
+  });
+}
+
+int sendrecv_replace_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                          int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto send = check_send(call, buf, count, datatype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
+    if (!recv || !check_arg(call, status, "status")) return;
+    // The outgoing message must survive the incoming one landing on it: it leaves from a packed copy.
+    std::vector<std::byte> outgoing(send->bytes);
+    if (send->layout) {
+      send->layout->pack(buf, send->count, outgoing.data());
+      send->layout = nullptr;
+    } else if (send->bytes != 0) {
+      std::memcpy(outgoing.data(), buf, send->bytes);
+    }
+    send->buf = outgoing.data();
+    exchange(call, *send, *recv, status);
+  });
+}
+
+int mrecv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Status* status) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_arg(call, status, "status")) return;
+    if (auto t = check_mrecv(call, buf, count, datatype, message)) run(call, Mode::receive, *t, status);
+  });
+}
+
+int imrecv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
+                MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_arg(call, request, "request")) return;
+    if (auto t = check_mrecv(call, buf, count, datatype, message)) post(call, Mode::receive, false, *t, request);
+  });
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -140,42 +196,21 @@ int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int 
 #pragma weak MPI_Bsend = PMPI_Bsend
 
 int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return api_call("MPI_Recv", [&](Call& call) {
-    auto t = check_recv(call, buf, count, datatype, source, tag, comm);
-    if (t && check_arg(call, status, "status")) run(call, Mode::receive, *t, status);
-  });
+  return recv_call("MPI_Recv", buf, count, datatype, source, tag, comm, status);
 }
 #pragma weak MPI_Recv = PMPI_Recv
 
 int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return api_call("MPI_Sendrecv", [&](Call& call) {
-    auto send = check_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm);
-    if (!send) return;
-    auto recv = check_recv(call, recvbuf, recvcount, recvtype, source, recvtag, comm);
-    if (recv && check_arg(call, status, "status")) exchange(call, *send, *recv, status);
-  });
+  return sendrecv_call("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                       source, recvtag, comm, status);
 }
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
 
 int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
                           int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return api_call("MPI_Sendrecv_replace", [&](Call& call) {
-    auto send = check_send(call, buf, count, datatype, dest, sendtag, comm);
-    if (!send) return;
-    auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
-    if (!recv || !check_arg(call, status, "status")) return;
-    // The outgoing message must survive the incoming one landing on it: it leaves from a packed copy.
-    std::vector<std::byte> outgoing(send->bytes);
-    if (send->layout) {
-      send->layout->pack(buf, send->count, outgoing.data());
-      send->layout = nullptr;
-    } else if (send->bytes != 0) {
-      std::memcpy(outgoing.data(), buf, send->bytes);
-    }
-    send->buf = outgoing.data();
-    exchange(call, *send, *recv, status);
-  });
+  return sendrecv_replace_call("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                               status);
 }
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 
@@ -275,18 +310,12 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
 #pragma weak MPI_Improbe = PMPI_Improbe
 
 int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
-  return api_call("MPI_Mrecv", [&](Call& call) {
-    if (!check_arg(call, status, "status")) return;
-    if (auto t = check_mrecv(call, buf, count, datatype, message)) run(call, Mode::receive, *t, status);
-  });
+  return mrecv_call("MPI_Mrecv", buf, count, datatype, message, status);
 }
 #pragma weak MPI_Mrecv = PMPI_Mrecv
 
 int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
-  return api_call("MPI_Imrecv", [&](Call& call) {
-    if (!check_arg(call, request, "request")) return;
-    if (auto t = check_mrecv(call, buf, count, datatype, message)) post(call, Mode::receive, false, *t, request);
-  });
+  return imrecv_call("MPI_Imrecv", buf, count, datatype, message, request);
 }
 #pragma weak MPI_Imrecv = PMPI_Imrecv
 
@@ -395,5 +424,118 @@ int PMPI_Startall(int count, MPI_Request* array_of_requests) {
   });
 }
 #pragma weak MPI_Startall = PMPI_Startall
+
+// MPI-4's large-count forms: the same calls with MPI_Count counts.
+
+int PMPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Send_c", Mode::standard, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Send_c = PMPI_Send_c
+
+int PMPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Ssend_c", Mode::synchronous, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Ssend_c = PMPI_Ssend_c
+
+int PMPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Rsend_c", Mode::ready, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Rsend_c = PMPI_Rsend_c
+
+int PMPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  return blocking_send("MPI_Bsend_c", Mode::buffered, buf, count, datatype, dest, tag, comm);
+}
+#pragma weak MPI_Bsend_c = PMPI_Bsend_c
+
+int PMPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                MPI_Status* status) {
+  return recv_call("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
+}
+#pragma weak MPI_Recv_c = PMPI_Recv_c
+
+int PMPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                    MPI_Status* status) {
+  return sendrecv_call("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                       source, recvtag, comm, status);
+}
+#pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
+
+int PMPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return sendrecv_replace_call("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                               status);
+}
+#pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
+
+int PMPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status) {
+  return mrecv_call("MPI_Mrecv_c", buf, count, datatype, message, status);
+}
+#pragma weak MPI_Mrecv_c = PMPI_Mrecv_c
+
+int PMPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request) {
+  return imrecv_call("MPI_Imrecv_c", buf, count, datatype, message, request);
+}
+#pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
+
+int PMPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_send("MPI_Isend_c", Mode::standard, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Isend_c = PMPI_Isend_c
+
+int PMPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_send("MPI_Issend_c", Mode::synchronous, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Issend_c = PMPI_Issend_c
+
+int PMPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_send("MPI_Irsend_c", Mode::ready, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Irsend_c = PMPI_Irsend_c
+
+int PMPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  return post_send("MPI_Ibsend_c", Mode::buffered, false, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
+
+int PMPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
+  return post_recv("MPI_Irecv_c", false, buf, count, datatype, source, tag, comm, request);
+}
+#pragma weak MPI_Irecv_c = PMPI_Irecv_c
+
+int PMPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_send("MPI_Send_init_c", Mode::standard, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
+
+int PMPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return post_send("MPI_Ssend_init_c", Mode::synchronous, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+
+int PMPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return post_send("MPI_Rsend_init_c", Mode::ready, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
+
+int PMPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  return post_send("MPI_Bsend_init_c", Mode::buffered, true, buf, count, datatype, dest, tag, comm, request);
+}
+#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
+
+int PMPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
+  return post_recv("MPI_Recv_init_c", true, buf, count, datatype, source, tag, comm, request);
+}
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
 
 }  // extern "C"

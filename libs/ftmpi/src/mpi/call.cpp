@@ -57,7 +57,7 @@ namespace {
   call.fail(MPI_ERR_TYPE, fmt::format("datatype {:#x} is not committed (MPI_Type_commit)", handle));
 }
 
-[[gnu::cold, gnu::noinline]] bool fail_count(Call& call, int count) {
+[[gnu::cold, gnu::noinline]] bool fail_count(Call& call, MPI_Count count) {
   call.fail(MPI_ERR_COUNT, fmt::format("negative count {}", count));
   return false;
 }
@@ -100,7 +100,7 @@ inline const Datatype* committed_or_fail(Call& call, MPI_Datatype handle) {
   return type;
 }
 
-inline bool count_ok(Call& call, int count) { return count >= 0 || fail_count(call, count); }
+inline bool count_ok(Call& call, MPI_Count count) { return count >= 0 || fail_count(call, count); }
 
 }  // namespace
 
@@ -167,13 +167,13 @@ bool check_root(Call& call, const Comm& comm, int root) {
   return false;
 }
 
-bool check_buffer(Call& call, const void* buf, int count, const Datatype& type, std::string_view name) {
+bool check_buffer(Call& call, const void* buf, MPI_Count count, const Datatype& type, std::string_view name) {
   if (buf != nullptr || count == 0 || !type.predefined || type.size() == 0) return true;
   call.fail(MPI_ERR_BUFFER, fmt::format("{} is a null pointer with count {}", name, count));
   return false;
 }
 
-bool check_count(Call& call, int count) { return count_ok(call, count); }
+bool check_count(Call& call, MPI_Count count) { return count_ok(call, count); }
 
 bool check_arg(Call& call, const void* pointer, std::string_view name) {
   return pointer != nullptr || fail_arg(call, name);
@@ -189,7 +189,7 @@ inline bool check_send_tag(Call& call, int tag) {
   return tag >= 0 || fail_tag(call, tag);  // an int cannot exceed kTagUb
 }
 
-inline std::optional<Transfer> check_transfer(Call& call, const void* buf, int count, MPI_Datatype datatype,
+inline std::optional<Transfer> check_transfer(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
                                               MPI_Comm comm) {
   Comm* c = comm_or_fail(call, comm);
   if (c == nullptr || !count_ok(call, count)) return std::nullopt;
@@ -216,7 +216,7 @@ bool check_source(Call& call, const Comm& comm, int source) {
 
 bool check_recv_tag(Call& call, int tag) { return tag == MPI_ANY_TAG || check_send_tag(call, tag); }
 
-std::optional<Transfer> check_send(Call& call, const void* buf, int count, MPI_Datatype datatype, int dest,
+std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                                    int tag, MPI_Comm comm) {
   std::optional<Transfer> t = check_transfer(call, buf, count, datatype, comm);
   if (!t || !check_rank(call, *t->comm, dest, "destination") || !check_send_tag(call, tag)) return std::nullopt;
@@ -225,7 +225,7 @@ std::optional<Transfer> check_send(Call& call, const void* buf, int count, MPI_D
   return t;
 }
 
-std::optional<Transfer> check_recv(Call& call, void* buf, int count, MPI_Datatype datatype, int source, int tag,
+std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                                    MPI_Comm comm) {
   std::optional<Transfer> t = check_transfer(call, buf, count, datatype, comm);
   if (!t || !check_source(call, *t->comm, source) || !check_recv_tag(call, tag)) return std::nullopt;

@@ -93,15 +93,15 @@ Info* check_info(Call& call, MPI_Info handle);
 bool check_root(Call& call, const Comm& comm, int root);
 // A buffer of `count` items of `type`: may be null only when empty, or for a derived type (MPI_BOTTOM
 // with absolute displacements).
-bool check_buffer(Call& call, const void* buf, int count, const Datatype& type, std::string_view name);
-bool check_count(Call& call, int count);
+bool check_buffer(Call& call, const void* buf, MPI_Count count, const Datatype& type, std::string_view name);
+bool check_count(Call& call, MPI_Count count);  // MPI_Count: the MPI-4 _c calls' counts too
 // A pointer argument the call reads or writes (MPI_ERR_ARG when null).
 bool check_arg(Call& call, const void* pointer, std::string_view name);
 bool check_source(Call& call, const Comm& comm, int source);  // allows MPI_ANY_SOURCE, MPI_PROC_NULL
 bool check_recv_tag(Call& call, int tag);                     // allows MPI_ANY_TAG
-std::optional<Transfer> check_send(Call& call, const void* buf, int count, MPI_Datatype datatype, int dest,
+std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                                    int tag, MPI_Comm comm);
-std::optional<Transfer> check_recv(Call& call, void* buf, int count, MPI_Datatype datatype, int source,
+std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
                                    int tag, MPI_Comm comm);
 // A handle that names a live request; MPI_REQUEST_NULL is refused too. Errors of the call then belong
 // to the request's communicator.
