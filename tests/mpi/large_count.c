@@ -3,9 +3,11 @@
  *     counts, against the statuses and data they must give;
  *   - MPI_Get_count_c / MPI_Get_elements_c / _x, MPI_Type_size_c, MPI_Type_get_extent_c / _x and the
  *     true extents; a negative MPI_Count is MPI_ERR_COUNT;
+ *   - the _c form of every collective whose counts are scalars, blocking, nonblocking and persistent;
  *   - with argv[1] = "big": one message of 2^31 + 4099 bytes (more than an int counts) from rank 0 to
- *     rank 1, checked byte for byte; MPI_Get_count then says MPI_UNDEFINED and MPI_Get_count_c the
- *     size. Skipped (printing "skipped:") when the machine has less than 12 GiB available. */
+ *     rank 1, checked byte for byte (MPI_Get_count then says MPI_UNDEFINED and MPI_Get_count_c the
+ *     size), then broadcast back with MPI_Bcast_c. Skipped (printing "skipped:") when the machine has
+ *     less than 12 GiB available. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +151,67 @@ static void queries(void) {
   CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
+/* Runs one collective in the form `form` (0 blocking, 1 nonblocking, 2 persistent): X is the name,
+ * x its lower-case form (MPI_I<x>_c), then its arguments up to the communicator. */
+#define RUN_FORM(form, X, x, ...)                                                                          \
+  do {                                                                                                 \
+    MPI_Request r_;                                                                                    \
+    if ((form) == 0) {                                                                                 \
+      CHECK_MPI(MPI_##X##_c(__VA_ARGS__));                                                             \
+    } else if ((form) == 1) {                                                                          \
+      CHECK_MPI(MPI_I##x##_c(__VA_ARGS__, &r_));                                                       \
+      CHECK_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));                                                     \
+    } else {                                                                                           \
+      CHECK_MPI(MPI_##X##_init_c(__VA_ARGS__, MPI_INFO_NULL, &r_));                                    \
+      CHECK_MPI(MPI_Start(&r_));                                                                       \
+      CHECK_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));                                                     \
+      CHECK_MPI(MPI_Request_free(&r_));                                                                \
+    }                                                                                                  \
+  } while (0)
+
+static void collectives(void) {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const int other = 1 - rank;
+  MPI_Comm ring;
+  const int periods[1] = {1};
+  int dims[1] = {2};
+  CHECK_MPI(MPI_Cart_create(w, 1, dims, periods, 0, &ring));
+  const MPI_Count n = 3;
+  for (int form = 0; form < 3; ++form) {
+    int mine[6], got[6], expect;
+    for (int k = 0; k < 6; ++k) mine[k] = 100 * form + 10 * rank + k;
+    for (int k = 0; k < 6; ++k) got[k] = rank == 0 ? mine[k] : -1;
+    RUN_FORM(form, Bcast, bcast, got, n, MPI_INT, 0, w);
+    CHECK(got[2] == 100 * form + 2, "form %d: bcast %d", form, got[2]);
+    RUN_FORM(form, Allreduce, allreduce, mine, got, n, MPI_INT, MPI_SUM, w);
+    expect = 2 * (100 * form + 1) + 10;
+    CHECK(got[1] == expect, "form %d: allreduce %d, expected %d", form, got[1], expect);
+    got[0] = -1;
+    RUN_FORM(form, Reduce, reduce, mine, got, n, MPI_INT, MPI_MAX, 1, w);
+    if (rank == 1) CHECK(got[0] == 100 * form + 10, "form %d: reduce %d", form, got[0]);
+    RUN_FORM(form, Scan, scan, mine, got, n, MPI_INT, MPI_SUM, w);
+    CHECK(got[0] == (rank == 0 ? 100 * form : 200 * form + 10), "form %d: scan %d", form, got[0]);
+    RUN_FORM(form, Exscan, exscan, mine, got, n, MPI_INT, MPI_SUM, w);
+    if (rank == 1) CHECK(got[0] == 100 * form, "form %d: exscan %d", form, got[0]);
+    RUN_FORM(form, Gather, gather, mine, n, MPI_INT, got, n, MPI_INT, 0, w);
+    if (rank == 0) CHECK(got[3] == 100 * form + 10 && got[2] == 100 * form + 2, "form %d: gather", form);
+    RUN_FORM(form, Scatter, scatter, mine, n, MPI_INT, got, n, MPI_INT, 1, w);
+    CHECK(got[0] == 100 * form + 10 + 3 * rank, "form %d: scatter %d", form, got[0]);
+    RUN_FORM(form, Allgather, allgather, mine, n, MPI_INT, got, n, MPI_INT, w);
+    CHECK(got[3 * other] == 100 * form + 10 * other, "form %d: allgather", form);
+    RUN_FORM(form, Alltoall, alltoall, mine, n, MPI_INT, got, n, MPI_INT, w);
+    CHECK(got[3 * other] == 100 * form + 10 * other + 3 * rank, "form %d: alltoall %d", form, got[3 * other]);
+    RUN_FORM(form, Reduce_scatter_block, reduce_scatter_block, mine, got, n, MPI_INT, MPI_SUM, w);
+    CHECK(got[0] == 2 * (100 * form + 3 * rank) + 10, "form %d: reduce_scatter_block %d", form, got[0]);
+    RUN_FORM(form, Neighbor_allgather, neighbor_allgather, mine, 1, MPI_INT, got, 1, MPI_INT, ring);
+    CHECK(got[0] == 100 * form + 10 * other && got[1] == got[0], "form %d: neighbor allgather", form);
+    RUN_FORM(form, Neighbor_alltoall, neighbor_alltoall, mine, 1, MPI_INT, got, 1, MPI_INT, ring);
+    CHECK(got[0] == 100 * form + 10 * other + 1 && got[1] == 100 * form + 10 * other,
+          "form %d: neighbor alltoall %d %d", form, got[0], got[1]);
+  }
+  CHECK_MPI(MPI_Comm_free(&ring));
+}
+
 static long long available_kib(void) {
   FILE *f = fopen("/proc/meminfo", "r");
   if (f == NULL) return 0;
@@ -189,6 +252,11 @@ static void big_message(void) {
     CHECK_MPI(MPI_Get_count_c(&status, MPI_BYTE, &count));
     CHECK(count_int == MPI_UNDEFINED && count == bytes, "counts of the big message: %d, %lld", count_int, count);
     printf("large_count: %lld bytes in one message arrived intact\n", count);
+    memset(buffer, 0, (size_t)bytes);
+  }
+  CHECK_MPI(MPI_Bcast_c(buffer, bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
+  for (MPI_Count i = 0; i < bytes; ++i) {
+    if (buffer[i] != pattern((uint64_t)i)) CHECK(0, "broadcast byte %lld is %u", i, buffer[i]);
   }
   free(buffer);
 }
@@ -201,6 +269,7 @@ int main(int argc, char **argv) {
   CHECK(size == 2, "run with 2 ranks");
   small_forms();
   queries();
+  collectives();
   if (argc > 1 && strcmp(argv[1], "big") == 0) big_message();
   CHECK_MPI(MPI_Finalize());
   if (rank == 0) printf("large_count: passed\n");

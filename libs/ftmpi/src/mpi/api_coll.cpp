@@ -40,7 +40,7 @@ bool check_not_aliased(Call& call, const void* send, const void* recv, std::size
 }
 
 // count items of a type, all checked: the committed type, or null with the call failed.
-const Datatype* check_items(Call& call, const void* buf, int count, MPI_Datatype datatype, std::string_view name) {
+const Datatype* check_items(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype, std::string_view name) {
   if (!check_count(call, count)) return nullptr;
   const Datatype* type = check_committed(call, datatype);
   if (type == nullptr || !check_buffer(call, buf, count, *type, name)) return nullptr;
@@ -85,7 +85,7 @@ bool same_bytes(Call& call, std::size_t sent, std::size_t expected, std::string_
   return false;
 }
 
-std::size_t items(int count) noexcept { return static_cast<std::size_t>(count); }
+std::size_t items(MPI_Count count) noexcept { return static_cast<std::size_t>(count); }
 
 // Blocks of a v-collective in one buffer, as libs/coll takes them: byte counts and byte displacements
 // into `data`.
@@ -183,7 +183,7 @@ Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const Displ*
 // What both reduce-scatters (intra- and intercommunicator) check first: n ranks' counts
 // (MPI_Reduce_scatter_block: block_count each), the type and the operation.
 struct ReduceScatterArgs {
-  std::vector<int> counts;
+  std::vector<MPI_Count> counts;
   const Datatype* type = nullptr;
   const OpEntry* op = nullptr;
   std::size_t total = 0;  // items of every send vector
@@ -196,7 +196,7 @@ struct ReduceScatterArgs {
   }
 };
 
-std::optional<ReduceScatterArgs> check_reduce_scatter(Call& call, const int* rcounts, int block_count, std::size_t n,
+std::optional<ReduceScatterArgs> check_reduce_scatter(Call& call, const int* rcounts, MPI_Count block_count, std::size_t n,
                                                       int rank, MPI_Datatype datatype, MPI_Op op_handle) {
   ReduceScatterArgs a;
   if (rcounts == nullptr) {
@@ -248,7 +248,7 @@ bool refuse_in_place_inter(Call& call, const void* send, const void* recv) {
 }
 
 // `count` items of `type` in each of n blocks, one after another; `read`: the collective reads them.
-Blocks equal_staged(CollOp& op, void* buf, int count, const Datatype& type, std::size_t n, bool read) {
+Blocks equal_staged(CollOp& op, void* buf, MPI_Count count, const Datatype& type, std::size_t n, bool read) {
   Blocks b;
   const std::size_t all = items(count) * n;
   b.data = read ? const_cast<std::byte*>(op.packed_in(buf, all, type)) : op.packed_out(buf, all, type, false, all);
@@ -264,7 +264,7 @@ Blocks equal_staged(CollOp& op, void* buf, int count, const Datatype& type, std:
 // (counts null), counts[i] items at displs[i] extents, or, with types, counts[i] items of types[i] at
 // displs[i] bytes (WDispl: the w form's displacement type). `sending`: the collective reads the blocks.
 template <typename WDispl>
-bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, int count, const int* counts, const void* displs,
+bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, MPI_Count count, const int* counts, const void* displs,
                     const MPI_Datatype* types, MPI_Datatype type, std::size_t n, Blocks& out) {
   const std::string_view name = sending ? "sendcounts" : "recvcounts";
   const int peers = static_cast<int>(n);
@@ -290,7 +290,7 @@ bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, int count, 
   return true;
 }
 
-bool inter_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root) {
+bool inter_bcast(Call& call, CollOp& op, void* buffer, MPI_Count count, MPI_Datatype datatype, int root) {
   Comm& comm = op.comm();
   const std::optional<int> r = check_inter_root(call, comm, root);
   if (!r) return false;
@@ -306,7 +306,7 @@ bool inter_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype d
   return true;
 }
 
-bool inter_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, int count, MPI_Datatype datatype,
+bool inter_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op_handle, int root) {
   Comm& comm = op.comm();
   if (kind == Reduce::scan || kind == Reduce::exscan) {
@@ -350,8 +350,8 @@ bool inter_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* r
 }
 
 // Gather and gatherv (rcounts null: rcount each); scatter and scatterv alike with `scatter`.
-bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, int scount, const int* scounts,
-                  const int* sdispls, MPI_Datatype stype, void* recv, int rcount, const int* rcounts,
+bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, MPI_Count scount, const int* scounts,
+                  const int* sdispls, MPI_Datatype stype, void* recv, MPI_Count rcount, const int* rcounts,
                   const int* rdispls, MPI_Datatype rtype, int root) {
   Comm& comm = op.comm();
   const std::optional<int> r = check_inter_root(call, comm, root);
@@ -368,7 +368,7 @@ bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, int sc
   void* blocks_buf = scatter ? const_cast<void*>(send) : recv;
   const int* counts = scatter ? scounts : rcounts;
   const int* displs = scatter ? sdispls : rdispls;
-  const int count = scatter ? scount : rcount;
+  const MPI_Count count = scatter ? scount : rcount;
   const MPI_Datatype blocks_type = scatter ? stype : rtype;
   Blocks blocks;
   std::byte* single = nullptr;
@@ -405,8 +405,8 @@ bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, int sc
 }
 
 // Allgather(v) (rcounts null: rcount each) and alltoall(v/w): blocks per remote rank.
-bool inter_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
-                     int rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+bool inter_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
+                     MPI_Count rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
   const Datatype* st = check_items(call, send, scount, stype, "sendbuf");
@@ -429,8 +429,8 @@ bool inter_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_D
   return true;
 }
 
-bool inter_alltoall(Call& call, CollOp& op, const void* send, int scount, const int* scounts, const int* sdispls,
-                    const MPI_Datatype* stypes, MPI_Datatype stype, void* recv, int rcount, const int* rcounts,
+bool inter_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, const int* scounts, const int* sdispls,
+                    const MPI_Datatype* stypes, MPI_Datatype stype, void* recv, MPI_Count rcount, const int* rcounts,
                     const int* rdispls, const MPI_Datatype* rtypes, MPI_Datatype rtype) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
@@ -446,7 +446,7 @@ bool inter_alltoall(Call& call, CollOp& op, const void* send, int scount, const 
   return true;
 }
 
-bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, int block_count,
+bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, MPI_Count block_count,
                           MPI_Datatype datatype, MPI_Op op_handle) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
@@ -485,7 +485,7 @@ bool start_barrier(Call&, CollOp& op, bool blocking = false) {
 // `blocking`: MPI_Bcast, which may take the shared-memory broadcast (shm_coll.hpp); MPI_Ibcast always
 // runs a schedule (MPI never matches a blocking collective with a nonblocking one, so the two need not
 // agree on the algorithm).
-bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype datatype, int root,
+bool start_bcast(Call& call, CollOp& op, void* buffer, MPI_Count count, MPI_Datatype datatype, int root,
                  bool blocking = false) {
   if (op.comm().is_inter()) return inter_bcast(call, op, buffer, count, datatype, root);
   Comm& comm = op.comm();
@@ -504,7 +504,7 @@ bool start_bcast(Call& call, CollOp& op, void* buffer, int count, MPI_Datatype d
 }
 
 // `blocking`: MPI_Allreduce, which may take the shared-memory allreduce (shm_coll.hpp).
-bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, int count, MPI_Datatype datatype,
+bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* recv, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op_handle, int root, bool blocking = false) {
   if (op.comm().is_inter()) return inter_reduce(call, op, kind, send, recv, count, datatype, op_handle, root);
   Comm& comm = op.comm();
@@ -548,7 +548,7 @@ bool start_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* r
   return true;
 }
 
-bool start_gather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
+bool start_gather(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv, MPI_Count rcount,
                   MPI_Datatype rtype, int root) {
   if (op.comm().is_inter()) {
     return inter_rooted(call, op, false, send, scount, nullptr, nullptr, stype, recv, rcount, nullptr, nullptr, rtype, root);
@@ -577,7 +577,7 @@ bool start_gather(Call& call, CollOp& op, const void* send, int scount, MPI_Data
   return true;
 }
 
-bool start_gatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+bool start_gatherv(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
                    const int* rcounts, const int* displs, MPI_Datatype rtype, int root) {
   if (op.comm().is_inter()) {
     return inter_rooted(call, op, false, send, scount, nullptr, nullptr, stype, recv, 0, rcounts, displs, rtype, root);
@@ -607,7 +607,7 @@ bool start_gatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Dat
   return true;
 }
 
-bool start_scatter(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
+bool start_scatter(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv, MPI_Count rcount,
                    MPI_Datatype rtype, int root) {
   if (op.comm().is_inter()) {
     return inter_rooted(call, op, true, send, scount, nullptr, nullptr, stype, recv, rcount, nullptr, nullptr, rtype, root);
@@ -637,7 +637,7 @@ bool start_scatter(Call& call, CollOp& op, const void* send, int scount, MPI_Dat
 }
 
 bool start_scatterv(Call& call, CollOp& op, const void* send, const int* scounts, const int* displs,
-                    MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root) {
+                    MPI_Datatype stype, void* recv, MPI_Count rcount, MPI_Datatype rtype, int root) {
   if (op.comm().is_inter()) {
     return inter_rooted(call, op, true, send, 0, scounts, displs, stype, recv, rcount, nullptr, nullptr, rtype, root);
   }
@@ -666,8 +666,8 @@ bool start_scatterv(Call& call, CollOp& op, const void* send, const int* scounts
   return true;
 }
 
-bool start_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
-                     int rcount, MPI_Datatype rtype) {
+bool start_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
+                     MPI_Count rcount, MPI_Datatype rtype) {
   if (op.comm().is_inter()) return inter_allgather(call, op, send, scount, stype, recv, rcount, nullptr, nullptr, rtype);
   const Comm& comm = op.comm();
   const bool inplace = in_place(send);
@@ -685,7 +685,7 @@ bool start_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_D
   return true;
 }
 
-bool start_allgatherv(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
+bool start_allgatherv(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
                       const int* rcounts, const int* displs, MPI_Datatype rtype) {
   if (op.comm().is_inter()) return inter_allgather(call, op, send, scount, stype, recv, 0, rcounts, displs, rtype);
   const Comm& comm = op.comm();
@@ -707,7 +707,7 @@ bool start_allgatherv(Call& call, CollOp& op, const void* send, int scount, MPI_
   return true;
 }
 
-bool start_alltoall(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv, int rcount,
+bool start_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv, MPI_Count rcount,
                     MPI_Datatype rtype) {
   if (op.comm().is_inter()) {
     return inter_alltoall(call, op, send, scount, nullptr, nullptr, nullptr, stype, recv, rcount, nullptr, nullptr, nullptr,
@@ -785,7 +785,7 @@ bool start_alltoallw(Call& call, CollOp& op, const void* send, const int* scount
   return true;
 }
 
-bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, int block_count,
+bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, MPI_Count block_count,
                           MPI_Datatype datatype, MPI_Op op_handle) {
   if (op.comm().is_inter()) return inter_reduce_scatter(call, op, send, recv, rcounts, block_count, datatype, op_handle);
   const Comm& comm = op.comm();
@@ -843,8 +843,8 @@ void start_neighbor_exchange(CollOp& op, const Neighbors& nb, const Blocks& from
 
 
 // allgather (rcounts null) and allgatherv: one send block, the same for every destination.
-bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, int scount, MPI_Datatype stype, void* recv,
-                              int rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool vector) {
+bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
+                              MPI_Count rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool vector) {
   const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
   if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
   const Datatype* st = check_items(call, send, scount, stype, "sendbuf");
@@ -870,9 +870,9 @@ bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, int scou
 }
 
 // alltoall (counts null), alltoallv (int displacements in extents), alltoallw (types, byte displacements).
-bool start_neighbor_alltoall(Call& call, CollOp& op, const void* send, int scount, const int* scounts,
+bool start_neighbor_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, const int* scounts,
                              const void* sdispls, const MPI_Datatype* stypes, MPI_Datatype stype, void* recv,
-                             int rcount, const int* rcounts, const void* rdispls, const MPI_Datatype* rtypes,
+                             MPI_Count rcount, const int* rcounts, const void* rdispls, const MPI_Datatype* rtypes,
                              MPI_Datatype rtype) {
   const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
   if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
@@ -1509,5 +1509,303 @@ int PMPI_Neighbor_alltoallw_init(const void* sendbuf, const int* sendcounts, con
   });
 }
 #pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
+
+// MPI-4's large-count forms of the collectives whose counts are scalars.
+
+int PMPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return blocking("MPI_Bcast_c", comm,
+                  [&](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root, true); });
+}
+#pragma weak MPI_Bcast_c = PMPI_Bcast_c
+
+int PMPI_Ibcast_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  return nonblocking("MPI_Ibcast_c", comm, request,
+                     [&](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root); });
+}
+#pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
+
+int PMPI_Bcast_init_c(void* buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request* request) {
+  return persistent("MPI_Bcast_init_c", comm, info, request,
+                    [=](Call& call, CollOp& op) { return start_bcast(call, op, buffer, count, datatype, root); });
+}
+#pragma weak MPI_Bcast_init_c = PMPI_Bcast_init_c
+
+int PMPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                  MPI_Comm comm) {
+  return blocking("MPI_Reduce_c", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+#pragma weak MPI_Reduce_c = PMPI_Reduce_c
+
+int PMPI_Ireduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                   MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ireduce_c", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+#pragma weak MPI_Ireduce_c = PMPI_Ireduce_c
+
+int PMPI_Reduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Reduce_init_c", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::reduce, sendbuf, recvbuf, count, datatype, op, root);
+  });
+}
+#pragma weak MPI_Reduce_init_c = PMPI_Reduce_init_c
+
+int PMPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm) {
+  return blocking("MPI_Allreduce_c", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0, true);
+  });
+}
+#pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
+
+int PMPI_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Iallreduce_c", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Iallreduce_c = PMPI_Iallreduce_c
+
+int PMPI_Allreduce_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Allreduce_init_c", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::allreduce, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Allreduce_init_c = PMPI_Allreduce_init_c
+
+int PMPI_Scan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm) {
+  return blocking("MPI_Scan_c", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Scan_c = PMPI_Scan_c
+
+int PMPI_Iscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request) {
+  return nonblocking("MPI_Iscan_c", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Iscan_c = PMPI_Iscan_c
+
+int PMPI_Scan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Scan_init_c", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::scan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Scan_init_c = PMPI_Scan_init_c
+
+int PMPI_Exscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
+  return blocking("MPI_Exscan_c", comm, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Exscan_c = PMPI_Exscan_c
+
+int PMPI_Iexscan_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Iexscan_c", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Iexscan_c = PMPI_Iexscan_c
+
+int PMPI_Exscan_init_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Exscan_init_c", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce(call, o, Reduce::exscan, sendbuf, recvbuf, count, datatype, op, 0);
+  });
+}
+#pragma weak MPI_Exscan_init_c = PMPI_Exscan_init_c
+
+int PMPI_Gather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Gather_c", comm, [&](Call& call, CollOp& op) {
+    return start_gather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Gather_c = PMPI_Gather_c
+
+int PMPI_Igather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Igather_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_gather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Igather_c = PMPI_Igather_c
+
+int PMPI_Gather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request* request) {
+  return persistent("MPI_Gather_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_gather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Gather_init_c = PMPI_Gather_init_c
+
+int PMPI_Scatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Scatter_c", comm, [&](Call& call, CollOp& op) {
+    return start_scatter(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatter_c = PMPI_Scatter_c
+
+int PMPI_Iscatter_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Iscatter_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_scatter(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Iscatter_c = PMPI_Iscatter_c
+
+int PMPI_Scatter_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request* request) {
+  return persistent("MPI_Scatter_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_scatter(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatter_init_c = PMPI_Scatter_init_c
+
+int PMPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Allgather_c", comm, [&](Call& call, CollOp& op) {
+    return start_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Allgather_c = PMPI_Allgather_c
+
+int PMPI_Iallgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Iallgather_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Iallgather_c = PMPI_Iallgather_c
+
+int PMPI_Allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request* request) {
+  return persistent("MPI_Allgather_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Allgather_init_c = PMPI_Allgather_init_c
+
+int PMPI_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Alltoall_c", comm, [&](Call& call, CollOp& op) {
+    return start_alltoall(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
+
+int PMPI_Ialltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ialltoall_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_alltoall(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
+
+int PMPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request* request) {
+  return persistent("MPI_Alltoall_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_alltoall(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  });
+}
+#pragma weak MPI_Alltoall_init_c = PMPI_Alltoall_init_c
+
+int PMPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm) {
+  return blocking("MPI_Reduce_scatter_block_c", comm, [&](Call& call, CollOp& o) {
+    return start_reduce_scatter(call, o, sendbuf, recvbuf, nullptr, recvcount, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
+
+int PMPI_Ireduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                 MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ireduce_scatter_block_c", comm, request, [&](Call& call, CollOp& o) {
+    return start_reduce_scatter(call, o, sendbuf, recvbuf, nullptr, recvcount, datatype, op);
+  });
+}
+#pragma weak MPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c
+
+int PMPI_Reduce_scatter_block_init_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Reduce_scatter_block_init_c", comm, info, request, [=](Call& call, CollOp& o) {
+    return start_reduce_scatter(call, o, sendbuf, recvbuf, nullptr, recvcount, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_block_init_c = PMPI_Reduce_scatter_block_init_c
+
+int PMPI_Neighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_allgather_c", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, false);
+  });
+}
+#pragma weak MPI_Neighbor_allgather_c = PMPI_Neighbor_allgather_c
+
+int PMPI_Ineighbor_allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_allgather_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, false);
+  });
+}
+#pragma weak MPI_Ineighbor_allgather_c = PMPI_Ineighbor_allgather_c
+
+int PMPI_Neighbor_allgather_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  return persistent("MPI_Neighbor_allgather_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                                    recvtype, false);
+  });
+}
+#pragma weak MPI_Neighbor_allgather_init_c = PMPI_Neighbor_allgather_init_c
+
+int PMPI_Neighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_alltoall_c", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, recvbuf,
+                                   recvcount, nullptr, nullptr, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c
+
+int PMPI_Ineighbor_alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_alltoall_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, recvbuf,
+                                   recvcount, nullptr, nullptr, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c
+
+int PMPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request* request) {
+  return persistent("MPI_Neighbor_alltoall_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, recvbuf,
+                                   recvcount, nullptr, nullptr, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoall_init_c = PMPI_Neighbor_alltoall_init_c
 
 }  // extern "C"
