@@ -7,7 +7,8 @@
 #
 #   -DBUILD_DIR=<the build tree>  -DWORK_DIR=<scratch directory>  -DSOURCE=<an MPI C program>
 #   -DSOURCE_CXX=<an MPI C++ program>  -DGENERATOR=<CMake generator for the consumer project>
-#   [-DSOURCE_F77=<fixed-form Fortran, mpif.h> -DSOURCE_F90=<free-form Fortran, use mpi>]
+#   [-DSOURCE_F77=<fixed-form Fortran, mpif.h> -DSOURCE_F90=<free-form Fortran, use mpi>
+#    -DSOURCE_F08=<free-form Fortran, use mpi_f08>]
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -104,6 +105,14 @@ if(SOURCE_F77)
   run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f90 EXPECT "fortran_mod: 2 ranks passed")
   refused(COMMAND ${CMAKE_COMMAND} -E env FTMPI_FC=${prefix}/bin/mpifort ${prefix}/bin/mpif90 ${SOURCE_F90}
           EXPECT "is ftfort itself; set FTMPI_FC to a compiler")
+endif()
+# `use mpi_f08` from the moved tree: the module's calls are in libftmpi, so mpifort links nothing more.
+if(SOURCE_F08)
+  if(NOT EXISTS ${prefix}/include/mpi_f08.mod)
+    message(FATAL_ERROR "not installed: include/mpi_f08.mod")
+  endif()
+  run(COMMAND ${prefix}/bin/mpifort -J ${WORK_DIR} ${SOURCE_F08} -o ${WORK_DIR}/f08)
+  run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f08 EXPECT "fortran_f08: ok")
 endif()
 
 # A CMake project: find_package(ftmpi) from the moved prefix.
