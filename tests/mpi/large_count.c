@@ -3,7 +3,7 @@
  *     counts, against the statuses and data they must give;
  *   - MPI_Get_count_c / MPI_Get_elements_c / _x, MPI_Type_size_c, MPI_Type_get_extent_c / _x and the
  *     true extents; a negative MPI_Count is MPI_ERR_COUNT;
- *   - the _c form of every collective whose counts are scalars, blocking, nonblocking and persistent;
+ *   - the _c form of every collective, blocking, nonblocking and persistent;
  *   - with argv[1] = "big": one message of 2^31 + 4099 bytes (more than an int counts) from rank 0 to
  *     rank 1, checked byte for byte (MPI_Get_count then says MPI_UNDEFINED and MPI_Get_count_c the
  *     size), then broadcast back with MPI_Bcast_c. Skipped (printing "skipped:") when the machine has
@@ -169,6 +169,56 @@ static void queries(void) {
     }                                                                                                  \
   } while (0)
 
+/* The v and w forms: rank r sends r + 1 ints; counts are MPI_Count, displacements MPI_Aint. */
+static void v_collectives(MPI_Comm ring) {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const MPI_Count counts[2] = {1, 2};
+  const MPI_Aint displs[2] = {0, 1};                         /* in items */
+  const MPI_Aint bytes[2] = {0, (MPI_Aint)sizeof(int)};      /* alltoallw: in bytes */
+  const MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+  for (int form = 0; form < 3; ++form) {
+    int mine[3], got[3];
+    for (int k = 0; k < 3; ++k) mine[k] = 100 * form + 10 * rank + k;
+    const MPI_Count my_count = rank + 1;
+    /* gatherv at rank 1, allgatherv: [r0: 0], [r1: 10, 11] */
+    for (int k = 0; k < 3; ++k) got[k] = -1;
+    RUN_FORM(form, Gatherv, gatherv, mine, my_count, MPI_INT, got, counts, displs, MPI_INT, 1, w);
+    if (rank == 1) CHECK(got[0] == 100 * form && got[2] == 100 * form + 11, "form %d: gatherv", form);
+    RUN_FORM(form, Allgatherv, allgatherv, mine, my_count, MPI_INT, got, counts, displs, MPI_INT, w);
+    CHECK(got[0] == 100 * form && got[1] == 100 * form + 10 && got[2] == 100 * form + 11, "form %d: allgatherv", form);
+    /* scatterv from rank 0: rank r gets r + 1 ints from offset r */
+    RUN_FORM(form, Scatterv, scatterv, mine, counts, displs, MPI_INT, got, my_count, MPI_INT, 0, w);
+    CHECK(got[0] == 100 * form + rank && got[rank] == 100 * form + 2 * rank, "form %d: scatterv %d", form, got[0]);
+    /* alltoallv and alltoallw: to rank j, counts[j] ints from offset displs[j] */
+    const MPI_Count rcounts[2] = {counts[rank], counts[rank]};
+    const MPI_Aint rdispls[2] = {0, counts[rank]};
+    const MPI_Aint rbytes[2] = {0, (MPI_Aint)(counts[rank] * (MPI_Count)sizeof(int))};
+    int all[4];
+    RUN_FORM(form, Alltoallv, alltoallv, mine, counts, displs, MPI_INT, all, rcounts, rdispls, MPI_INT, w);
+    CHECK(all[0] == 100 * form + displs[rank] && all[rcounts[0]] == 100 * form + 10 + displs[rank],
+          "form %d: alltoallv %d %d", form, all[0], all[rcounts[0]]);
+    RUN_FORM(form, Alltoallw, alltoallw, mine, counts, bytes, types, all, rcounts, rbytes, types, w);
+    CHECK(all[0] == 100 * form + displs[rank] && all[rcounts[0]] == 100 * form + 10 + displs[rank],
+          "form %d: alltoallw", form);
+    /* reduce_scatter: 3 ints summed, rank 0 gets 1, rank 1 gets 2 */
+    RUN_FORM(form, Reduce_scatter, reduce_scatter, mine, got, counts, MPI_INT, MPI_SUM, w);
+    CHECK(got[0] == 2 * (100 * form + displs[rank]) + 10, "form %d: reduce_scatter %d", form, got[0]);
+    /* the ring's two neighbors are the other rank: one int from each */
+    const MPI_Count ones[2] = {1, 1};
+    const MPI_Aint steps[2] = {0, 1}, step_bytes[2] = {0, (MPI_Aint)sizeof(int)};
+    const int other = 1 - rank;
+    RUN_FORM(form, Neighbor_allgatherv, neighbor_allgatherv, mine, 1, MPI_INT, got, ones, steps, MPI_INT, ring);
+    CHECK(got[0] == 100 * form + 10 * other && got[1] == got[0], "form %d: neighbor allgatherv", form);
+    RUN_FORM(form, Neighbor_alltoallv, neighbor_alltoallv, mine, ones, steps, MPI_INT, got, ones, steps, MPI_INT, ring);
+    CHECK(got[0] == 100 * form + 10 * other + 1 && got[1] == 100 * form + 10 * other, "form %d: neighbor alltoallv",
+          form);
+    RUN_FORM(form, Neighbor_alltoallw, neighbor_alltoallw, mine, ones, step_bytes, types, got, ones, step_bytes, types,
+             ring);
+    CHECK(got[0] == 100 * form + 10 * other + 1 && got[1] == 100 * form + 10 * other, "form %d: neighbor alltoallw",
+          form);
+  }
+}
+
 static void collectives(void) {
   const MPI_Comm w = MPI_COMM_WORLD;
   const int other = 1 - rank;
@@ -209,6 +259,7 @@ static void collectives(void) {
     CHECK(got[0] == 100 * form + 10 * other + 1 && got[1] == 100 * form + 10 * other,
           "form %d: neighbor alltoall %d %d", form, got[0], got[1]);
   }
+  v_collectives(ring);
   CHECK_MPI(MPI_Comm_free(&ring));
 }
 

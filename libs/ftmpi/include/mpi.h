@@ -236,7 +236,7 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_LOCK_EXCLUSIVE 234
 #define MPI_LOCK_SHARED 235
 
-/* Distributed graph topologies: weights not given (the calls themselves are not provided yet). */
+/* Distributed graph topologies: weights not given. */
 extern int *const MPI_UNWEIGHTED;
 extern int *const MPI_WEIGHTS_EMPTY;
 
@@ -890,6 +890,93 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, cons
                                 const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
                                 const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
                                 MPI_Info info, MPI_Request *request);
+/* ... and of the v and w collectives */
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                  MPI_Comm comm);
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Scatterv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                   MPI_Comm comm);
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                        int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                     MPI_Comm comm);
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                      MPI_Comm comm, MPI_Request *request);
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request);
+int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                    const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                    const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm);
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                     MPI_Request *request);
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                         const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request);
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request);
+int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                              MPI_Comm comm);
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request);
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request *request);
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                                  MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                             const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                             const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm);
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                              MPI_Request *request);
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                                  const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                                  const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request);
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int *sources, int *sourceweights, int maxoutdegree,
                              int *destinations, int *destweights);
@@ -1436,6 +1523,94 @@ int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, con
                                  const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
                                  const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
                                  MPI_Info info, MPI_Request *request);
+/* ... and of the v and w collectives */
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                   MPI_Comm comm);
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, MPI_Request *request);
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int root, MPI_Comm comm);
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, MPI_Request *request);
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs,
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                         int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                      MPI_Comm comm);
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request *request);
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                           MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                          MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request);
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                     const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                     const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm);
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                      const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                      const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                      MPI_Request *request);
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                          const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request);
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request);
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count *recvcounts, const MPI_Aint *displs, MPI_Datatype recvtype,
+                               MPI_Comm comm);
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request);
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                              MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                               MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request);
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                                   MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request);
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                              const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                              const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm);
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                               const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                               const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                               MPI_Request *request);
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                                   const MPI_Datatype *sendtypes, void *recvbuf, const MPI_Count *recvcounts,
+                                   const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request);
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int *sources, int *sourceweights, int maxoutdegree,
                               int *destinations, int *destweights);

@@ -47,11 +47,37 @@ const Datatype* check_items(Call& call, const void* buf, MPI_Count count, MPI_Da
   return type;
 }
 
-// A per-rank array of counts (>= 0) and displacements (of any type). With no ranks (a neighborhood
+// A per-rank array of counts or displacements as the program passed it: int (the classic calls),
+// MPI_Count or MPI_Aint (the MPI-4 _c calls, MPI_Alltoallw's and the neighborhood w displacements),
+// read as 64-bit values. Null where the collective does not read it.
+class Ints {
+ public:
+  Ints() noexcept = default;
+  Ints(std::nullptr_t) noexcept {}
+  Ints(const int* p) noexcept : narrow_(p) {}
+  Ints(const MPI_Count* p) noexcept : count_(p) {}
+  Ints(const MPI_Aint* p) noexcept : aint_(p) {}
+  std::int64_t operator[](std::size_t i) const noexcept {
+    return narrow_ != nullptr ? narrow_[i] : count_ != nullptr ? count_[i] : aint_[i];
+  }
+  std::int64_t operator[](int i) const noexcept { return (*this)[static_cast<std::size_t>(i)]; }
+  const void* get() const noexcept {
+    return narrow_ != nullptr ? static_cast<const void*>(narrow_)
+                              : count_ != nullptr ? static_cast<const void*>(count_) : aint_;
+  }
+  friend bool operator==(const Ints& a, std::nullptr_t) noexcept { return a.get() == nullptr; }
+
+ private:
+  const int* narrow_ = nullptr;
+  const MPI_Count* count_ = nullptr;
+  const MPI_Aint* aint_ = nullptr;
+};
+
+// A per-rank array of counts (>= 0) and displacements. With no ranks (a neighborhood
 // without neighbors) the arrays are not read and may be null.
-bool check_counts(Call& call, const int* counts, const void* displs, int n, std::string_view name) {
+bool check_counts(Call& call, Ints counts, Ints displs, int n, std::string_view name) {
   if (n == 0) return true;
-  if (!check_arg(call, counts, name)) return false;
+  if (!check_arg(call, counts.get(), name)) return false;
   if (displs == nullptr) {
     call.fail(MPI_ERR_ARG, fmt::format("the displacements of {} are a null pointer", name));
     return false;
@@ -65,7 +91,7 @@ bool check_counts(Call& call, const int* counts, const void* displs, int n, std:
   return true;
 }
 
-bool check_types(Call& call, const MPI_Datatype* types, const int* counts, int n, std::string_view name,
+bool check_types(Call& call, const MPI_Datatype* types, Ints counts, int n, std::string_view name,
                  std::vector<const Datatype*>& out) {
   if (!check_arg(call, types, name)) return false;
   out.resize(static_cast<std::size_t>(n));
@@ -97,7 +123,7 @@ struct Blocks {
 
 // Blocks of counts[i] items of a type at displs[i] (in extents) in buf. `read`: the collective reads
 // them all; `fill`: it reads only that block (-1: none); `write`: it writes them all.
-Blocks stage_blocks(CollOp& op, void* buf, const int* counts, const int* displs, int n, const Datatype& type,
+Blocks stage_blocks(CollOp& op, void* buf, Ints counts, Ints displs, int n, const Datatype& type,
                     bool read, int fill, bool write) {
   Blocks b;
   const auto size = static_cast<std::size_t>(n);
@@ -136,8 +162,7 @@ Blocks stage_blocks(CollOp& op, void* buf, const int* counts, const int* displs,
 }
 
 // Blocks of MPI_Alltoallw: each its own type, displacements in bytes.
-template <typename Displ>
-Blocks stage_typed_blocks(CollOp& op, void* buf, const int* counts, const Displ* displs,
+Blocks stage_typed_blocks(CollOp& op, void* buf, Ints counts, Ints displs,
                           const std::vector<const Datatype*>& types, bool read, bool write) {
   Blocks b;
   const std::size_t size = types.size();
@@ -196,7 +221,7 @@ struct ReduceScatterArgs {
   }
 };
 
-std::optional<ReduceScatterArgs> check_reduce_scatter(Call& call, const int* rcounts, MPI_Count block_count, std::size_t n,
+std::optional<ReduceScatterArgs> check_reduce_scatter(Call& call, Ints rcounts, MPI_Count block_count, std::size_t n,
                                                       int rank, MPI_Datatype datatype, MPI_Op op_handle) {
   ReduceScatterArgs a;
   if (rcounts == nullptr) {
@@ -206,7 +231,8 @@ std::optional<ReduceScatterArgs> check_reduce_scatter(Call& call, const int* rco
     for (std::size_t i = 0; i < n; ++i) {
       if (!check_count(call, rcounts[i])) return std::nullopt;
     }
-    a.counts.assign(rcounts, rcounts + n);
+    a.counts.resize(n);
+    for (std::size_t i = 0; i < n; ++i) a.counts[i] = rcounts[i];
   }
   a.type = check_committed(call, datatype);
   if (a.type == nullptr) return std::nullopt;
@@ -262,9 +288,8 @@ Blocks equal_staged(CollOp& op, void* buf, MPI_Count count, const Datatype& type
 // Blocks for each of n peers of a collective that sends or receives per peer (alltoall and its v and w
 // forms, between the groups of an intercommunicator and over a neighborhood): `count` items each
 // (counts null), counts[i] items at displs[i] extents, or, with types, counts[i] items of types[i] at
-// displs[i] bytes (WDispl: the w form's displacement type). `sending`: the collective reads the blocks.
-template <typename WDispl>
-bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, MPI_Count count, const int* counts, const void* displs,
+// displs[i] bytes. `sending`: the collective reads the blocks.
+bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, MPI_Count count, Ints counts, Ints displs,
                     const MPI_Datatype* types, MPI_Datatype type, std::size_t n, Blocks& out) {
   const std::string_view name = sending ? "sendcounts" : "recvcounts";
   const int peers = static_cast<int>(n);
@@ -274,14 +299,14 @@ bool stage_per_peer(Call& call, CollOp& op, bool sending, void* buf, MPI_Count c
         (n > 0 && !check_types(call, types, counts, peers, name, checked))) {
       return false;
     }
-    out = stage_typed_blocks(op, buf, counts, static_cast<const WDispl*>(displs), checked, sending, !sending);
+    out = stage_typed_blocks(op, buf, counts, displs, checked, sending, !sending);
     return true;
   }
   if (counts != nullptr) {
     if (!check_counts(call, counts, displs, peers, name)) return false;
     const Datatype* t = check_committed(call, type);
     if (t == nullptr) return false;
-    out = stage_blocks(op, buf, counts, static_cast<const int*>(displs), peers, *t, sending, -1, !sending);
+    out = stage_blocks(op, buf, counts, displs, peers, *t, sending, -1, !sending);
     return true;
   }
   const Datatype* t = check_items(call, buf, count, type, sending ? "sendbuf" : "recvbuf");
@@ -350,9 +375,9 @@ bool inter_reduce(Call& call, CollOp& op, Reduce kind, const void* send, void* r
 }
 
 // Gather and gatherv (rcounts null: rcount each); scatter and scatterv alike with `scatter`.
-bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, MPI_Count scount, const int* scounts,
-                  const int* sdispls, MPI_Datatype stype, void* recv, MPI_Count rcount, const int* rcounts,
-                  const int* rdispls, MPI_Datatype rtype, int root) {
+bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, MPI_Count scount, Ints scounts,
+                  Ints sdispls, MPI_Datatype stype, void* recv, MPI_Count rcount, Ints rcounts,
+                  Ints rdispls, MPI_Datatype rtype, int root) {
   Comm& comm = op.comm();
   const std::optional<int> r = check_inter_root(call, comm, root);
   if (!r) return false;
@@ -366,8 +391,8 @@ bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, MPI_Co
   // The root's side: blocks per remote rank; the others: one block.
   const bool root_here = *r == coll::kInterRoot;
   void* blocks_buf = scatter ? const_cast<void*>(send) : recv;
-  const int* counts = scatter ? scounts : rcounts;
-  const int* displs = scatter ? sdispls : rdispls;
+  Ints counts = scatter ? scounts : rcounts;
+  Ints displs = scatter ? sdispls : rdispls;
   const MPI_Count count = scatter ? scount : rcount;
   const MPI_Datatype blocks_type = scatter ? stype : rtype;
   Blocks blocks;
@@ -406,7 +431,7 @@ bool inter_rooted(Call& call, CollOp& op, bool scatter, const void* send, MPI_Co
 
 // Allgather(v) (rcounts null: rcount each) and alltoall(v/w): blocks per remote rank.
 bool inter_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
-                     MPI_Count rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+                     MPI_Count rcount, Ints rcounts, Ints rdispls, MPI_Datatype rtype) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
   const Datatype* st = check_items(call, send, scount, stype, "sendbuf");
@@ -429,16 +454,16 @@ bool inter_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount,
   return true;
 }
 
-bool inter_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, const int* scounts, const int* sdispls,
-                    const MPI_Datatype* stypes, MPI_Datatype stype, void* recv, MPI_Count rcount, const int* rcounts,
-                    const int* rdispls, const MPI_Datatype* rtypes, MPI_Datatype rtype) {
+bool inter_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, Ints scounts, Ints sdispls,
+                    const MPI_Datatype* stypes, MPI_Datatype stype, void* recv, MPI_Count rcount, Ints rcounts,
+                    Ints rdispls, const MPI_Datatype* rtypes, MPI_Datatype rtype) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
   const auto n = static_cast<std::size_t>(comm.size());
   Blocks from;
   Blocks into;
-  if (!stage_per_peer<int>(call, op, true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, n, from) ||
-      !stage_per_peer<int>(call, op, false, recv, rcount, rcounts, rdispls, rtypes, rtype, n, into)) {
+  if (!stage_per_peer(call, op, true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype, n, from) ||
+      !stage_per_peer(call, op, false, recv, rcount, rcounts, rdispls, rtypes, rtype, n, into)) {
     return false;
   }
   op.start(coll::inter_ialltoallv(op.call(), groups_of(comm), from.data, from.bytes, from.displs, into.data,
@@ -446,7 +471,7 @@ bool inter_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, 
   return true;
 }
 
-bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, MPI_Count block_count,
+bool inter_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, Ints rcounts, MPI_Count block_count,
                           MPI_Datatype datatype, MPI_Op op_handle) {
   Comm& comm = op.comm();
   if (!refuse_in_place_inter(call, send, recv)) return false;
@@ -578,7 +603,7 @@ bool start_gather(Call& call, CollOp& op, const void* send, MPI_Count scount, MP
 }
 
 bool start_gatherv(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
-                   const int* rcounts, const int* displs, MPI_Datatype rtype, int root) {
+                   Ints rcounts, Ints displs, MPI_Datatype rtype, int root) {
   if (op.comm().is_inter()) {
     return inter_rooted(call, op, false, send, scount, nullptr, nullptr, stype, recv, 0, rcounts, displs, rtype, root);
   }
@@ -636,7 +661,7 @@ bool start_scatter(Call& call, CollOp& op, const void* send, MPI_Count scount, M
   return true;
 }
 
-bool start_scatterv(Call& call, CollOp& op, const void* send, const int* scounts, const int* displs,
+bool start_scatterv(Call& call, CollOp& op, const void* send, Ints scounts, Ints displs,
                     MPI_Datatype stype, void* recv, MPI_Count rcount, MPI_Datatype rtype, int root) {
   if (op.comm().is_inter()) {
     return inter_rooted(call, op, true, send, 0, scounts, displs, stype, recv, rcount, nullptr, nullptr, rtype, root);
@@ -686,7 +711,7 @@ bool start_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount,
 }
 
 bool start_allgatherv(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
-                      const int* rcounts, const int* displs, MPI_Datatype rtype) {
+                      Ints rcounts, Ints displs, MPI_Datatype rtype) {
   if (op.comm().is_inter()) return inter_allgather(call, op, send, scount, stype, recv, 0, rcounts, displs, rtype);
   const Comm& comm = op.comm();
   const bool inplace = in_place(send);
@@ -730,8 +755,8 @@ bool start_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, 
   return true;
 }
 
-bool start_alltoallv(Call& call, CollOp& op, const void* send, const int* scounts, const int* sdispls,
-                     MPI_Datatype stype, void* recv, const int* rcounts, const int* rdispls, MPI_Datatype rtype) {
+bool start_alltoallv(Call& call, CollOp& op, const void* send, Ints scounts, Ints sdispls,
+                     MPI_Datatype stype, void* recv, Ints rcounts, Ints rdispls, MPI_Datatype rtype) {
   if (op.comm().is_inter()) {
     return inter_alltoall(call, op, send, 0, scounts, sdispls, nullptr, stype, recv, 0, rcounts, rdispls, nullptr, rtype);
   }
@@ -756,8 +781,8 @@ bool start_alltoallv(Call& call, CollOp& op, const void* send, const int* scount
   return true;
 }
 
-bool start_alltoallw(Call& call, CollOp& op, const void* send, const int* scounts, const int* sdispls,
-                     const MPI_Datatype* stypes, void* recv, const int* rcounts, const int* rdispls,
+bool start_alltoallw(Call& call, CollOp& op, const void* send, Ints scounts, Ints sdispls,
+                     const MPI_Datatype* stypes, void* recv, Ints rcounts, Ints rdispls,
                      const MPI_Datatype* rtypes) {
   if (op.comm().is_inter()) {
     return inter_alltoall(call, op, send, 0, scounts, sdispls, stypes, MPI_DATATYPE_NULL, recv, 0, rcounts, rdispls,
@@ -785,7 +810,7 @@ bool start_alltoallw(Call& call, CollOp& op, const void* send, const int* scount
   return true;
 }
 
-bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, const int* rcounts, MPI_Count block_count,
+bool start_reduce_scatter(Call& call, CollOp& op, const void* send, void* recv, Ints rcounts, MPI_Count block_count,
                           MPI_Datatype datatype, MPI_Op op_handle) {
   if (op.comm().is_inter()) return inter_reduce_scatter(call, op, send, recv, rcounts, block_count, datatype, op_handle);
   const Comm& comm = op.comm();
@@ -844,7 +869,7 @@ void start_neighbor_exchange(CollOp& op, const Neighbors& nb, const Blocks& from
 
 // allgather (rcounts null) and allgatherv: one send block, the same for every destination.
 bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, MPI_Count scount, MPI_Datatype stype, void* recv,
-                              MPI_Count rcount, const int* rcounts, const int* rdispls, MPI_Datatype rtype, bool vector) {
+                              MPI_Count rcount, Ints rcounts, Ints rdispls, MPI_Datatype rtype, bool vector) {
   const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
   if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
   const Datatype* st = check_items(call, send, scount, stype, "sendbuf");
@@ -870,17 +895,17 @@ bool start_neighbor_allgather(Call& call, CollOp& op, const void* send, MPI_Coun
 }
 
 // alltoall (counts null), alltoallv (int displacements in extents), alltoallw (types, byte displacements).
-bool start_neighbor_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, const int* scounts,
-                             const void* sdispls, const MPI_Datatype* stypes, MPI_Datatype stype, void* recv,
-                             MPI_Count rcount, const int* rcounts, const void* rdispls, const MPI_Datatype* rtypes,
+bool start_neighbor_alltoall(Call& call, CollOp& op, const void* send, MPI_Count scount, Ints scounts,
+                             Ints sdispls, const MPI_Datatype* stypes, MPI_Datatype stype, void* recv,
+                             MPI_Count rcount, Ints rcounts, Ints rdispls, const MPI_Datatype* rtypes,
                              MPI_Datatype rtype) {
   const std::optional<Neighbors> nb = check_neighbors(call, op.comm());
   if (!nb || !refuse_in_place(call, send, "sendbuf") || !refuse_in_place(call, recv, "recvbuf")) return false;
   Blocks from;
   Blocks into;
-  if (!stage_per_peer<MPI_Aint>(call, op, true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype,
+  if (!stage_per_peer(call, op, true, const_cast<void*>(send), scount, scounts, sdispls, stypes, stype,
                                 nb->destinations.size(), from) ||
-      !stage_per_peer<MPI_Aint>(call, op, false, recv, rcount, rcounts, rdispls, rtypes, rtype, nb->sources.size(),
+      !stage_per_peer(call, op, false, recv, rcount, rcounts, rdispls, rtypes, rtype, nb->sources.size(),
                                 into)) {
     return false;
   }
@@ -1807,5 +1832,264 @@ int PMPI_Neighbor_alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_
   });
 }
 #pragma weak MPI_Neighbor_alltoall_init_c = PMPI_Neighbor_alltoall_init_c
+
+// ... and of the v and w collectives (MPI_Count counts, MPI_Aint displacements).
+
+int PMPI_Gatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, int root,
+                   MPI_Comm comm) {
+  return blocking("MPI_Gatherv_c", comm, [&](Call& call, CollOp& op) {
+    return start_gatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+#pragma weak MPI_Gatherv_c = PMPI_Gatherv_c
+
+int PMPI_Igatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, int root,
+                    MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Igatherv_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_gatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+#pragma weak MPI_Igatherv_c = PMPI_Igatherv_c
+
+int PMPI_Gatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                        const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Gatherv_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_gatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root);
+  });
+}
+#pragma weak MPI_Gatherv_init_c = PMPI_Gatherv_init_c
+
+int PMPI_Scatterv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* displs, MPI_Datatype sendtype,
+                    void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Scatterv_c", comm, [&](Call& call, CollOp& op) {
+    return start_scatterv(call, op, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
+
+int PMPI_Iscatterv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* displs, MPI_Datatype sendtype,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                     MPI_Request* request) {
+  return nonblocking("MPI_Iscatterv_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_scatterv(call, op, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Iscatterv_c = PMPI_Iscatterv_c
+
+int PMPI_Scatterv_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* displs,
+                         MPI_Datatype sendtype, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Scatterv_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_scatterv(call, op, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root);
+  });
+}
+#pragma weak MPI_Scatterv_init_c = PMPI_Scatterv_init_c
+
+int PMPI_Allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                      const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Allgatherv_c", comm, [&](Call& call, CollOp& op) {
+    return start_allgatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+#pragma weak MPI_Allgatherv_c = PMPI_Allgatherv_c
+
+int PMPI_Iallgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                       const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request* request) {
+  return nonblocking("MPI_Iallgatherv_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_allgatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+#pragma weak MPI_Iallgatherv_c = PMPI_Iallgatherv_c
+
+int PMPI_Allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Allgatherv_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_allgatherv(call, op, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
+  });
+}
+#pragma weak MPI_Allgatherv_init_c = PMPI_Allgatherv_init_c
+
+int PMPI_Alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls, MPI_Datatype sendtype,
+                     void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls, MPI_Datatype recvtype,
+                     MPI_Comm comm) {
+  return blocking("MPI_Alltoallv_c", comm, [&](Call& call, CollOp& op) {
+    return start_alltoallv(call, op, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+#pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
+
+int PMPI_Ialltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                      MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ialltoallv_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_alltoallv(call, op, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+#pragma weak MPI_Ialltoallv_c = PMPI_Ialltoallv_c
+
+int PMPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                          MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts, const MPI_Aint* rdispls,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Alltoallv_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_alltoallv(call, op, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype);
+  });
+}
+#pragma weak MPI_Alltoallv_init_c = PMPI_Alltoallv_init_c
+
+int PMPI_Alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                     const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                     const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  return blocking("MPI_Alltoallw_c", comm, [&](Call& call, CollOp& op) {
+    return start_alltoallw(call, op, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes);
+  });
+}
+#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
+
+int PMPI_Ialltoallw_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                      const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                      const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ialltoallw_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_alltoallw(call, op, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes);
+  });
+}
+#pragma weak MPI_Ialltoallw_c = PMPI_Ialltoallw_c
+
+int PMPI_Alltoallw_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                          const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                          const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm, MPI_Info info,
+                          MPI_Request* request) {
+  return persistent("MPI_Alltoallw_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_alltoallw(call, op, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                           recvtypes);
+  });
+}
+#pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
+
+int PMPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm) {
+  return blocking("MPI_Reduce_scatter_c", comm, [&](Call& call, CollOp& o) {
+    return check_arg(call, recvcounts, "recvcounts") &&
+           start_reduce_scatter(call, o, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
+
+int PMPI_Ireduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ireduce_scatter_c", comm, request, [&](Call& call, CollOp& o) {
+    return check_arg(call, recvcounts, "recvcounts") &&
+           start_reduce_scatter(call, o, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+  });
+}
+#pragma weak MPI_Ireduce_scatter_c = PMPI_Ireduce_scatter_c
+
+int PMPI_Reduce_scatter_init_c(const void* sendbuf, void* recvbuf, const MPI_Count* recvcounts, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Reduce_scatter_init_c", comm, info, request, [=](Call& call, CollOp& o) {
+    return check_arg(call, recvcounts, "recvcounts") &&
+           start_reduce_scatter(call, o, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+  });
+}
+#pragma weak MPI_Reduce_scatter_init_c = PMPI_Reduce_scatter_init_c
+
+int PMPI_Neighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype,
+                               MPI_Comm comm) {
+  return blocking("MPI_Neighbor_allgatherv_c", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                                    true);
+  });
+}
+#pragma weak MPI_Neighbor_allgatherv_c = PMPI_Neighbor_allgatherv_c
+
+int PMPI_Ineighbor_allgatherv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_allgatherv_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                                    true);
+  });
+}
+#pragma weak MPI_Ineighbor_allgatherv_c = PMPI_Ineighbor_allgatherv_c
+
+int PMPI_Neighbor_allgatherv_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                    const MPI_Count* recvcounts, const MPI_Aint* displs, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Neighbor_allgatherv_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_allgather(call, op, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                                    true);
+  });
+}
+#pragma weak MPI_Neighbor_allgatherv_init_c = PMPI_Neighbor_allgatherv_init_c
+
+int PMPI_Neighbor_alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                              MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                              const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_alltoallv_c", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, recvbuf, 0,
+                                   recvcounts, rdispls, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallv_c = PMPI_Neighbor_alltoallv_c
+
+int PMPI_Ineighbor_alltoallv_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                               MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                               const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_alltoallv_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, recvbuf, 0,
+                                   recvcounts, rdispls, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Ineighbor_alltoallv_c = PMPI_Ineighbor_alltoallv_c
+
+int PMPI_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                                   MPI_Datatype sendtype, void* recvbuf, const MPI_Count* recvcounts,
+                                   const MPI_Aint* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request* request) {
+  return persistent("MPI_Neighbor_alltoallv_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, recvbuf, 0,
+                                   recvcounts, rdispls, nullptr, recvtype);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallv_init_c = PMPI_Neighbor_alltoallv_init_c
+
+int PMPI_Neighbor_alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                              const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                              const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm) {
+  return blocking("MPI_Neighbor_alltoallw_c", comm, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallw_c = PMPI_Neighbor_alltoallw_c
+
+int PMPI_Ineighbor_alltoallw_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                               const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                               const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                               MPI_Request* request) {
+  return nonblocking("MPI_Ineighbor_alltoallw_c", comm, request, [&](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL);
+  });
+}
+#pragma weak MPI_Ineighbor_alltoallw_c = PMPI_Ineighbor_alltoallw_c
+
+int PMPI_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count* sendcounts, const MPI_Aint* sdispls,
+                                   const MPI_Datatype* sendtypes, void* recvbuf, const MPI_Count* recvcounts,
+                                   const MPI_Aint* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request* request) {
+  return persistent("MPI_Neighbor_alltoallw_init_c", comm, info, request, [=](Call& call, CollOp& op) {
+    return start_neighbor_alltoall(call, op, sendbuf, 0, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf, 0,
+                                   recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL);
+  });
+}
+#pragma weak MPI_Neighbor_alltoallw_init_c = PMPI_Neighbor_alltoallw_init_c
 
 }  // extern "C"
