@@ -402,10 +402,24 @@ static void test_attributes(void) {
   CHECK_MPI(MPI_Comm_get_attr(dup, counted, &got, &flag));
   CHECK(!flag, "a deleted attribute is still there");
   /* Freeing the keyval leaves the attribute, whose delete callback runs when the communicator goes. */
+  const int freed = counted;
   CHECK_MPI(MPI_Comm_free_keyval(&counted));
   CHECK(counted == MPI_KEYVAL_INVALID, "MPI_Comm_free_keyval did not reset the key");
+  /* Its number is not given to a new keyval while the attribute lives, and a dup still copies it. */
+  int fresh;
+  CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &fresh, NULL));
+  CHECK(fresh != freed, "a freed keyval's number was given out again while its attribute lives");
+  CHECK_MPI(MPI_Comm_set_attr(comm, fresh, base + 6));
+  MPI_Comm again;
+  CHECK_MPI(MPI_Comm_dup(comm, &again));
+  CHECK(copies == 2, "the freed keyval's attribute was copied %d times in all, expected 2", copies);
+  CHECK_MPI(MPI_Comm_get_attr(again, fresh, &got, &flag));
+  CHECK(!flag, "MPI_COMM_NULL_COPY_FN copied an attribute");
+  CHECK_MPI(MPI_Comm_free(&again));
+  CHECK(deletes == 3, "freeing the dup ran %d deletes in all", deletes);
   CHECK_MPI(MPI_Comm_free(&comm));
-  CHECK(deletes == 3, "free ran %d deletes", deletes);
+  CHECK(deletes == 4, "free ran %d deletes", deletes);
+  CHECK_MPI(MPI_Comm_free_keyval(&fresh));
   CHECK_MPI(MPI_Comm_free(&dup));
   CHECK_MPI(MPI_Comm_free_keyval(&plain));
 

@@ -110,7 +110,7 @@ int create_comm_keyval(std::string_view name, MPI_Comm_copy_attr_function* comm_
 int free_comm_keyval(std::string_view name, int* comm_keyval) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_arg(call, comm_keyval, "comm_keyval") || check_user_keyval(call, *comm_keyval) == nullptr) return;
-    runtime().keyvals.remove(*comm_keyval);
+    runtime().keyvals.retire(*comm_keyval);
     *comm_keyval = MPI_KEYVAL_INVALID;
   });
 }

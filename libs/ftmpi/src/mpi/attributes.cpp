@@ -65,7 +65,7 @@ void create_keyval(Call& call, KeyvalKind kind, MPI_Comm_copy_attr_function* cop
 
 void free_keyval(Call& call, KeyvalKind kind, int* keyval) {
   if (!check_arg(call, keyval, "keyval") || check_keyval(call, *keyval, kind) == nullptr) return;
-  runtime().keyvals.remove(*keyval);
+  runtime().keyvals.retire(*keyval);
   *keyval = MPI_KEYVAL_INVALID;
 }
 
