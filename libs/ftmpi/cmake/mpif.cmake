@@ -1,8 +1,10 @@
 # Writes mpif.h, the Fortran include file, from mpi.h: every integer constant and handle mpi.h defines
 # (so the two can never disagree), the Fortran datatypes as the C types of the same layout, the status
-# layout, and the sentinels (MPI_STATUS_IGNORE, MPI_IN_PLACE, MPI_BOTTOM ...) as common blocks whose
-# addresses libftmpi recognises (src/mpi/fortran.cpp). The text is valid fixed and free form alike:
-# statements from column 7, lines under 72 characters, comments with "!" in column 1.
+# layout, the sentinels (MPI_STATUS_IGNORE, MPI_IN_PLACE, MPI_BOTTOM, MPI_UNWEIGHTED ...) as common
+# blocks whose addresses libftmpi recognises (src/mpi/fortran.cpp), and the predefined attribute
+# callbacks (MPI_COMM_DUP_FN ...) as EXTERNAL procedures libftmpi defines. The text is valid fixed
+# and free form alike: statements from column 7, lines under 72 characters, comments with "!" in
+# column 1.
 function(ftmpi_write_mpif header output)
   file(STRINGS ${header} defines REGEX "^#define MPI_[A-Z0-9_]+ ")
   set(lines "! mpif.h: ftmpi's MPI constants for Fortran, generated from mpi.h.\n")
@@ -54,8 +56,18 @@ function(ftmpi_write_mpif header output)
     "      common /ftmpi_f_in_place/ MPI_IN_PLACE\n"
     "      common /ftmpi_f_bottom/ MPI_BOTTOM\n"
     "      common /ftmpi_f_errcodes_ignore/ MPI_ERRCODES_IGNORE\n"
+    "      integer MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)\n"
+    "      common /ftmpi_f_unweighted/ MPI_UNWEIGHTED\n"
+    "      common /ftmpi_f_weights_empty/ MPI_WEIGHTS_EMPTY\n"
+    "      external MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN\n"
+    "      external MPI_COMM_DUP_FN\n"
+    "      external MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN\n"
+    "      external MPI_TYPE_DUP_FN\n"
+    "      external MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN\n"
     "      double precision MPI_WTIME, MPI_WTICK\n"
-    "      external MPI_WTIME, MPI_WTICK\n")
+    "      external MPI_WTIME, MPI_WTICK\n"
+    "      integer(kind=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF\n"
+    "      external MPI_AINT_ADD, MPI_AINT_DIFF\n")
   file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/mpif.h.new "${lines}")
   configure_file(${CMAKE_CURRENT_BINARY_DIR}/mpif.h.new ${output} COPYONLY)  # rewritten only when it changes
 endfunction()

@@ -3,12 +3,16 @@
 // the hidden lengths of character arguments (size_t) after all others. Handles are the C handles
 // (ints) except requests, which are pointers in C: a table gives each one an INTEGER while it lives
 // (MPI_Request_c2f / MPI_Request_f2c). The sentinels are common blocks mpif.h declares; their addresses
-// mean MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE here.
+// mean MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, MPI_UNWEIGHTED and
+// MPI_WEIGHTS_EMPTY here. Fortran's callbacks (attribute copy and delete functions, generalized requests)
+// take every argument by reference: C calls trampolines that call them.
 //
 // Each wrapper calls the C function of the same name, so a C tool intercepting MPI_X sees Fortran's
 // calls too.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -28,6 +32,8 @@ __attribute__((visibility("default"))) F ftmpi_f_statuses_ignore_[6];
 __attribute__((visibility("default"))) F ftmpi_f_in_place_;
 __attribute__((visibility("default"))) F ftmpi_f_bottom_;
 __attribute__((visibility("default"))) F ftmpi_f_errcodes_ignore_[1];
+__attribute__((visibility("default"))) F ftmpi_f_unweighted_[1];
+__attribute__((visibility("default"))) F ftmpi_f_weights_empty_[1];
 }
 
 namespace {
@@ -37,6 +43,13 @@ static_assert(sizeof(MPI_Status) == 6 * sizeof(F), "MPI_STATUS_SIZE in mpif.h is
 void* buffer(void* p) noexcept {
   if (p == &ftmpi_f_in_place_) return MPI_IN_PLACE;
   if (p == &ftmpi_f_bottom_) return MPI_BOTTOM;
+  return p;
+}
+
+// A distributed graph's weights: mpif.h's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are common blocks too.
+int* weights(F* p) noexcept {
+  if (p == ftmpi_f_unweighted_) return MPI_UNWEIGHTED;
+  if (p == ftmpi_f_weights_empty_) return MPI_WEIGHTS_EMPTY;
   return p;
 }
 
@@ -69,6 +82,12 @@ std::string text(const char* s, std::size_t length) {
   std::size_t n = length;
   while (n > 0 && s[n - 1] == ' ') --n;
   return std::string(s, n);
+}
+// An info key or value: Fortran's leading and trailing blanks are not part of it (MPI-3.1 section 9).
+std::string trimmed(const char* s, std::size_t length) {
+  std::size_t first = 0;
+  while (first < length && s[first] == ' ') ++first;
+  return text(s + first, length - first);
 }
 // A C string into a Fortran one: copied and blank-padded.
 void fill(char* out, std::size_t length, const char* in, int n) noexcept {
@@ -160,6 +179,12 @@ class Statuses {
   F* f_;
   std::vector<MPI_Status> c_;
 };
+
+// The communicator attributes MPI predefines: C gets a pointer to their int value, Fortran the value.
+bool predefined(F keyval) noexcept {
+  return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+         keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE;
+}
 
 // One request out of a nonblocking call.
 #define REQUEST_OUT(call)       \
@@ -567,10 +592,7 @@ FTMPI_FORTRAN void mpi_comm_get_attr_(F* comm, F* keyval, MPI_Aint* value, F* fl
   void* c = nullptr;
   *ierr = MPI_Comm_get_attr(*comm, *keyval, &c, flag);
   if (*ierr == MPI_SUCCESS && *flag != 0) {
-    const bool predefined = *keyval == MPI_TAG_UB || *keyval == MPI_HOST || *keyval == MPI_IO ||
-                            *keyval == MPI_WTIME_IS_GLOBAL || *keyval == MPI_UNIVERSE_SIZE || *keyval == MPI_APPNUM ||
-                            *keyval == MPI_LASTUSEDCODE;
-    *value = predefined ? *static_cast<int*>(c) : reinterpret_cast<MPI_Aint>(c);
+    *value = predefined(*keyval) ? *static_cast<int*>(c) : reinterpret_cast<MPI_Aint>(c);
   }
 }
 FTMPI_FORTRAN void mpi_group_size_(F* group, F* size, F* ierr) { *ierr = MPI_Group_size(*group, size); }
@@ -644,6 +666,9 @@ FTMPI_FORTRAN void mpi_type_get_extent_(F* type, MPI_Aint* lb, MPI_Aint* extent,
 FTMPI_FORTRAN void mpi_get_address_(void* location, MPI_Aint* address, F* ierr) {
   *ierr = MPI_Get_address(buffer(location), address);
 }
+// Functions (mpif.h declares their type): address arithmetic (MPI-3.1 section 4.1.5).
+FTMPI_FORTRAN MPI_Aint mpi_aint_add_(MPI_Aint* base, MPI_Aint* disp) { return MPI_Aint_add(*base, *disp); }
+FTMPI_FORTRAN MPI_Aint mpi_aint_diff_(MPI_Aint* addr1, MPI_Aint* addr2) { return MPI_Aint_diff(*addr1, *addr2); }
 FTMPI_FORTRAN void mpi_pack_(void* in, F* count, F* type, void* out, F* outsize, F* position, F* comm, F* ierr) {
   *ierr = MPI_Pack(buffer(in), *count, *type, out, *outsize, position, *comm);
 }
@@ -664,4 +689,605 @@ FTMPI_FORTRAN void mpi_unpack_external_(const char* datarep, void* in, MPI_Aint*
 FTMPI_FORTRAN void mpi_pack_external_size_(const char* datarep, F* count, F* type, MPI_Aint* size, F* ierr,
                                            std::size_t length) {
   *ierr = MPI_Pack_external_size(text(datarep, length).c_str(), *count, *type, size);
+}
+
+// ---- info objects -----------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_info_create_(F* info, F* ierr) { *ierr = MPI_Info_create(info); }
+FTMPI_FORTRAN void mpi_info_set_(F* info, const char* key, const char* value, F* ierr, std::size_t key_length,
+                                 std::size_t value_length) {
+  *ierr = MPI_Info_set(*info, trimmed(key, key_length).c_str(), trimmed(value, value_length).c_str());
+}
+// The value is cut to valuelen characters (MPI-3.1 section 9: no room for a terminator in Fortran) and
+// to the length of the program's variable.
+FTMPI_FORTRAN void mpi_info_get_(F* info, const char* key, F* valuelen, char* value, F* flag, F* ierr,
+                                 std::size_t key_length, std::size_t value_length) {
+  const int n = *valuelen < 0 ? *valuelen : std::min(*valuelen, static_cast<F>(MPI_MAX_INFO_VAL));
+  std::vector<char> c(static_cast<std::size_t>(n < 0 ? 0 : n) + 1, '\0');
+  *ierr = MPI_Info_get(*info, trimmed(key, key_length).c_str(), n, c.data(), flag);
+  if (*ierr == MPI_SUCCESS && *flag != 0) fill(value, value_length, c.data(), static_cast<int>(std::strlen(c.data())));
+}
+FTMPI_FORTRAN void mpi_info_get_valuelen_(F* info, const char* key, F* valuelen, F* flag, F* ierr,
+                                          std::size_t key_length) {
+  *ierr = MPI_Info_get_valuelen(*info, trimmed(key, key_length).c_str(), valuelen, flag);
+}
+FTMPI_FORTRAN void mpi_info_get_nkeys_(F* info, F* nkeys, F* ierr) { *ierr = MPI_Info_get_nkeys(*info, nkeys); }
+FTMPI_FORTRAN void mpi_info_get_nthkey_(F* info, F* n, char* key, F* ierr, std::size_t key_length) {
+  char c[MPI_MAX_INFO_KEY + 1] = {};
+  *ierr = MPI_Info_get_nthkey(*info, *n, c);
+  if (*ierr == MPI_SUCCESS) fill(key, key_length, c, static_cast<int>(std::strlen(c)));
+}
+FTMPI_FORTRAN void mpi_info_delete_(F* info, const char* key, F* ierr, std::size_t key_length) {
+  *ierr = MPI_Info_delete(*info, trimmed(key, key_length).c_str());
+}
+FTMPI_FORTRAN void mpi_info_dup_(F* info, F* newinfo, F* ierr) { *ierr = MPI_Info_dup(*info, newinfo); }
+FTMPI_FORTRAN void mpi_info_free_(F* info, F* ierr) { *ierr = MPI_Info_free(info); }
+
+// ---- user error handlers and error codes ------------------------------------------------------------
+
+// SUBROUTINE HANDLER(COMM, ERROR_CODE) takes both by reference, as the C handler does: passed as it is.
+FTMPI_FORTRAN void mpi_comm_create_errhandler_(MPI_Comm_errhandler_function* function, F* handler, F* ierr) {
+  *ierr = MPI_Comm_create_errhandler(function, handler);
+}
+FTMPI_FORTRAN void mpi_comm_call_errhandler_(F* comm, F* code, F* ierr) {
+  *ierr = MPI_Comm_call_errhandler(*comm, *code);
+}
+FTMPI_FORTRAN void mpi_add_error_class_(F* error_class, F* ierr) { *ierr = MPI_Add_error_class(error_class); }
+FTMPI_FORTRAN void mpi_add_error_code_(F* error_class, F* code, F* ierr) {
+  *ierr = MPI_Add_error_code(*error_class, code);
+}
+FTMPI_FORTRAN void mpi_add_error_string_(F* code, const char* string, F* ierr, std::size_t length) {
+  *ierr = MPI_Add_error_string(*code, text(string, length).c_str());
+}
+
+// ---- attribute caching ------------------------------------------------------------------------------
+// A Fortran attribute is an INTEGER(KIND=MPI_ADDRESS_KIND) (MPI-1's calls: an INTEGER) kept as the
+// attribute's value itself. Fortran's copy and delete callbacks take every argument by reference, so
+// C calls a trampoline, whose extra_state is a record with the program's procedures and extra_state.
+
+// The predefined callbacks, as Fortran procedures (mpif.h declares them EXTERNAL).
+FTMPI_FORTRAN void mpi_comm_null_copy_fn_(F* /*oldcomm*/, F* /*keyval*/, MPI_Aint* /*extra_state*/, MPI_Aint* /*in*/,
+                                          MPI_Aint* /*out*/, F* flag, F* ierr) {
+  *flag = 0;
+  *ierr = MPI_SUCCESS;
+}
+FTMPI_FORTRAN void mpi_comm_null_delete_fn_(F* /*comm*/, F* /*keyval*/, MPI_Aint* /*value*/, MPI_Aint* /*extra_state*/,
+                                            F* ierr) {
+  *ierr = MPI_SUCCESS;
+}
+FTMPI_FORTRAN void mpi_comm_dup_fn_(F* /*oldcomm*/, F* /*keyval*/, MPI_Aint* /*extra_state*/, MPI_Aint* in,
+                                    MPI_Aint* out, F* flag, F* ierr) {
+  *out = *in;
+  *flag = 1;
+  *ierr = MPI_SUCCESS;
+}
+FTMPI_FORTRAN void mpi_type_null_copy_fn_(F* oldtype, F* keyval, MPI_Aint* extra_state, MPI_Aint* in, MPI_Aint* out,
+                                          F* flag, F* ierr) {
+  mpi_comm_null_copy_fn_(oldtype, keyval, extra_state, in, out, flag, ierr);
+}
+FTMPI_FORTRAN void mpi_type_null_delete_fn_(F* type, F* keyval, MPI_Aint* value, MPI_Aint* extra_state, F* ierr) {
+  mpi_comm_null_delete_fn_(type, keyval, value, extra_state, ierr);
+}
+FTMPI_FORTRAN void mpi_type_dup_fn_(F* oldtype, F* keyval, MPI_Aint* extra_state, MPI_Aint* in, MPI_Aint* out, F* flag,
+                                    F* ierr) {
+  mpi_comm_dup_fn_(oldtype, keyval, extra_state, in, out, flag, ierr);
+}
+FTMPI_FORTRAN void mpi_null_copy_fn_(F* /*oldcomm*/, F* /*keyval*/, F* /*extra_state*/, F* /*in*/, F* /*out*/, F* flag,
+                                     F* ierr) {
+  *flag = 0;
+  *ierr = MPI_SUCCESS;
+}
+FTMPI_FORTRAN void mpi_null_delete_fn_(F* /*comm*/, F* /*keyval*/, F* /*value*/, F* /*extra_state*/, F* ierr) {
+  *ierr = MPI_SUCCESS;
+}
+FTMPI_FORTRAN void mpi_dup_fn_(F* /*oldcomm*/, F* /*keyval*/, F* /*extra_state*/, F* in, F* out, F* flag, F* ierr) {
+  *out = *in;
+  *flag = 1;
+  *ierr = MPI_SUCCESS;
+}
+
+namespace {
+
+using CopyFn = void(F* old, F* keyval, MPI_Aint* extra_state, MPI_Aint* in, MPI_Aint* out, F* flag, F* ierr);
+using DeleteFn = void(F* handle, F* keyval, MPI_Aint* value, MPI_Aint* extra_state, F* ierr);
+using CopyFn1 = void(F* old, F* keyval, F* extra_state, F* in, F* out, F* flag, F* ierr);      // MPI-1's
+using DeleteFn1 = void(F* handle, F* keyval, F* value, F* extra_state, F* ierr);                // MPI-1's
+using AnyFn = void (*)();
+
+// A keyval's Fortran side. Records are never freed: an attribute keeps its keyval's extra_state, and
+// so may call back after MPI_COMM_FREE_KEYVAL.
+struct FortranKeyval {
+  CopyFn* copy = nullptr;
+  DeleteFn* remove = nullptr;
+  CopyFn1* copy1 = nullptr;
+  DeleteFn1* remove1 = nullptr;
+  MPI_Aint extra_state = 0;
+  F extra_state1 = 0;
+};
+FortranKeyval* new_keyval_record(const FortranKeyval& k) {
+  static std::deque<FortranKeyval>* records = new std::deque<FortranKeyval>;  // never destroyed, as requests()
+  const ftmpi::mpi::ThreadLockGuard lock;
+  records->push_back(k);
+  return &records->back();
+}
+
+void* as_value(MPI_Aint v) noexcept { return reinterpret_cast<void*>(v); }
+MPI_Aint as_aint(void* v) noexcept { return reinterpret_cast<MPI_Aint>(v); }
+
+int copy_trampoline(int old, int keyval, void* extra_state, void* in, void* out, int* flag) {
+  auto* k = static_cast<FortranKeyval*>(extra_state);
+  F handle = old;
+  F key = keyval;
+  F f = 0;
+  F ierr = MPI_SUCCESS;
+  if (k->copy1 != nullptr) {
+    F value_in = static_cast<F>(as_aint(in));
+    F value_out = 0;
+    k->copy1(&handle, &key, &k->extra_state1, &value_in, &value_out, &f, &ierr);
+    *static_cast<void**>(out) = as_value(value_out);
+  } else {
+    MPI_Aint value_in = as_aint(in);
+    MPI_Aint value_out = 0;
+    k->copy(&handle, &key, &k->extra_state, &value_in, &value_out, &f, &ierr);
+    *static_cast<void**>(out) = as_value(value_out);
+  }
+  *flag = f != 0 ? 1 : 0;
+  return ierr;
+}
+int delete_trampoline(int handle, int keyval, void* value, void* extra_state) {
+  auto* k = static_cast<FortranKeyval*>(extra_state);
+  F h = handle;
+  F key = keyval;
+  F ierr = MPI_SUCCESS;
+  if (k->remove1 != nullptr) {
+    F v = static_cast<F>(as_aint(value));
+    k->remove1(&h, &key, &v, &k->extra_state1, &ierr);
+  } else {
+    MPI_Aint v = as_aint(value);
+    k->remove(&h, &key, &v, &k->extra_state, &ierr);
+  }
+  return ierr;
+}
+
+// The C callbacks for a keyval: the predefined procedures become C's own (no call back into Fortran),
+// the program's the trampolines.
+struct KeyvalCallbacks {
+  MPI_Comm_copy_attr_function* copy;
+  MPI_Comm_delete_attr_function* remove;
+  void* extra_state;
+};
+KeyvalCallbacks keyval_callbacks(AnyFn copy, AnyFn remove, const FortranKeyval& record) {
+  const auto is = [](AnyFn f, auto* g) { return f == reinterpret_cast<AnyFn>(g); };
+  KeyvalCallbacks c{copy_trampoline, delete_trampoline, nullptr};
+  if (is(copy, mpi_comm_null_copy_fn_) || is(copy, mpi_type_null_copy_fn_) || is(copy, mpi_null_copy_fn_)) {
+    c.copy = nullptr;
+  } else if (is(copy, mpi_comm_dup_fn_) || is(copy, mpi_type_dup_fn_) || is(copy, mpi_dup_fn_)) {
+    c.copy = MPI_Comm_dup_fn;  // copies the value, whatever its width
+  }
+  if (is(remove, mpi_comm_null_delete_fn_) || is(remove, mpi_type_null_delete_fn_) || is(remove, mpi_null_delete_fn_)) {
+    c.remove = nullptr;
+  }
+  if (c.copy == copy_trampoline || c.remove == delete_trampoline) c.extra_state = new_keyval_record(record);
+  return c;
+}
+KeyvalCallbacks keyval_callbacks(CopyFn* copy, DeleteFn* remove, MPI_Aint extra_state) {
+  FortranKeyval k;
+  k.copy = copy;
+  k.remove = remove;
+  k.extra_state = extra_state;
+  return keyval_callbacks(reinterpret_cast<AnyFn>(copy), reinterpret_cast<AnyFn>(remove), k);
+}
+KeyvalCallbacks keyval_callbacks(CopyFn1* copy, DeleteFn1* remove, F extra_state) {
+  FortranKeyval k;
+  k.copy1 = copy;
+  k.remove1 = remove;
+  k.extra_state1 = extra_state;
+  return keyval_callbacks(reinterpret_cast<AnyFn>(copy), reinterpret_cast<AnyFn>(remove), k);
+}
+
+}  // namespace
+
+FTMPI_FORTRAN void mpi_comm_create_keyval_(CopyFn* copy, DeleteFn* remove, F* keyval, MPI_Aint* extra_state, F* ierr) {
+  const KeyvalCallbacks c = keyval_callbacks(copy, remove, *extra_state);
+  *ierr = MPI_Comm_create_keyval(c.copy, c.remove, keyval, c.extra_state);
+}
+FTMPI_FORTRAN void mpi_comm_free_keyval_(F* keyval, F* ierr) { *ierr = MPI_Comm_free_keyval(keyval); }
+FTMPI_FORTRAN void mpi_comm_set_attr_(F* comm, F* keyval, MPI_Aint* value, F* ierr) {
+  *ierr = MPI_Comm_set_attr(*comm, *keyval, as_value(*value));
+}
+FTMPI_FORTRAN void mpi_comm_delete_attr_(F* comm, F* keyval, F* ierr) { *ierr = MPI_Comm_delete_attr(*comm, *keyval); }
+FTMPI_FORTRAN void mpi_type_create_keyval_(CopyFn* copy, DeleteFn* remove, F* keyval, MPI_Aint* extra_state, F* ierr) {
+  const KeyvalCallbacks c = keyval_callbacks(copy, remove, *extra_state);
+  *ierr = MPI_Type_create_keyval(c.copy, c.remove, keyval, c.extra_state);
+}
+FTMPI_FORTRAN void mpi_type_free_keyval_(F* keyval, F* ierr) { *ierr = MPI_Type_free_keyval(keyval); }
+FTMPI_FORTRAN void mpi_type_set_attr_(F* type, F* keyval, MPI_Aint* value, F* ierr) {
+  *ierr = MPI_Type_set_attr(*type, *keyval, as_value(*value));
+}
+FTMPI_FORTRAN void mpi_type_get_attr_(F* type, F* keyval, MPI_Aint* value, F* flag, F* ierr) {
+  void* c = nullptr;
+  *ierr = MPI_Type_get_attr(*type, *keyval, &c, flag);
+  if (*ierr == MPI_SUCCESS && *flag != 0) *value = as_aint(c);
+}
+FTMPI_FORTRAN void mpi_type_delete_attr_(F* type, F* keyval, F* ierr) { *ierr = MPI_Type_delete_attr(*type, *keyval); }
+// MPI-1's names: the values and extra_state are INTEGERs.
+FTMPI_FORTRAN void mpi_keyval_create_(CopyFn1* copy, DeleteFn1* remove, F* keyval, F* extra_state, F* ierr) {
+  const KeyvalCallbacks c = keyval_callbacks(copy, remove, *extra_state);
+  *ierr = MPI_Keyval_create(c.copy, c.remove, keyval, c.extra_state);
+}
+FTMPI_FORTRAN void mpi_keyval_free_(F* keyval, F* ierr) { *ierr = MPI_Keyval_free(keyval); }
+FTMPI_FORTRAN void mpi_attr_put_(F* comm, F* keyval, F* value, F* ierr) {
+  *ierr = MPI_Attr_put(*comm, *keyval, as_value(*value));
+}
+FTMPI_FORTRAN void mpi_attr_get_(F* comm, F* keyval, F* value, F* flag, F* ierr) {
+  void* c = nullptr;
+  *ierr = MPI_Attr_get(*comm, *keyval, &c, flag);
+  if (*ierr == MPI_SUCCESS && *flag != 0) {
+    *value = predefined(*keyval) ? *static_cast<int*>(c) : static_cast<F>(as_aint(c));
+  }
+}
+FTMPI_FORTRAN void mpi_attr_delete_(F* comm, F* keyval, F* ierr) { *ierr = MPI_Attr_delete(*comm, *keyval); }
+
+// ---- more datatypes ---------------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_type_create_hvector_(F* count, F* blocklength, MPI_Aint* stride, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_hvector(*count, *blocklength, *stride, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_hindexed_(F* count, F* blocklengths, MPI_Aint* displs, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_hindexed(*count, blocklengths, displs, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_indexed_block_(F* count, F* blocklength, F* displs, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_indexed_block(*count, *blocklength, displs, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_hindexed_block_(F* count, F* blocklength, MPI_Aint* displs, F* old, F* newtype,
+                                                   F* ierr) {
+  *ierr = MPI_Type_create_hindexed_block(*count, *blocklength, displs, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_darray_(F* size, F* rank, F* ndims, F* gsizes, F* distribs, F* dargs, F* psizes,
+                                           F* order, F* old, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_darray(*size, *rank, *ndims, gsizes, distribs, dargs, psizes, *order, *old, newtype);
+}
+FTMPI_FORTRAN void mpi_type_get_true_extent_(F* type, MPI_Aint* lb, MPI_Aint* extent, F* ierr) {
+  *ierr = MPI_Type_get_true_extent(*type, lb, extent);
+}
+FTMPI_FORTRAN void mpi_type_size_x_(F* type, MPI_Count* size, F* ierr) { *ierr = MPI_Type_size_x(*type, size); }
+FTMPI_FORTRAN void mpi_type_get_extent_x_(F* type, MPI_Count* lb, MPI_Count* extent, F* ierr) {
+  *ierr = MPI_Type_get_extent_x(*type, lb, extent);
+}
+FTMPI_FORTRAN void mpi_type_get_true_extent_x_(F* type, MPI_Count* lb, MPI_Count* extent, F* ierr) {
+  *ierr = MPI_Type_get_true_extent_x(*type, lb, extent);
+}
+FTMPI_FORTRAN void mpi_type_set_name_(F* type, const char* name, F* ierr, std::size_t length) {
+  *ierr = MPI_Type_set_name(*type, text(name, length).c_str());
+}
+FTMPI_FORTRAN void mpi_type_get_name_(F* type, char* name, F* resultlen, F* ierr, std::size_t length) {
+  char c[MPI_MAX_OBJECT_NAME];
+  *ierr = MPI_Type_get_name(*type, c, resultlen);
+  if (*ierr == MPI_SUCCESS) fill(name, length, c, *resultlen);
+}
+FTMPI_FORTRAN void mpi_type_get_envelope_(F* type, F* num_integers, F* num_addresses, F* num_datatypes, F* combiner,
+                                          F* ierr) {
+  *ierr = MPI_Type_get_envelope(*type, num_integers, num_addresses, num_datatypes, combiner);
+}
+FTMPI_FORTRAN void mpi_type_get_contents_(F* type, F* max_integers, F* max_addresses, F* max_datatypes, F* integers,
+                                          MPI_Aint* addresses, F* datatypes, F* ierr) {
+  *ierr = MPI_Type_get_contents(*type, *max_integers, *max_addresses, *max_datatypes, integers, addresses, datatypes);
+}
+FTMPI_FORTRAN void mpi_get_elements_x_(F* status, F* type, MPI_Count* count, F* ierr) {
+  const MPI_Status c = status_in(status);
+  *ierr = MPI_Get_elements_x(&c, *type, count);
+}
+// The status is the program's, read and written back.
+FTMPI_FORTRAN void mpi_status_set_elements_(F* status, F* type, F* count, F* ierr) {
+  MPI_Status c = status_in(status);
+  *ierr = MPI_Status_set_elements(&c, *type, *count);
+  if (*ierr == MPI_SUCCESS) std::memcpy(status, &c, sizeof c);
+}
+FTMPI_FORTRAN void mpi_status_set_elements_x_(F* status, F* type, MPI_Count* count, F* ierr) {
+  MPI_Status c = status_in(status);
+  *ierr = MPI_Status_set_elements_x(&c, *type, *count);
+  if (*ierr == MPI_SUCCESS) std::memcpy(status, &c, sizeof c);
+}
+FTMPI_FORTRAN void mpi_status_set_cancelled_(F* status, F* flag, F* ierr) {
+  MPI_Status c = status_in(status);
+  *ierr = MPI_Status_set_cancelled(&c, *flag != 0);
+  if (*ierr == MPI_SUCCESS) std::memcpy(status, &c, sizeof c);
+}
+
+// ---- more collectives -------------------------------------------------------------------------------
+// Counts, displacements and datatype arrays of a nonblocking or persistent call are the program's
+// arrays, which must stay in place until it completes (as in C).
+
+FTMPI_FORTRAN void mpi_iscan_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iscan(buffer(send), buffer(recv), *count, *type, *op, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_iexscan_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iexscan(buffer(send), buffer(recv), *count, *type, *op, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_igatherv_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs, F* rtype, F* root,
+                                 F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Igatherv(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *root, *comm,
+                           &c_request));
+}
+FTMPI_FORTRAN void mpi_iscatterv_(void* send, F* scounts, F* displs, F* stype, void* recv, F* rcount, F* rtype, F* root,
+                                  F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iscatterv(buffer(send), scounts, displs, *stype, buffer(recv), *rcount, *rtype, *root, *comm,
+                            &c_request));
+}
+FTMPI_FORTRAN void mpi_iallgatherv_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs, F* rtype,
+                                    F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Iallgatherv(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_ialltoallv_(void* send, F* scounts, F* sdispls, F* stype, void* recv, F* rcounts, F* rdispls,
+                                   F* rtype, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ialltoallv(buffer(send), scounts, sdispls, *stype, buffer(recv), rcounts, rdispls, *rtype, *comm,
+                             &c_request));
+}
+FTMPI_FORTRAN void mpi_ialltoallw_(void* send, F* scounts, F* sdispls, F* stypes, void* recv, F* rcounts, F* rdispls,
+                                   F* rtypes, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ialltoallw(buffer(send), scounts, sdispls, stypes, buffer(recv), rcounts, rdispls, rtypes, *comm,
+                             &c_request));
+}
+FTMPI_FORTRAN void mpi_ireduce_scatter_(void* send, void* recv, F* counts, F* type, F* op, F* comm, F* request,
+                                        F* ierr) {
+  REQUEST_OUT(MPI_Ireduce_scatter(buffer(send), buffer(recv), counts, *type, *op, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_ireduce_scatter_block_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* request,
+                                              F* ierr) {
+  REQUEST_OUT(MPI_Ireduce_scatter_block(buffer(send), buffer(recv), *count, *type, *op, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_reduce_local_(void* in, void* inout, F* count, F* type, F* op, F* ierr) {
+  *ierr = MPI_Reduce_local(buffer(in), buffer(inout), *count, *type, *op);
+}
+FTMPI_FORTRAN void mpi_op_commutative_(F* op, F* commute, F* ierr) { *ierr = MPI_Op_commutative(*op, commute); }
+// MPI-4's persistent forms of the other collectives.
+FTMPI_FORTRAN void mpi_scan_init_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* info, F* request,
+                                  F* ierr) {
+  REQUEST_OUT(MPI_Scan_init(buffer(send), buffer(recv), *count, *type, *op, *comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_exscan_init_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* info, F* request,
+                                    F* ierr) {
+  REQUEST_OUT(MPI_Exscan_init(buffer(send), buffer(recv), *count, *type, *op, *comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_gather_init_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* root, F* comm,
+                                    F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Gather_init(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *root, *comm, *info,
+                              &c_request));
+}
+FTMPI_FORTRAN void mpi_gatherv_init_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs, F* rtype,
+                                     F* root, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Gatherv_init(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *root, *comm,
+                               *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_scatter_init_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* root,
+                                     F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Scatter_init(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *root, *comm, *info,
+                               &c_request));
+}
+FTMPI_FORTRAN void mpi_scatterv_init_(void* send, F* scounts, F* displs, F* stype, void* recv, F* rcount, F* rtype,
+                                      F* root, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Scatterv_init(buffer(send), scounts, displs, *stype, buffer(recv), *rcount, *rtype, *root, *comm,
+                                *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_allgather_init_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                       F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Allgather_init(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, *info,
+                                 &c_request));
+}
+FTMPI_FORTRAN void mpi_allgatherv_init_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs, F* rtype,
+                                        F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Allgatherv_init(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *comm, *info,
+                                  &c_request));
+}
+FTMPI_FORTRAN void mpi_alltoall_init_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                      F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Alltoall_init(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, *info,
+                                &c_request));
+}
+FTMPI_FORTRAN void mpi_alltoallv_init_(void* send, F* scounts, F* sdispls, F* stype, void* recv, F* rcounts,
+                                       F* rdispls, F* rtype, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Alltoallv_init(buffer(send), scounts, sdispls, *stype, buffer(recv), rcounts, rdispls, *rtype, *comm,
+                                 *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_alltoallw_init_(void* send, F* scounts, F* sdispls, F* stypes, void* recv, F* rcounts,
+                                       F* rdispls, F* rtypes, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Alltoallw_init(buffer(send), scounts, sdispls, stypes, buffer(recv), rcounts, rdispls, rtypes, *comm,
+                                 *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_reduce_scatter_init_(void* send, void* recv, F* counts, F* type, F* op, F* comm, F* info,
+                                            F* request, F* ierr) {
+  REQUEST_OUT(MPI_Reduce_scatter_init(buffer(send), buffer(recv), counts, *type, *op, *comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_reduce_scatter_block_init_(void* send, void* recv, F* count, F* type, F* op, F* comm, F* info,
+                                                  F* request, F* ierr) {
+  REQUEST_OUT(MPI_Reduce_scatter_block_init(buffer(send), buffer(recv), *count, *type, *op, *comm, *info, &c_request));
+}
+
+// ---- more topologies and the neighborhood collectives -----------------------------------------------
+
+FTMPI_FORTRAN void mpi_topo_test_(F* comm, F* status, F* ierr) { *ierr = MPI_Topo_test(*comm, status); }
+FTMPI_FORTRAN void mpi_graph_create_(F* comm, F* nnodes, F* index, F* edges, F* reorder, F* newcomm, F* ierr) {
+  *ierr = MPI_Graph_create(*comm, *nnodes, index, edges, *reorder != 0, newcomm);
+}
+FTMPI_FORTRAN void mpi_graphdims_get_(F* comm, F* nnodes, F* nedges, F* ierr) {
+  *ierr = MPI_Graphdims_get(*comm, nnodes, nedges);
+}
+FTMPI_FORTRAN void mpi_graph_get_(F* comm, F* maxindex, F* maxedges, F* index, F* edges, F* ierr) {
+  *ierr = MPI_Graph_get(*comm, *maxindex, *maxedges, index, edges);
+}
+FTMPI_FORTRAN void mpi_graph_neighbors_count_(F* comm, F* rank, F* nneighbors, F* ierr) {
+  *ierr = MPI_Graph_neighbors_count(*comm, *rank, nneighbors);
+}
+FTMPI_FORTRAN void mpi_graph_neighbors_(F* comm, F* rank, F* maxneighbors, F* neighbors, F* ierr) {
+  *ierr = MPI_Graph_neighbors(*comm, *rank, *maxneighbors, neighbors);
+}
+FTMPI_FORTRAN void mpi_dist_graph_create_(F* comm, F* n, F* sources, F* degrees, F* destinations, F* weights_in,
+                                          F* info, F* reorder, F* newcomm, F* ierr) {
+  *ierr = MPI_Dist_graph_create(*comm, *n, sources, degrees, destinations, weights(weights_in), *info, *reorder != 0,
+                                newcomm);
+}
+FTMPI_FORTRAN void mpi_dist_graph_create_adjacent_(F* comm, F* indegree, F* sources, F* sourceweights, F* outdegree,
+                                                   F* destinations, F* destweights, F* info, F* reorder, F* newcomm,
+                                                   F* ierr) {
+  *ierr = MPI_Dist_graph_create_adjacent(*comm, *indegree, sources, weights(sourceweights), *outdegree, destinations,
+                                         weights(destweights), *info, *reorder != 0, newcomm);
+}
+FTMPI_FORTRAN void mpi_dist_graph_neighbors_count_(F* comm, F* indegree, F* outdegree, F* weighted, F* ierr) {
+  *ierr = MPI_Dist_graph_neighbors_count(*comm, indegree, outdegree, weighted);
+}
+FTMPI_FORTRAN void mpi_dist_graph_neighbors_(F* comm, F* maxindegree, F* sources, F* sourceweights, F* maxoutdegree,
+                                             F* destinations, F* destweights, F* ierr) {
+  *ierr = MPI_Dist_graph_neighbors(*comm, *maxindegree, sources, weights(sourceweights), *maxoutdegree, destinations,
+                                   weights(destweights));
+}
+FTMPI_FORTRAN void mpi_neighbor_allgather_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                           F* ierr) {
+  *ierr = MPI_Neighbor_allgather(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_ineighbor_allgather_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                            F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ineighbor_allgather(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_allgatherv_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs,
+                                            F* rtype, F* comm, F* ierr) {
+  *ierr = MPI_Neighbor_allgatherv(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_ineighbor_allgatherv_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs,
+                                             F* rtype, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ineighbor_allgatherv(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *comm,
+                                       &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_alltoall_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                          F* ierr) {
+  *ierr = MPI_Neighbor_alltoall(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_ineighbor_alltoall_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype, F* comm,
+                                           F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ineighbor_alltoall(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_alltoallv_(void* send, F* scounts, F* sdispls, F* stype, void* recv, F* rcounts,
+                                           F* rdispls, F* rtype, F* comm, F* ierr) {
+  *ierr = MPI_Neighbor_alltoallv(buffer(send), scounts, sdispls, *stype, buffer(recv), rcounts, rdispls, *rtype, *comm);
+}
+FTMPI_FORTRAN void mpi_ineighbor_alltoallv_(void* send, F* scounts, F* sdispls, F* stype, void* recv, F* rcounts,
+                                            F* rdispls, F* rtype, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ineighbor_alltoallv(buffer(send), scounts, sdispls, *stype, buffer(recv), rcounts, rdispls, *rtype,
+                                      *comm, &c_request));
+}
+// The displacements of the w forms are INTEGER(KIND=MPI_ADDRESS_KIND), as in C.
+FTMPI_FORTRAN void mpi_neighbor_alltoallw_(void* send, F* scounts, MPI_Aint* sdispls, F* stypes, void* recv,
+                                           F* rcounts, MPI_Aint* rdispls, F* rtypes, F* comm, F* ierr) {
+  *ierr = MPI_Neighbor_alltoallw(buffer(send), scounts, sdispls, stypes, buffer(recv), rcounts, rdispls, rtypes, *comm);
+}
+FTMPI_FORTRAN void mpi_ineighbor_alltoallw_(void* send, F* scounts, MPI_Aint* sdispls, F* stypes, void* recv,
+                                            F* rcounts, MPI_Aint* rdispls, F* rtypes, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ineighbor_alltoallw(buffer(send), scounts, sdispls, stypes, buffer(recv), rcounts, rdispls, rtypes,
+                                      *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_allgather_init_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype,
+                                                F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Neighbor_allgather_init(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, *info,
+                                          &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_allgatherv_init_(void* send, F* scount, F* stype, void* recv, F* rcounts, F* displs,
+                                                 F* rtype, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Neighbor_allgatherv_init(buffer(send), *scount, *stype, buffer(recv), rcounts, displs, *rtype, *comm,
+                                           *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_alltoall_init_(void* send, F* scount, F* stype, void* recv, F* rcount, F* rtype,
+                                               F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Neighbor_alltoall_init(buffer(send), *scount, *stype, buffer(recv), *rcount, *rtype, *comm, *info,
+                                         &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_alltoallv_init_(void* send, F* scounts, F* sdispls, F* stype, void* recv, F* rcounts,
+                                                F* rdispls, F* rtype, F* comm, F* info, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Neighbor_alltoallv_init(buffer(send), scounts, sdispls, *stype, buffer(recv), rcounts, rdispls,
+                                          *rtype, *comm, *info, &c_request));
+}
+FTMPI_FORTRAN void mpi_neighbor_alltoallw_init_(void* send, F* scounts, MPI_Aint* sdispls, F* stypes, void* recv,
+                                                F* rcounts, MPI_Aint* rdispls, F* rtypes, F* comm, F* info, F* request,
+                                                F* ierr) {
+  REQUEST_OUT(MPI_Neighbor_alltoallw_init(buffer(send), scounts, sdispls, stypes, buffer(recv), rcounts, rdispls,
+                                          rtypes, *comm, *info, &c_request));
+}
+
+// ---- the rest: persistent sends, request status, generalized requests, MPI_PCONTROL -----------------
+
+FTMPI_FORTRAN void mpi_ssend_init_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Ssend_init(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_rsend_init_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Rsend_init(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_bsend_init_(void* buf, F* count, F* type, F* dest, F* tag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Bsend_init(buffer(buf), *count, *type, *dest, *tag, *comm, &c_request));
+}
+// The request stays (it is not freed, even when complete).
+FTMPI_FORTRAN void mpi_request_get_status_(F* request, F* flag, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_Request_get_status(to_c(*request), flag, s.get());
+}
+// MPI_PCONTROL(LEVEL) has no IERROR in Fortran (MPI-3.1 section 14.2.4).
+FTMPI_FORTRAN void mpi_pcontrol_(F* level) { MPI_Pcontrol(*level); }
+
+namespace {
+
+using QueryFn = void(MPI_Aint* extra_state, F* status, F* ierr);
+using FreeFn = void(MPI_Aint* extra_state, F* ierr);
+using CancelFn = void(MPI_Aint* extra_state, F* complete, F* ierr);
+
+// A generalized request's Fortran side: the C extra_state, freed after the program's free function.
+struct FortranGrequest {
+  QueryFn* query;
+  FreeFn* free;
+  CancelFn* cancel;
+  MPI_Aint extra_state;
+};
+
+int grequest_query(void* extra_state, MPI_Status* status) {
+  auto* g = static_cast<FortranGrequest*>(extra_state);
+  MPI_Status scratch{};
+  MPI_Status* c = status == MPI_STATUS_IGNORE || status == nullptr ? &scratch : status;
+  F f[sizeof(MPI_Status) / sizeof(F)];
+  std::memcpy(f, c, sizeof f);
+  F ierr = MPI_SUCCESS;
+  g->query(&g->extra_state, f, &ierr);
+  std::memcpy(c, f, sizeof f);
+  return ierr;
+}
+int grequest_free(void* extra_state) {
+  auto* g = static_cast<FortranGrequest*>(extra_state);
+  F ierr = MPI_SUCCESS;
+  g->free(&g->extra_state, &ierr);
+  delete g;
+  return ierr;
+}
+int grequest_cancel(void* extra_state, int complete) {
+  auto* g = static_cast<FortranGrequest*>(extra_state);
+  F done = complete != 0 ? 1 : 0;
+  F ierr = MPI_SUCCESS;
+  g->cancel(&g->extra_state, &done, &ierr);
+  return ierr;
+}
+
+}  // namespace
+
+FTMPI_FORTRAN void mpi_grequest_start_(QueryFn* query, FreeFn* free, CancelFn* cancel, MPI_Aint* extra_state,
+                                       F* request, F* ierr) {
+  auto* g = new FortranGrequest{query, free, cancel, *extra_state};
+  MPI_Request c_request = nullptr;
+  *ierr = MPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, g, &c_request);
+  if (*ierr != MPI_SUCCESS) delete g;
+  *request = to_fortran(c_request);
+}
+FTMPI_FORTRAN void mpi_grequest_complete_(F* request, F* ierr) { *ierr = MPI_Grequest_complete(to_c(*request)); }
+
+// ---- groups: ranges ---------------------------------------------------------------------------------
+
+// RANGES(3, N) in Fortran has C's int ranges[N][3] layout.
+FTMPI_FORTRAN void mpi_group_range_incl_(F* group, F* n, F (*ranges)[3], F* newgroup, F* ierr) {
+  *ierr = MPI_Group_range_incl(*group, *n, ranges, newgroup);
+}
+FTMPI_FORTRAN void mpi_group_range_excl_(F* group, F* n, F (*ranges)[3], F* newgroup, F* ierr) {
+  *ierr = MPI_Group_range_excl(*group, *n, ranges, newgroup);
 }
