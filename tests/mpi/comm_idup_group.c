@@ -8,6 +8,8 @@
  *      the evens send only after their communicator works (a create_group that needed the non-members
  *      would hang here), then of the odd ranks, then of every rank in reverse order;
  *   5. a process outside the group gets MPI_COMM_NULL at once; bad arguments get their error classes;
+ *      and the even ranks make a group while the odd ranks start an idup first (MPICH's
+ *      comm_create_group_idup: each waits for the other's agreement, which must not deadlock);
  *   6. under MPI_THREAD_MULTIPLE, three threads per process make communicators at once, repeatedly:
  *      create_group over one parent with two tags and two rank orders, and idup of a third parent.
  * argv[1]: the rounds of phase 6 (default 10). */
@@ -194,6 +196,27 @@ static void phase_create_group(void) {
   CHECK_MPI(MPI_Group_free(&reversed));
 }
 
+/* Even ranks: create_group, then idup; odd ranks: idup, then create_group. The odd ranks' idup cannot
+ * end before the even ranks start theirs, which they do only after create_group ends. */
+static void phase_crossed_order(void) {
+  MPI_Group all = world_ranks_group(0, 1, world_size);
+  MPI_Comm group_comm = MPI_COMM_NULL, idup_comm = MPI_COMM_NULL;
+  MPI_Request request;
+  if (world_rank % 2 == 0) {
+    CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, all, 0, &group_comm));
+    CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &idup_comm, &request));
+  } else {
+    CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &idup_comm, &request));
+    CHECK_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, all, 0, &group_comm));
+  }
+  CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  check_works(idup_comm, world_size, 7);
+  check_works(group_comm, world_size, 8);
+  CHECK_MPI(MPI_Comm_free(&idup_comm));
+  CHECK_MPI(MPI_Comm_free(&group_comm));
+  CHECK_MPI(MPI_Group_free(&all));
+}
+
 static void phase_outsiders_and_errors(void) {
   MPI_Group first = world_ranks_group(0, 1, 1);
   MPI_Comm made = MPI_COMM_NULL;
@@ -276,6 +299,7 @@ int main(int argc, char **argv) {
   phase_halves_and_intercomm();
   phase_create_group();
   phase_outsiders_and_errors();
+  phase_crossed_order();
   CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided (%d)", provided);
   phase_threads(rounds);
   CHECK_MPI(MPI_Finalize());

@@ -73,6 +73,7 @@ void start_runtime(std::string_view call) {
   rt.comms[0].coll_view.context = engine::kFirstFreeContext;
   rt.comms[1].coll_view.context = engine::kFirstFreeContext + 1;
   rt.next_context = engine::kFirstFreeContext + 2;
+  rt.next_eager_context = kEagerContexts;
   rt.main_thread = std::this_thread::get_id();
   rt.phase = Phase::running;
 }

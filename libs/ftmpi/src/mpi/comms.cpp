@@ -40,23 +40,33 @@ std::uint64_t agreement_key(std::uint32_t parent_context, std::uint32_t sub = 0)
   return (std::uint64_t{parent_context} << 32) | sub;
 }
 
-// One agreement's rounds, in this process (comms.hpp), under its priority key.
+// One agreement's rounds, in this process (comms.hpp): the first from the eager id space, unordered;
+// the later ones from the main space, in priority order by `key`.
 class ContextRounds {
  public:
-  explicit ContextRounds(std::uint64_t key) : rt_(runtime()), key_(key) { rt_.agreeing.insert(key_); }
+  explicit ContextRounds(std::uint64_t key) : rt_(runtime()), key_(key) {}
   explicit ContextRounds(const Comm& parent) : ContextRounds(agreement_key(parent.view.context)) {}
   ~ContextRounds() {
-    rt_.agreeing.erase(rt_.agreeing.find(key_));
-    if (proposing_) rt_.proposal_out = false;
+    if (ordered_) rt_.agreeing.erase(rt_.agreeing.find(key_));
+    release();
   }
   ContextRounds(const ContextRounds&) = delete;
   ContextRounds& operator=(const ContextRounds&) = delete;
 
   // What this process contributes to the next round.
   std::uint32_t propose() {
-    proposing_ = !rt_.proposal_out && *rt_.agreeing.begin() == key_;
-    if (!proposing_) return kNotNow;
-    rt_.proposal_out = true;
+    if (!ordered_ && !eager_tried_) {
+      if (rt_.eager_out) return kNotNow;
+      rt_.eager_out = holding_eager_ = true;
+      return rt_.next_eager_context;
+    }
+    // Every member finished the eager round, so all are in this agreement: it may take its place.
+    if (!ordered_) {
+      rt_.agreeing.insert(key_);
+      ordered_ = true;
+    }
+    if (rt_.proposal_out || *rt_.agreeing.begin() != key_) return kNotNow;
+    rt_.proposal_out = holding_main_ = true;
     return rt_.next_context;
   }
   // The round's outcome: the agreed id (the communicator takes `width` ids from it), or nullopt when it
@@ -64,22 +74,32 @@ class ContextRounds {
   // can go on; a nonblocking one (`pass` false) runs inside the polling of pending collectives, where
   // another thread must not get in.
   std::optional<std::uint32_t> settle(std::uint32_t agreed, std::uint32_t width, bool pass = true) {
-    if (proposing_) rt_.proposal_out = false;
-    proposing_ = false;
+    release();
+    eager_tried_ = true;
     if (agreed == kNotNow) {
       if (pass) ThreadLock::pass();
       return std::nullopt;
     }
-    // Ids from kSideContext up are side contexts (below), never agreed.
-    if (agreed >= kSideContext - width) fatal(MPI_ERR_INTERN, "out of communicator context ids");
-    rt_.next_context = agreed + width;
+    // Every member proposed from the same space; ids from kSideContext up are never agreed.
+    const bool eager = agreed >= kEagerContexts;
+    if (agreed > (eager ? kSideContext : kEagerContexts) - width) fatal(MPI_ERR_INTERN, "out of communicator context ids");
+    (eager ? rt_.next_eager_context : rt_.next_context) = agreed + width;
     return agreed;
   }
 
  private:
+  void release() noexcept {
+    if (holding_eager_) rt_.eager_out = false;
+    if (holding_main_) rt_.proposal_out = false;
+    holding_eager_ = holding_main_ = false;
+  }
+
   Runtime& rt_;
   std::uint64_t key_;
-  bool proposing_ = false;
+  bool eager_tried_ = false;  // the first round is over
+  bool ordered_ = false;      // in Runtime::agreeing
+  bool holding_eager_ = false;
+  bool holding_main_ = false;
 };
 
 // Blocking exchange of `bytes` each way with rank `other` of `comm`, on its point-to-point context with

@@ -8,13 +8,20 @@
 // took part in making each; disjoint communicators (the colors of one split) may share one, which is
 // harmless because the engine matches on (context, sender).
 //
-// Under MPI_THREAD_MULTIPLE two threads may make communicators at once over different parents, and a
-// process's proposals could then cross (each agreement taking the other's id). So an agreement goes in
-// rounds: a process proposes for one agreement at a time, and only for the one whose parent has the
-// lowest context of those it is making, and says "not now" (the maximum id) for the others; a round
-// any member said "not now" to is repeated. The agreement over the lowest parent context anywhere is
-// never told "not now", so every agreement ends (MPICH's rule for the same problem). A single thread
-// always agrees in one round, as before.
+// Several agreements may be under way in one process at once (threads under MPI_THREAD_MULTIPLE,
+// MPI_Comm_idup, MPI_Comm_create_group by groups of one parent), and their proposals must not cross
+// (two agreements sharing two processes taking one id). So a process has at most one proposal out at a
+// time in each of two id spaces, and an agreement goes in rounds; a round any member could not propose
+// in ("not now", the maximum id) is repeated:
+// - the first round proposes from the eager space, if this process has no eager proposal out; it
+//   waits for nothing else, so it cannot deadlock, and alone (the usual case) it always succeeds;
+// - the rounds after it propose from the main space, and only for the agreement of highest priority
+//   (lowest parent context, then lowest create_group tag) among those past their first round here.
+//   Being past the first round means every member has entered the agreement, so the agreement of
+//   highest priority anywhere gets a proposal from each member once its main proposal is back, and
+//   all end (MPICH's argument: an agreement may hold up others only once all its members are in it).
+//   Ordering agreements before that could deadlock: a process in a blocking MPI_Comm_create_group
+//   would wait for an MPI_Comm_idup its peers have not started yet.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +39,10 @@ class Call;
 
 void set_up_comm(Comm& comm, MPI_Comm handle, std::string name, std::uint32_t context, int rank, int size,
                  std::vector<int> world_ranks);
+
+// Context ids are agreed in two spaces: an agreement's first round proposes from the eager space,
+// the rounds after it from the main space (below).
+inline constexpr std::uint32_t kEagerContexts = 0x40000000U;
 
 // Context ids from here up are never agreed: communicator c's side context, kSideContext | c's
 // context, carries MPI_Comm_create_group's agreement among a group's members under the program's tag,

@@ -45,11 +45,15 @@ struct Runtime {
   // make. Slots are never reused: requests in flight may still name a freed communicator.
   std::deque<Comm> comms;
   std::vector<Comm*> comm_index;  // &comms[i]: one load per lookup instead of the deque's arithmetic
-  std::uint32_t next_context = 0;  // the lowest context id this process may propose for a new communicator
-  // Context agreements in progress in this process, by priority key (comms.hpp), and whether one of
-  // them has a proposal out (MPI_THREAD_MULTIPLE, MPI_Comm_idup, MPI_Comm_create_group).
+  // The lowest context ids this process may propose for a new communicator, in the main and the eager
+  // spaces (comms.hpp).
+  std::uint32_t next_context = 0;
+  std::uint32_t next_eager_context = 0;
+  // Context agreements past their eager round in this process, by priority key (comms.hpp), and
+  // whether an agreement has a proposal out in either space.
   std::multiset<std::uint64_t> agreeing;
   bool proposal_out = false;
+  bool eager_out = false;
   DatatypeTable datatypes;
   OpTable ops;
   GroupTable groups;
