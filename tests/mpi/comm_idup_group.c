@@ -3,6 +3,7 @@
  *      first; the copy keeps the parent's attributes (copy callbacks run), compares congruent, works;
  *   2. two idups outstanding with a blocking dup between them: three communicators whose messages never
  *      meet (a receive posted on one is not matched by a send on another);
+ *      then five idups of one parent under way at once, each after a nonblocking allreduce on it;
  *   3. idups of both halves of a split, completed by MPI_Test alone, and of an intercommunicator;
  *   4. MPI_Comm_create_group of the even ranks while the odd ranks wait inside MPI_Recv for a message
  *      the evens send only after their communicator works (a create_group that needed the non-members
@@ -10,9 +11,10 @@
  *   5. a process outside the group gets MPI_COMM_NULL at once; bad arguments get their error classes;
  *      and the even ranks make a group while the odd ranks start an idup first (MPICH's
  *      comm_create_group_idup: each waits for the other's agreement, which must not deadlock);
- *   6. under MPI_THREAD_MULTIPLE, three threads per process make communicators at once, repeatedly:
+ *   6. MPI_Comm_dup_with_info, MPI_Comm_idup_with_info, MPI_Comm_set_info/get_info, MPI_Comm_disconnect;
+ *   7. under MPI_THREAD_MULTIPLE, three threads per process make communicators at once, repeatedly:
  *      create_group over one parent with two tags and two rank orders, and idup of a third parent.
- * argv[1]: the rounds of phase 6 (default 10). */
+ * argv[1]: the rounds of phases 2 and 7 (default 10). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,41 @@ static void phase_isolation(void) {
   CHECK_MPI(MPI_Comm_free(&a));
   CHECK_MPI(MPI_Comm_free(&b));
   CHECK_MPI(MPI_Comm_free(&c));
+}
+
+/* Five idups of one parent under way at once, each beside a nonblocking collective started just before
+ * it; on the world, a copy, and the world in reverse order, several times (MPICH's comm_idup_nb, which
+ * hung when such agreements had the same priority). */
+static void phase_many_pending(int rounds) {
+  enum { N = 5 };
+  MPI_Comm parents[3] = {MPI_COMM_WORLD, MPI_COMM_NULL, MPI_COMM_NULL};
+  CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &parents[1]));
+  CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &parents[2]));
+  for (int round = 0; round < rounds; ++round) {
+    for (int p = 0; p < 3; ++p) {
+      MPI_Comm copies[N];
+      MPI_Request requests[2 * N];
+      int ones[N], sums[N];
+      for (int k = 0; k < N; ++k) {
+        ones[k] = 1;
+        if (k % 2 == 0) {
+          CHECK_MPI(MPI_Iallreduce(&ones[k], &sums[k], 1, MPI_INT, MPI_SUM, parents[p], &requests[k]));
+        } else {
+          sums[k] = world_size;
+          CHECK_MPI(MPI_Ibarrier(parents[p], &requests[k]));
+        }
+        CHECK_MPI(MPI_Comm_idup(parents[p], &copies[k], &requests[N + k]));
+      }
+      CHECK_MPI(MPI_Waitall(2 * N, requests, MPI_STATUSES_IGNORE));
+      for (int k = 0; k < N; ++k) {
+        CHECK(sums[k] == world_size, "allreduce %d beside the idups: %d", k, sums[k]);
+        check_works(copies[k], world_size, 10 + k);
+        CHECK_MPI(MPI_Comm_free(&copies[k]));
+      }
+    }
+  }
+  CHECK_MPI(MPI_Comm_free(&parents[1]));
+  CHECK_MPI(MPI_Comm_free(&parents[2]));
 }
 
 static void phase_halves_and_intercomm(void) {
@@ -217,6 +254,36 @@ static void phase_crossed_order(void) {
   CHECK_MPI(MPI_Group_free(&all));
 }
 
+/* MPI_Comm_dup_with_info, MPI_Comm_idup_with_info, hints (none are used, so none come back),
+ * MPI_Comm_disconnect. */
+static void phase_info_and_disconnect(void) {
+  MPI_Info hints;
+  CHECK_MPI(MPI_Info_create(&hints));
+  CHECK_MPI(MPI_Info_set(hints, "mpi_assert_no_any_tag", "true"));
+  MPI_Comm a = MPI_COMM_NULL, b = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_dup_with_info(MPI_COMM_WORLD, hints, &a));
+  MPI_Request request;
+  CHECK_MPI(MPI_Comm_idup_with_info(a, hints, &b, &request));
+  CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  check_works(a, world_size, 20);
+  check_works(b, world_size, 21);
+  CHECK_MPI(MPI_Comm_set_info(b, hints));
+  MPI_Info used;
+  int nkeys = -1;
+  CHECK_MPI(MPI_Comm_get_info(b, &used));
+  CHECK_MPI(MPI_Info_get_nkeys(used, &nkeys));
+  CHECK(nkeys == 0, "MPI_Comm_get_info gave %d hints back, none being used", nkeys);
+  CHECK_MPI(MPI_Info_free(&used));
+  CHECK_MPI(MPI_Comm_disconnect(&a));
+  CHECK(a == MPI_COMM_NULL, "MPI_Comm_disconnect left the handle");
+  CHECK_MPI(MPI_Comm_disconnect(&b));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  CHECK_CLASS(MPI_ERR_INFO, MPI_Comm_set_info(MPI_COMM_WORLD, MPI_INFO_NULL));
+  CHECK_CLASS(MPI_ERR_COMM, MPI_Comm_disconnect(&(MPI_Comm){MPI_COMM_WORLD}));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  CHECK_MPI(MPI_Info_free(&hints));
+}
+
 static void phase_outsiders_and_errors(void) {
   MPI_Group first = world_ranks_group(0, 1, 1);
   MPI_Comm made = MPI_COMM_NULL;
@@ -296,10 +363,12 @@ int main(int argc, char **argv) {
   const int rounds = argc > 1 ? atoi(argv[1]) : 10;
   phase_idup_overlapped();
   phase_isolation();
+  phase_many_pending(rounds);
   phase_halves_and_intercomm();
   phase_create_group();
   phase_outsiders_and_errors();
   phase_crossed_order();
+  phase_info_and_disconnect();
   CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided (%d)", provided);
   phase_threads(rounds);
   CHECK_MPI(MPI_Finalize());

@@ -74,10 +74,17 @@ using namespace ftmpi::mpi;
 
 extern "C" {
 
-int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  return api_call("MPI_Comm_dup", [&](Call& call) {
+}  // extern "C"
+
+namespace {
+
+// MPI_Comm_dup and MPI_Comm_dup_with_info (whose hints, like all communicator hints, are checked and
+// otherwise ignored: MPI_Comm_get_info answers with none).
+int dup_call(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) noexcept {
+  return api_call(name, [&](Call& call) {
     Comm* c = check_comm(call, comm);
     if (c == nullptr || !check_arg(call, newcomm, "newcomm")) return;
+    if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
     // An intercommunicator agrees over both its groups (its merged group) and keeps them.
     const std::optional<std::uint32_t> context =
         c->is_inter() ? agree_context(call, *c->inter->merged, kInterContexts) : agree_context(call, *c);
@@ -94,12 +101,12 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     *newcomm = made.handle;
   });
 }
-#pragma weak MPI_Comm_dup = PMPI_Comm_dup
 
-int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  return api_call("MPI_Comm_idup", [&](Call& call) {
+int idup_call(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
     Comm* c = check_comm(call, comm);
     if (c == nullptr || !check_arg(call, newcomm, "newcomm") || !check_arg(call, request, "request")) return;
+    if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
     // The attributes are copied now, as the parent has them when the call starts (a failed copy
     // callback fails the call before it communicates).
     auto attributes = std::make_shared<std::vector<Attribute>>();
@@ -115,7 +122,64 @@ int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
               request);
   });
 }
+
+// MPI_Comm_free's work, also MPI_Comm_disconnect's.
+void free_comm(Call& call, MPI_Comm* comm) {
+  if (!check_arg(call, comm, "comm")) return;
+  Comm* c = check_comm(call, *comm);
+  if (c == nullptr) return;
+  if (is_predefined(*c)) {
+    call.fail(MPI_ERR_COMM, fmt::format("{} cannot be freed", c->name));
+    return;
+  }
+  if (!delete_attributes(call, c->handle, c->attributes)) return;
+  release_shm_colls(*c);
+  // The slot stays (requests in flight may name it); the handle no longer finds it.
+  c->handle = MPI_COMM_NULL;
+  c->cart.reset();
+  c->graph.reset();
+  *comm = MPI_COMM_NULL;
+}
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return dup_call("MPI_Comm_dup", comm, MPI_INFO_NULL, newcomm); }
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  return dup_call("MPI_Comm_dup_with_info", comm, info, newcomm);
+}
+#pragma weak MPI_Comm_dup_with_info = PMPI_Comm_dup_with_info
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  return idup_call("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request);
+}
 #pragma weak MPI_Comm_idup = PMPI_Comm_idup
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+  return idup_call("MPI_Comm_idup_with_info", comm, info, newcomm, request);
+}
+#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
+
+// Communicator hints: ftmpi uses none (MPI-4's assertions such as mpi_assert_no_any_tag included), so
+// they are checked and ignored, and MPI_Comm_get_info answers with an empty info object.
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+  return api_call("MPI_Comm_set_info", [&](Call& call) {
+    if (check_comm(call, comm) != nullptr) check_info(call, info);
+  });
+}
+#pragma weak MPI_Comm_set_info = PMPI_Comm_set_info
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+  return api_call("MPI_Comm_get_info", [&](Call& call) {
+    if (check_comm(call, comm) != nullptr && check_arg(call, info_used, "info_used")) {
+      *info_used = runtime().infos.add(Info{});
+    }
+  });
+}
+#pragma weak MPI_Comm_get_info = PMPI_Comm_get_info
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return api_call("MPI_Comm_split", [&](Call& call) {
@@ -226,24 +290,29 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* ne
 #pragma weak MPI_Comm_create_group = PMPI_Comm_create_group
 
 int PMPI_Comm_free(MPI_Comm* comm) {
-  return api_call("MPI_Comm_free", [&](Call& call) {
+  return api_call("MPI_Comm_free", [&](Call& call) { free_comm(call, comm); });
+}
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+
+// MPI_Comm_disconnect (MPI-3.1 section 10.5.4): collective; every member's communication on it is
+// complete once all have entered (the program must have matched it), then the communicator is freed.
+int PMPI_Comm_disconnect(MPI_Comm* comm) {
+  return api_call("MPI_Comm_disconnect", [&](Call& call) {
     if (!check_arg(call, comm, "comm")) return;
     Comm* c = check_comm(call, *comm);
     if (c == nullptr) return;
     if (is_predefined(*c)) {
-      call.fail(MPI_ERR_COMM, fmt::format("{} cannot be freed", c->name));
+      call.fail(MPI_ERR_COMM, fmt::format("{} cannot be disconnected", c->name));
       return;
     }
-    if (!delete_attributes(call, c->handle, c->attributes)) return;
-    release_shm_colls(*c);
-    // The slot stays (requests in flight may name it); the handle no longer finds it.
-    c->handle = MPI_COMM_NULL;
-    c->cart.reset();
-    c->graph.reset();
-    *comm = MPI_COMM_NULL;
+    Comm& over = c->is_inter() ? *c->inter->merged : *c;
+    CollOpPtr op = make_coll_op(over);
+    op->start(ftmpi::coll::ibarrier(op->call()));
+    finish_blocking(call, std::move(op));
+    if (!call.failed()) free_comm(call, comm);
   });
 }
-#pragma weak MPI_Comm_free = PMPI_Comm_free
+#pragma weak MPI_Comm_disconnect = PMPI_Comm_disconnect
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return api_call("MPI_Comm_compare", [&](Call& call) {

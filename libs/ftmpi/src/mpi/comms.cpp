@@ -34,18 +34,15 @@ namespace {
 // A member's answer in a round it may not propose in (comms.hpp); the maximum, so it wins the MAX.
 constexpr std::uint32_t kNotNow = UINT32_MAX;
 
-// An agreement's priority: the parent's context, then (MPI_Comm_create_group) 1 + the program's tag, so
-// that concurrent agreements over one parent are ordered too.
-std::uint64_t agreement_key(std::uint32_t parent_context, std::uint32_t sub = 0) noexcept {
-  return (std::uint64_t{parent_context} << 32) | sub;
-}
 
 // One agreement's rounds, in this process (comms.hpp): the first from the eager id space, unordered;
 // the later ones from the main space, in priority order by `key`.
 class ContextRounds {
  public:
-  explicit ContextRounds(std::uint64_t key) : rt_(runtime()), key_(key) {}
-  explicit ContextRounds(const Comm& parent) : ContextRounds(agreement_key(parent.view.context)) {}
+  explicit ContextRounds(AgreementKey key) : rt_(runtime()), key_(key) {}
+  // An agreement over `parent` among its collectives: ordered by the tag its first round takes.
+  explicit ContextRounds(const Comm& parent)
+      : ContextRounds({parent.view.context, AgreementKey::Kind::collective, parent.next_coll_tag}) {}
   ~ContextRounds() {
     if (ordered_) rt_.agreeing.erase(rt_.agreeing.find(key_));
     release();
@@ -95,7 +92,7 @@ class ContextRounds {
   }
 
   Runtime& rt_;
-  std::uint64_t key_;
+  AgreementKey key_;
   bool eager_tried_ = false;  // the first round is over
   bool ordered_ = false;      // in Runtime::agreeing
   bool holding_eager_ = false;
@@ -280,7 +277,7 @@ std::optional<Comm*> create_intercomm(Call& call, Comm& local_comm, int local_le
   // 2. The context: rounds over both groups, each an allreduce in the group, the leaders' swap and a
   //    broadcast in the group; keyed by the lower of the two groups' contexts on both sides, so that
   //    the agreement has one priority everywhere (comms.hpp).
-  ContextRounds rounds(agreement_key(std::min(mine.key, theirs.key)));
+  ContextRounds rounds({std::min(mine.key, theirs.key), AgreementKey::Kind::intercomm, tag});
   for (;;) {
     std::uint32_t proposal = rounds.propose();
     if (!max_over(call, local_comm, proposal)) return std::nullopt;
@@ -364,7 +361,7 @@ std::optional<Comm*> create_group_comm(Call& call, Comm& parent, std::vector<int
   side.world_ranks = members;
   side.coll_view = engine::CommView{kSideContext | parent.view.context, rank, static_cast<int>(members.size()),
                                     side.world_ranks};
-  ContextRounds rounds(agreement_key(parent.view.context, static_cast<std::uint32_t>(tag) + 1));
+  ContextRounds rounds({parent.view.context, AgreementKey::Kind::group, tag});
   for (;;) {
     std::uint32_t proposal = rounds.propose();
     side.next_coll_tag = tag;

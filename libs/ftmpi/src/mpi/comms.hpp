@@ -16,7 +16,8 @@
 // - the first round proposes from the eager space, if this process has no eager proposal out; it
 //   waits for nothing else, so it cannot deadlock, and alone (the usual case) it always succeeds;
 // - the rounds after it propose from the main space, and only for the agreement of highest priority
-//   (lowest parent context, then lowest create_group tag) among those past their first round here.
+//   among those past their first round here (AgreementKey: the parent's context, then the tag the
+//   first round took among the parent's collectives, or the program's tag).
 //   Being past the first round means every member has entered the agreement, so the agreement of
 //   highest priority anywhere gets a proposal from each member once its main proposal is back, and
 //   all end (MPICH's argument: an agreement may hold up others only once all its members are in it).

@@ -554,6 +554,15 @@ FTMPI_FORTRAN void mpi_comm_dup_(F* comm, F* newcomm, F* ierr) { *ierr = MPI_Com
 FTMPI_FORTRAN void mpi_comm_idup_(F* comm, F* newcomm, F* request, F* ierr) {
   REQUEST_OUT(MPI_Comm_idup(*comm, newcomm, &c_request));
 }
+FTMPI_FORTRAN void mpi_comm_dup_with_info_(F* comm, F* info, F* newcomm, F* ierr) {
+  *ierr = MPI_Comm_dup_with_info(*comm, *info, newcomm);
+}
+FTMPI_FORTRAN void mpi_comm_idup_with_info_(F* comm, F* info, F* newcomm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Comm_idup_with_info(*comm, *info, newcomm, &c_request));
+}
+FTMPI_FORTRAN void mpi_comm_set_info_(F* comm, F* info, F* ierr) { *ierr = MPI_Comm_set_info(*comm, *info); }
+FTMPI_FORTRAN void mpi_comm_get_info_(F* comm, F* info, F* ierr) { *ierr = MPI_Comm_get_info(*comm, info); }
+FTMPI_FORTRAN void mpi_comm_disconnect_(F* comm, F* ierr) { *ierr = MPI_Comm_disconnect(comm); }
 FTMPI_FORTRAN void mpi_comm_split_(F* comm, F* color, F* key, F* newcomm, F* ierr) {
   *ierr = MPI_Comm_split(*comm, *color, *key, newcomm);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,6 +35,18 @@ struct ShmCollCommDeleter {
   void operator()(ShmCollComm* state) const noexcept;
 };
 
+// A context agreement's priority (comms.hpp), the same at every member and different for agreements
+// under way at once: the parent's context, then what orders agreements over one parent: the tag of
+// its first round among the parent's collectives (dup, idup, split ...), or the program's tag
+// (MPI_Comm_create_group; MPI_Intercomm_create, whose "parent" is the lower of the groups' contexts).
+struct AgreementKey {
+  enum class Kind : std::uint8_t { collective, group, intercomm };
+  std::uint32_t context = 0;
+  Kind kind = Kind::collective;
+  int tag = 0;
+  friend auto operator<=>(const AgreementKey&, const AgreementKey&) = default;
+};
+
 struct Runtime {
   Runtime();
 
@@ -51,7 +64,7 @@ struct Runtime {
   std::uint32_t next_eager_context = 0;
   // Context agreements past their eager round in this process, by priority key (comms.hpp), and
   // whether an agreement has a proposal out in either space.
-  std::multiset<std::uint64_t> agreeing;
+  std::multiset<AgreementKey> agreeing;
   bool proposal_out = false;
   bool eager_out = false;
   DatatypeTable datatypes;
