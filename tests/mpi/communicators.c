@@ -5,6 +5,8 @@
  * communicator, and many communicators can be made and freed. Runs at any number of ranks. */
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "check.h"
 
 static int rank;
@@ -217,6 +219,12 @@ static void test_groups(void) {
   }
 }
 
+static void d2_check(int n, int first, int second) {
+  int d[2] = {0, 0};
+  CHECK_MPI(MPI_Dims_create(n, 2, d));
+  CHECK(d[0] == first && d[1] == second, "dims_create(%d, 2): %d x %d, expected %d x %d", n, d[0], d[1], first, second);
+}
+
 static void test_cart(void) {
   int dims[3] = {0, 0, 0};
   CHECK_MPI(MPI_Dims_create(12, 2, dims));
@@ -228,6 +236,48 @@ static void test_cart(void) {
   dims[0] = dims[1] = 0;
   CHECK_MPI(MPI_Dims_create(size, 2, dims));
   CHECK(dims[0] * dims[1] == size && dims[0] >= dims[1], "dims_create(%d, 2): %d x %d", size, dims[0], dims[1]);
+  /* The most balanced split, which taking prime factors largest first misses (72 = 12 x 6 that way):
+   * for every n up to 400 in 2 and 3 dimensions, no other split has a smaller spread between the
+   * largest and smallest dimension. */
+  for (int n = 1; n <= 400; ++n) {
+    for (int nd = 2; nd <= 3; ++nd) {
+      int d[3] = {0, 0, 0};
+      CHECK_MPI(MPI_Dims_create(n, nd, d));
+      const int spread = d[0] - d[nd - 1];
+      CHECK(d[0] * d[1] * (nd == 3 ? d[2] : 1) == n && d[0] >= d[1] && d[1] >= d[nd - 1], "dims_create(%d, %d)", n, nd);
+      for (int a = 1; a <= n; ++a) {
+        for (int b = 1; b <= a && a * b <= n; ++b) {
+          if (nd == 2 && a * b == n) CHECK(a - b >= spread, "dims_create(%d, 2) = %d x %d, but %d x %d", n, d[0], d[1], a, b);
+          if (nd == 3 && n % (a * b) == 0 && n / (a * b) <= b) {
+            CHECK(a - n / (a * b) >= spread, "dims_create(%d, 3) = %d x %d x %d, but %d x %d x %d", n, d[0], d[1], d[2], a,
+                  b, n / (a * b));
+          }
+        }
+      }
+    }
+  }
+  d2_check(72, 9, 8);
+  /* No reordering: a process keeps its rank where the topology has room for it. */
+  int mapped = -2;
+  const int map_dims[1] = {1}, map_periods[1] = {0};
+  CHECK_MPI(MPI_Cart_map(MPI_COMM_WORLD, 1, map_dims, map_periods, &mapped));
+  CHECK(mapped == (rank == 0 ? 0 : MPI_UNDEFINED), "MPI_Cart_map onto one node: %d", mapped);
+  int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * (size_t)size);
+  CHECK(index != NULL && edges != NULL, "out of memory");
+  for (int i = 0; i < size; ++i) {
+    index[i] = i + 1;
+    edges[i] = (i + 1) % size;
+  }
+  CHECK_MPI(MPI_Graph_map(MPI_COMM_WORLD, size, index, edges, &mapped));
+  CHECK(mapped == rank, "MPI_Graph_map of a ring of all ranks: %d", mapped);
+  free(index);
+  free(edges);
+  /* An empty message of no type (as MPICH's recvnull sends). */
+  MPI_Status null_status;
+  CHECK_MPI(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &null_status));
+  CHECK(null_status.MPI_SOURCE == MPI_PROC_NULL, "receive from MPI_PROC_NULL");
+  CHECK_MPI(MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, rank, 2, NULL, 0, MPI_DATATYPE_NULL, rank, 2, MPI_COMM_WORLD,
+                         &null_status));
 
   /* A periodic ring of rows: dims[0] x dims[1], periodic in the second dimension only. */
   const int periods[2] = {0, 1};

@@ -718,6 +718,8 @@ int MPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
 int MPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int *sources, const int *sourceweights,
@@ -1353,6 +1355,8 @@ int PMPI_Cart_rank(MPI_Comm comm, const int *coords, int *rank);
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
 int PMPI_Cart_sub(MPI_Comm comm, const int *remain_dims, MPI_Comm *newcomm);
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int *dims, int *periods, int *coords);
 int PMPI_Topo_test(MPI_Comm comm, int *status);
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int *sources, const int *sourceweights,

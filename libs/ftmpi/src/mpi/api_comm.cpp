@@ -45,13 +45,13 @@ Predefined* find_predefined(int keyval) noexcept {
   return nullptr;
 }
 
-// A communicator keyval the program created and has not freed.
-Keyval* check_user_keyval(Call& call, int keyval) {
+// A communicator keyval the program created (and has not freed, unless `freed_ok`).
+Keyval* check_user_keyval(Call& call, int keyval, bool freed_ok = false) {
   if (find_predefined(keyval) != nullptr) {
     call.fail(MPI_ERR_KEYVAL, fmt::format("attribute key {:#x} is predefined", keyval));
     return nullptr;
   }
-  return check_keyval(call, keyval, KeyvalKind::comm);
+  return check_keyval(call, keyval, KeyvalKind::comm, freed_ok);
 }
 
 std::vector<Attribute>::iterator attribute_of(Comm& comm, int keyval) {
@@ -71,7 +71,7 @@ int get_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attrib
       *flag = 1;
       return;
     }
-    if (check_keyval(call, comm_keyval, KeyvalKind::comm) == nullptr) return;
+    if (check_keyval(call, comm_keyval, KeyvalKind::comm, true) == nullptr) return;
     const auto it = attribute_of(*c, comm_keyval);
     *flag = it != c->attributes.end() ? 1 : 0;
     if (*flag) *static_cast<void**>(attribute_val) = it->value;
@@ -96,7 +96,7 @@ int set_attr(std::string_view name, MPI_Comm comm, int comm_keyval, void* attrib
 int delete_attr(std::string_view name, MPI_Comm comm, int comm_keyval) noexcept {
   return api_call(name, [&](Call& call) {
     Comm* c = check_comm(call, comm);
-    if (c == nullptr || check_user_keyval(call, comm_keyval) == nullptr) return;
+    if (c == nullptr || check_user_keyval(call, comm_keyval, true) == nullptr) return;
     const auto it = attribute_of(*c, comm_keyval);
     if (it == c->attributes.end()) return;  // nothing cached: nothing to delete
     if (delete_attribute(call, c->handle, *it)) c->attributes.erase(it);
@@ -110,8 +110,7 @@ int create_comm_keyval(std::string_view name, MPI_Comm_copy_attr_function* comm_
 int free_comm_keyval(std::string_view name, int* comm_keyval) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_arg(call, comm_keyval, "comm_keyval") || check_user_keyval(call, *comm_keyval) == nullptr) return;
-    runtime().keyvals.retire(*comm_keyval);
-    *comm_keyval = MPI_KEYVAL_INVALID;
+    free_keyval(call, KeyvalKind::comm, comm_keyval);
   });
 }
 

@@ -95,7 +95,11 @@ int dup_call(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Comm* newc
     made.cart = c->cart;
     made.graph = c->graph;
     if (!copy_attributes(call, c->handle, c->attributes, made.attributes)) {
+      // A copy callback failed: no communicator (the copies made before it are deleted, as at free).
+      Call cleanup(call.name());
+      delete_attributes(cleanup, made.handle, made.attributes);
       made.handle = MPI_COMM_NULL;
+      *newcomm = MPI_COMM_NULL;
       return;
     }
     *newcomm = made.handle;
@@ -110,7 +114,12 @@ int idup_call(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Comm* new
     // The attributes are copied now, as the parent has them when the call starts (a failed copy
     // callback fails the call before it communicates).
     auto attributes = std::make_shared<std::vector<Attribute>>();
-    if (!copy_attributes(call, c->handle, c->attributes, *attributes)) return;
+    if (!copy_attributes(call, c->handle, c->attributes, *attributes)) {
+      Call cleanup(call.name());
+      delete_attributes(cleanup, MPI_COMM_NULL, *attributes);
+      *newcomm = MPI_COMM_NULL;
+      return;
+    }
     idup_comm(call, *c,
               [newcomm, attributes, errhandler = c->errhandler, cart = c->cart, graph = c->graph](Comm& made) {
                 made.errhandler = errhandler;

@@ -227,8 +227,11 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     made->committed = committed;
     made->layout = std::move(layout);
     if (!copy_type_attributes(call, oldtype, handle)) {
-      runtime().type_attributes.erase(handle);
+      // A copy callback failed: no type (the copies made before it are deleted, as at free).
+      Call cleanup(call.name());
+      delete_type_attributes(cleanup, handle);
       runtime().datatypes.remove(handle);
+      *newtype = MPI_DATATYPE_NULL;
       return;
     }
     *newtype = handle;

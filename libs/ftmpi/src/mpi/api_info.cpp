@@ -1,5 +1,6 @@
 // Info objects: (key, value) strings in the order keys were first set. ftmpi reads no hints from
-// them; they exist so that programs can pass them.
+// them; they exist so that programs can pass them. As MPI-4 allows, they work before MPI_Init and
+// after MPI_Finalize too.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -46,7 +47,7 @@ extern "C" {
 int PMPI_Info_create(MPI_Info* info) {
   return api_call("MPI_Info_create", [&](Call& call) {
     if (check_arg(call, info, "info")) *info = runtime().infos.add(Info{});
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_create = PMPI_Info_create
 
@@ -65,7 +66,7 @@ int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
     } else {
       i->entries.emplace_back(key, value);
     }
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_set = PMPI_Info_set
 
@@ -84,7 +85,7 @@ int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int
     const std::size_t n = std::min(it->second.size(), static_cast<std::size_t>(valuelen));
     std::memcpy(value, it->second.data(), n);
     value[n] = '\0';
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_get = PMPI_Info_get
 
@@ -110,7 +111,7 @@ int PMPI_Info_get_string(MPI_Info info, const char* key, int* buflen, char* valu
     const std::size_t n = std::min(it->second.size(), room - 1);
     std::memcpy(value, it->second.data(), n);
     value[n] = '\0';
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_get_string = PMPI_Info_get_string
 
@@ -124,7 +125,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* f
     const auto it = find_key(*i, key);
     *flag = it != i->entries.end() ? 1 : 0;
     if (*flag) *valuelen = static_cast<int>(it->second.size());
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_get_valuelen = PMPI_Info_get_valuelen
 
@@ -139,7 +140,7 @@ int PMPI_Info_delete(MPI_Info info, const char* key) {
       return;
     }
     i->entries.erase(it);
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_delete = PMPI_Info_delete
 
@@ -147,7 +148,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
   return api_call("MPI_Info_get_nkeys", [&](Call& call) {
     const Info* i = check_info(call, info);
     if (i != nullptr && check_arg(call, nkeys, "nkeys")) *nkeys = static_cast<int>(i->entries.size());
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_get_nkeys = PMPI_Info_get_nkeys
 
@@ -161,7 +162,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
     }
     const std::string& k = i->entries[static_cast<std::size_t>(n)].first;
     std::memcpy(key, k.c_str(), k.size() + 1);
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
 
@@ -172,7 +173,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
     Info copy;
     copy.entries = i->entries;
     *newinfo = runtime().infos.add(std::move(copy));
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_dup = PMPI_Info_dup
 
@@ -181,7 +182,7 @@ int PMPI_Info_free(MPI_Info* info) {
     if (!check_arg(call, info, "info") || !writable(call, *info) || check_info(call, *info) == nullptr) return;
     runtime().infos.remove(*info);
     *info = MPI_INFO_NULL;
-  });
+  }, Needs::nothing);
 }
 #pragma weak MPI_Info_free = PMPI_Info_free
 

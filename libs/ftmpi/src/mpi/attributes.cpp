@@ -42,11 +42,12 @@ void fail_no_windows(Call& call) {
 
 }  // namespace
 
-Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind) {
+Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind, bool freed_ok) {
   Keyval* k = runtime().keyvals.find(keyval);
-  if (k == nullptr || k->kind != kind) {
-    call.fail(MPI_ERR_KEYVAL, k == nullptr ? fmt::format("invalid attribute key {:#x}", keyval)
-                                           : fmt::format("attribute key {:#x} is not a {}'s", keyval, kind_name(kind)));
+  if (k == nullptr || k->kind != kind || (k->freed && !freed_ok)) {
+    call.fail(MPI_ERR_KEYVAL, k == nullptr      ? fmt::format("invalid attribute key {:#x}", keyval)
+                              : k->kind != kind ? fmt::format("attribute key {:#x} is not a {}'s", keyval, kind_name(kind))
+                                                : fmt::format("attribute key {:#x} was freed", keyval));
     return nullptr;
   }
   return k;
@@ -64,8 +65,10 @@ void create_keyval(Call& call, KeyvalKind kind, MPI_Comm_copy_attr_function* cop
 }
 
 void free_keyval(Call& call, KeyvalKind kind, int* keyval) {
-  if (!check_arg(call, keyval, "keyval") || check_keyval(call, *keyval, kind) == nullptr) return;
-  runtime().keyvals.retire(*keyval);
+  if (!check_arg(call, keyval, "keyval")) return;
+  Keyval* k = check_keyval(call, *keyval, kind);
+  if (k == nullptr) return;
+  k->freed = true;
   *keyval = MPI_KEYVAL_INVALID;
 }
 
@@ -159,7 +162,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void* attribute_v
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_val, int* flag) {
   return api_call("MPI_Type_get_attr", [&](Call& call) {
     if (check_datatype(call, datatype) == nullptr || !check_arg(call, attribute_val, "attribute_val") ||
-        !check_arg(call, flag, "flag") || check_keyval(call, type_keyval, KeyvalKind::type) == nullptr) {
+        !check_arg(call, flag, "flag") || check_keyval(call, type_keyval, KeyvalKind::type, true) == nullptr) {
       return;
     }
     std::vector<Attribute>& list = runtime().type_attributes[datatype];
@@ -173,7 +176,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void* attribute_v
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
   return api_call("MPI_Type_delete_attr", [&](Call& call) {
     if (check_datatype(call, datatype) == nullptr ||
-        check_keyval(call, type_keyval, KeyvalKind::type) == nullptr) {
+        check_keyval(call, type_keyval, KeyvalKind::type, true) == nullptr) {
       return;
     }
     std::vector<Attribute>& list = runtime().type_attributes[datatype];

@@ -13,8 +13,9 @@ namespace ftmpi::mpi {
 
 class Call;
 
-// A live keyval of this kind (MPI_ERR_KEYVAL otherwise).
-Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind);
+// A keyval of this kind (MPI_ERR_KEYVAL otherwise), not freed unless `freed_ok` (reading and deleting
+// attributes set before the free).
+Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind, bool freed_ok = false);
 // MPI_*_create_keyval and MPI_*_free_keyval.
 void create_keyval(Call& call, KeyvalKind kind, MPI_Comm_copy_attr_function* copy, MPI_Comm_delete_attr_function* remove,
                    int* keyval, void* extra_state);

@@ -193,6 +193,8 @@ inline std::optional<Transfer> check_transfer(Call& call, const void* buf, MPI_C
                                               MPI_Comm comm) {
   Comm* c = comm_or_fail(call, comm);
   if (c == nullptr || !count_ok(call, count)) return std::nullopt;
+  // Nothing of no type: an empty message (MPICH and Open MPI take it too).
+  if (count == 0 && datatype == MPI_DATATYPE_NULL) return Transfer{c, const_cast<void*>(buf), 0};
   const Datatype* type = committed_or_fail(call, datatype);
   if (type == nullptr) return std::nullopt;
   if (buf == nullptr && count > 0 && type->predefined) {

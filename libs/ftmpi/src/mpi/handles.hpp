@@ -81,9 +81,6 @@ class HandleTable {
     T* object = by_index_[*index];
     return object->live ? object : nullptr;
   }
-  // Frees the slot `handle` names, never to be given out again: a freed keyval's number stays on the
-  // attributes set with it, which must not be taken for a new keyval's.
-  void retire(int handle) { slots_[*handle_index(handle, Kind)] = T{}; }
   // Frees the slot `handle` names (which must be live).
   void remove(int handle) {
     const std::uint32_t index = *handle_index(handle, Kind);

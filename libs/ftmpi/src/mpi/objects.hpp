@@ -53,6 +53,9 @@ struct Keyval {
   MPI_Comm_delete_attr_function* remove = nullptr;
   void* extra_state = nullptr;
   KeyvalKind kind = KeyvalKind::comm;
+  // Freed by the program. The slot is never reused: attributes set with the key keep it, and may still
+  // be read and deleted through it (MPI-3.1 section 6.7.2), but no new one set.
+  bool freed = false;
 };
 using KeyvalTable = HandleTable<HandleKind::keyval, Keyval>;
 
