@@ -459,6 +459,14 @@ static void test_attributes(void) {
   int fresh;
   CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &fresh, NULL));
   CHECK(fresh != freed, "a freed keyval's number was given out again while its attribute lives");
+  /* The attribute is still there to read through the freed key; no new one can be set with it. */
+  CHECK_MPI(MPI_Comm_get_attr(comm, freed, &got, &flag));
+  CHECK(flag && got == base + 2, "the freed key's attribute cannot be read");
+  CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  CHECK_CLASS(MPI_ERR_KEYVAL, MPI_Comm_set_attr(comm, freed, base));
+  CHECK_CLASS(MPI_ERR_KEYVAL, MPI_Comm_free_keyval(&(int){freed}));
+  CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
   CHECK_MPI(MPI_Comm_set_attr(comm, fresh, base + 6));
   MPI_Comm again;
   CHECK_MPI(MPI_Comm_dup(comm, &again));
