@@ -2,7 +2,7 @@
  * (argv[1], default 12) with new data each round, all at once through MPI_Startall and one at a time,
  * waited and tested, beside a nonblocking collective; a derived datatype packed afresh at each start;
  * a neighborhood alltoall on a periodic ring; an allreduce on an intercommunicator; MPI_Request_free of
- * an inactive request; and the errors: starting an active request, a bad root found at MPI_Start. */
+ * an inactive request; runs started in different orders at different processes; and the errors: starting an active request, a bad root found at MPI_Start. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,6 +208,27 @@ static void neighbors_and_intercomm(int rounds) {
   CHECK_MPI(MPI_Comm_free(&half));
 }
 
+/* Runs may start in different orders at different processes (only the inits are ordered): even ranks
+ * start the broadcast first, odd ranks the allreduce (MPICH's p_order). */
+static void any_start_order(int rounds) {
+  int value = 0, mine = 0, sum = 0;
+  MPI_Request requests[2];
+  CHECK_MPI(MPI_Bcast_init(&value, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[0]));
+  CHECK_MPI(MPI_Allreduce_init(&mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &requests[1]));
+  for (int round = 0; round < rounds; ++round) {
+    value = rank == 0 ? 1000 + round : -1;
+    mine = rank + round;
+    const int first = rank % 2;
+    CHECK_MPI(MPI_Start(&requests[first]));
+    CHECK_MPI(MPI_Start(&requests[1 - first]));
+    CHECK_MPI(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE));
+    CHECK(value == 1000 + round, "round %d: bcast started out of order gave %d", round, value);
+    CHECK(sum == size * (size - 1) / 2 + size * round, "round %d: allreduce started out of order gave %d", round, sum);
+  }
+  CHECK_MPI(MPI_Request_free(&requests[0]));
+  CHECK_MPI(MPI_Request_free(&requests[1]));
+}
+
 static void errors(void) {
   CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
   MPI_Request request;
@@ -238,6 +259,7 @@ int main(int argc, char **argv) {
   every_collective(rounds);
   derived_bcast(rounds);
   neighbors_and_intercomm(rounds);
+  any_start_order(rounds);
   errors();
   CHECK_MPI(MPI_Finalize());
   if (rank == 0) printf("persistent_coll: %d ranks passed\n", size);

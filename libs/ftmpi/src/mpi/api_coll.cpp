@@ -943,7 +943,8 @@ int persistent(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Request*
     Comm* c = check_comm(call, comm);
     if (c == nullptr || !check_arg(call, request, "request")) return;
     if (info != MPI_INFO_NULL && check_info(call, info) == nullptr) return;
-    Request& r = runtime().requests.acquire(Mode::collective, Transfer{.comm = c}, true);
+    // The tag of all its runs, taken now: the inits are what every process makes in one order.
+    Request& r = runtime().requests.acquire(Mode::collective, Transfer{.comm = c, .tag = c->take_coll_tag()}, true);
     r.restart = std::move(start);
     *request = &r;
   });

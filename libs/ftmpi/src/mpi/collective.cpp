@@ -76,6 +76,7 @@ void CollOp::clear() noexcept {
   scratch_.clear();
   finishers_.clear();
   next_ = nullptr;
+  tag_ = -1;
   user_ = UserOpContext{};
   done_ = false;
   pending_ = false;
@@ -264,6 +265,7 @@ void finish_blocking(Call& call, CollOpPtr op) {
 
 bool restart_collective(Call& call, Request& request) {
   CollOpPtr op = make_coll_op(*request.transfer.comm);
+  op->use_tag(request.transfer.tag);
   if (!request.restart(call, *op)) return false;
   if (op->done() && op->error() != MPI_SUCCESS) {
     call.fail(op->error(), op->reason());

@@ -57,9 +57,15 @@ class CollOp {
   CollOp& operator=(const CollOp&) = delete;
 
   Comm& comm() const noexcept { return *comm_; }
-  // The libs/coll call for this collective, with the communicator's next collective tag: call it once,
-  // after the arguments were checked (every rank advances the tag counter alike).
-  coll::Call call() noexcept { return coll::Call{comm_->transport, runtime_tuning(), comm_->take_coll_tag()}; }
+  // The libs/coll call for this collective, with the communicator's next collective tag (or the tag
+  // given to a persistent collective at its init): call it once, after the arguments were checked
+  // (every rank advances the tag counter alike).
+  coll::Call call() noexcept {
+    return coll::Call{comm_->transport, runtime_tuning(), tag_ >= 0 ? tag_ : comm_->take_coll_tag()};
+  }
+  // A persistent collective's run: its messages carry the tag its init took, so that runs of several
+  // may start in any order (MPI-4.0 section 6.12), which only the inits must keep.
+  void use_tag(int tag) noexcept { tag_ = tag; }
 
   // A buffer owned by the op, for as long as the op lives.
   std::byte* scratch(std::size_t bytes);
@@ -114,6 +120,7 @@ class CollOp {
   std::vector<std::unique_ptr<std::byte[]>> scratch_;
   std::vector<std::function<void()>> finishers_;
   std::function<bool(CollOp&)> next_;
+  int tag_ = -1;  // use_tag()
   UserOpContext user_;
   bool done_ = false;
   bool pending_ = false;
