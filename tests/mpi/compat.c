@@ -1,12 +1,20 @@
 /* Calls older programs and tools use: MPI-1's attribute names (MPI_Keyval_create, MPI_Attr_put/get/
  * delete, MPI_NULL_COPY_FN, MPI_DUP_FN), MPI_Request_get_status (which leaves the request alone),
- * MPI_Pcontrol, and the handle conversions between C and Fortran.
+ * MPI_Pcontrol, the handle conversions between C and Fortran, and MPI-1 names MPI-3.0 removed
+ * (MPI_Errhandler_create/set/get, MPI_Address, MPI_Type_extent/lb/ub, MPI_Type_hvector/hindexed/struct).
  *
  *   compat            the checks (2 ranks or more)
  *   compat fatal      MPI_Attr_put with a freed key under the default handler: the job ends, naming it */
 #include <string.h>
 
 #include "check.h"
+
+static int handled;
+static void count_errors(MPI_Comm *comm, int *code, ...) {
+  (void)comm;
+  (void)code;
+  ++handled;
+}
 
 static int deletes;
 static int copies;
@@ -115,6 +123,43 @@ int main(int argc, char **argv) {
 
   CHECK_MPI(MPI_Pcontrol(1));
   CHECK_MPI(MPI_Pcontrol(0, "ignored"));
+
+  /* MPI-1's removed names: a handler that counts, an hvector of pairs of ints, a struct, extents. */
+  MPI_Errhandler counting, got_handler;
+  CHECK_MPI(MPI_Errhandler_create(count_errors, &counting));
+  CHECK_MPI(MPI_Errhandler_set(MPI_COMM_WORLD, counting));
+  CHECK_MPI(MPI_Errhandler_get(MPI_COMM_WORLD, &got_handler));
+  CHECK(got_handler == counting, "MPI_Errhandler_get");
+  CHECK_MPI(MPI_Errhandler_free(&got_handler));
+  int dummy = 0;
+  MPI_Send(&dummy, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
+  CHECK(handled == 1, "the MPI-1 error handler ran %d times", handled);
+  CHECK_MPI(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+  CHECK_MPI(MPI_Errhandler_free(&counting));
+  int pairs[8];
+  MPI_Aint first, second, extent, lb, ub;
+  CHECK_MPI(MPI_Address(&pairs[0], &first));
+  CHECK_MPI(MPI_Address(&pairs[4], &second));
+  MPI_Datatype hvector, structure;
+  CHECK_MPI(MPI_Type_hvector(2, 2, second - first, MPI_INT, &hvector));
+  CHECK_MPI(MPI_Type_extent(hvector, &extent));
+  CHECK_MPI(MPI_Type_lb(hvector, &lb));
+  CHECK_MPI(MPI_Type_ub(hvector, &ub));
+  CHECK(extent == 6 * (MPI_Aint)sizeof(int) && lb == 0 && ub == extent, "hvector extent %ld lb %ld ub %ld",
+        (long)extent, (long)lb, (long)ub);
+  int lengths[2] = {1, 1};
+  MPI_Aint displs[2] = {0, 2 * (MPI_Aint)sizeof(int)};
+  MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+  CHECK_MPI(MPI_Type_struct(2, lengths, displs, types, &structure));
+  MPI_Datatype hindexed;
+  CHECK_MPI(MPI_Type_hindexed(2, lengths, displs, MPI_INT, &hindexed));
+  int size_struct = 0, size_hindexed = 0;
+  CHECK_MPI(MPI_Type_size(structure, &size_struct));
+  CHECK_MPI(MPI_Type_size(hindexed, &size_hindexed));
+  CHECK(size_struct == 2 * (int)sizeof(int) && size_hindexed == size_struct, "struct and hindexed sizes");
+  CHECK_MPI(MPI_Type_free(&hvector));
+  CHECK_MPI(MPI_Type_free(&structure));
+  CHECK_MPI(MPI_Type_free(&hindexed));
   if (rank == 0) printf("compat: %d ranks passed\n", size);
   CHECK_MPI(MPI_Finalize());
   return 0;

@@ -29,6 +29,8 @@ int main(int argc, char **argv) {
   MPI_Errhandler got;
   CHECK_MPI(MPI_Comm_get_errhandler(dup, &got));
   CHECK(got == mine, "MPI_Comm_get_errhandler gives the handler set");
+  /* The handle MPI_Comm_get_errhandler gives is the program's to free (MPI-3.1 section 8.3.4). */
+  CHECK_MPI(MPI_Errhandler_free(&got));
 
   /* A failing call on the communicator: the handler runs with it and the class, the call returns it. */
   int value = 0, size = 0;

@@ -200,7 +200,9 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   return api_call("MPI_Comm_get_errhandler", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
-    if (c != nullptr && check_arg(call, errhandler, "errhandler")) *errhandler = c->errhandler;
+    if (c == nullptr || !check_arg(call, errhandler, "errhandler")) return;
+    *errhandler = c->errhandler;
+    hand_out_errhandler(c->errhandler);
   });
 }
 #pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler

@@ -97,9 +97,11 @@ struct UserCode {
 // Indexed by code - MPI_ERR_LASTCODE - 1. A deque: references stay put as codes are added.
 std::deque<UserCode> user_codes;
 
+// A created handler. `handles`: how many the program holds (MPI_Comm_get_errhandler gives out one more,
+// MPI_Errhandler_free takes one back); communicators go on using it after the last is freed.
 struct UserErrhandler {
   MPI_Comm_errhandler_function* function;
-  bool live;
+  int handles;
 };
 std::deque<UserErrhandler> user_errhandlers;  // handle index 2 and up (0 and 1 are the predefined ones)
 constexpr int kPredefinedErrhandlers = 2;
@@ -129,14 +131,14 @@ std::string& user_code_string(int code) noexcept { return user_codes[static_cast
 int last_used_code() noexcept { return MPI_ERR_LASTCODE + static_cast<int>(user_codes.size()); }
 
 MPI_Errhandler add_errhandler(MPI_Comm_errhandler_function* function) {
-  user_errhandlers.push_back({function, true});
+  user_errhandlers.push_back({function, 1});
   return make_handle(HandleKind::errhandler, static_cast<std::uint32_t>(kPredefinedErrhandlers + user_errhandlers.size() - 1));
 }
 
 bool errhandler_live(MPI_Errhandler handle) noexcept {
   if (handle == MPI_ERRORS_ARE_FATAL || handle == MPI_ERRORS_RETURN) return true;
   const UserErrhandler* h = find_user_errhandler(handle);
-  return h != nullptr && h->live;
+  return h != nullptr && h->handles > 0;
 }
 
 bool call_created_errhandler(MPI_Errhandler handler, MPI_Comm comm, int code) {
@@ -148,9 +150,13 @@ bool call_created_errhandler(MPI_Errhandler handler, MPI_Comm comm, int code) {
 
 bool free_errhandler(MPI_Errhandler handle) noexcept {
   UserErrhandler* h = find_user_errhandler(handle);
-  if (h == nullptr || !h->live) return false;
-  h->live = false;
+  if (h == nullptr || h->handles == 0) return false;
+  --h->handles;
   return true;
+}
+
+void hand_out_errhandler(MPI_Errhandler handle) noexcept {
+  if (UserErrhandler* h = find_user_errhandler(handle)) ++h->handles;
 }
 
 bool is_error_class(int code) noexcept { return code >= MPI_SUCCESS && code <= MPI_ERR_LASTCODE; }

@@ -31,6 +31,8 @@ int last_used_code() noexcept;                     // MPI_LASTUSEDCODE
 MPI_Errhandler add_errhandler(MPI_Comm_errhandler_function* function);
 // Predefined, or created and not freed: one a communicator may be given.
 bool errhandler_live(MPI_Errhandler handle) noexcept;
+// MPI_Comm_get_errhandler gives the program one more handle of a created handler, to free in turn.
+void hand_out_errhandler(MPI_Errhandler handle) noexcept;
 // Calls `handler` with `comm` and `code` when it is a created one, freed or not (a communicator keeps
 // using a handler freed after it was set); false, calling nothing, for the predefined ones.
 bool call_created_errhandler(MPI_Errhandler handler, MPI_Comm comm, int code);
