@@ -114,6 +114,7 @@ int main(int argc, char **argv) {
   CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "comm c2f/f2c");
   CHECK(MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE, "type c2f/f2c");
   CHECK(MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_SUM, "op c2f/f2c");
+  CHECK(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NO_PROC)) == MPI_MESSAGE_NO_PROC, "message c2f/f2c");
   CHECK(MPI_Request_c2f(MPI_REQUEST_NULL) == 0 && MPI_Request_f2c(0) == MPI_REQUEST_NULL, "null request");
   MPI_Status c = {.MPI_SOURCE = 3, .MPI_TAG = 9, .MPI_ERROR = 0}, back;
   MPI_Fint f[6];

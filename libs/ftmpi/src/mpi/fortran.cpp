@@ -217,6 +217,10 @@ MPI_Fint PMPI_Op_c2f(MPI_Op op) { return op; }
 #pragma weak MPI_Op_c2f = PMPI_Op_c2f
 MPI_Op PMPI_Op_f2c(MPI_Fint op) { return op; }
 #pragma weak MPI_Op_f2c = PMPI_Op_f2c
+MPI_Fint PMPI_Message_c2f(MPI_Message message) { return message; }
+#pragma weak MPI_Message_c2f = PMPI_Message_c2f
+MPI_Message PMPI_Message_f2c(MPI_Fint message) { return message; }
+#pragma weak MPI_Message_f2c = PMPI_Message_f2c
 MPI_Fint PMPI_Info_c2f(MPI_Info info) { return info; }
 #pragma weak MPI_Info_c2f = PMPI_Info_c2f
 MPI_Info PMPI_Info_f2c(MPI_Fint info) { return info; }
