@@ -118,7 +118,10 @@ program fmod
     call MPI_SEND(rank + 500, 1, MPI_INTEGER, 0, 30, MPI_COMM_WORLD, ierr)
   end if
   if (rank == 0) then
+    ! A probe or receive leaves status(MPI_ERROR) as it was (MPI-3.1 section 3.2.5).
+    status(MPI_ERROR) = MPI_ERR_DIMS
     call MPI_MPROBE(MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, msg, status, ierr)
+    call expect(status(MPI_ERROR) == MPI_ERR_DIMS, 'MPI_MPROBE changed status(MPI_ERROR)')
     call MPI_GET_COUNT(status, MPI_INTEGER, n, ierr)
     call expect(n == 1, 'mprobe count')
     call MPI_MRECV(value, 1, MPI_INTEGER, msg, MPI_STATUS_IGNORE, ierr)

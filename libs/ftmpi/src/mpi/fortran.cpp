@@ -58,7 +58,11 @@ bool ignores_status(const F* f) noexcept { return f == ftmpi_f_status_ignore_ ||
 // A status the C call fills and the Fortran array receives.
 class StatusOut {
  public:
-  explicit StatusOut(F* f) noexcept : f_(f) {}
+  // Starts from the program's status, so that the fields a call does not set (MPI_ERROR, which
+  // single-completion calls leave alone) come back unchanged.
+  explicit StatusOut(F* f) noexcept : f_(f) {
+    if (!ignores_status(f_)) std::memcpy(&c_, f_, sizeof c_);
+  }
   ~StatusOut() {
     if (!ignores_status(f_)) std::memcpy(f_, &c_, sizeof c_);
   }
@@ -167,7 +171,9 @@ class Requests {
 // Statuses of a multi-completion call.
 class Statuses {
  public:
-  Statuses(F* f, F count) : f_(f), c_(ignores_status(f) ? 0 : static_cast<std::size_t>(count < 0 ? 0 : count)) {}
+  Statuses(F* f, F count) : f_(f), c_(ignores_status(f) ? 0 : static_cast<std::size_t>(count < 0 ? 0 : count)) {
+    if (!c_.empty()) std::memcpy(c_.data(), f_, c_.size() * sizeof(MPI_Status));
+  }
   ~Statuses() {
     if (!c_.empty()) std::memcpy(f_, c_.data(), c_.size() * sizeof(MPI_Status));
   }
@@ -1250,11 +1256,13 @@ using FreeFn = void(MPI_Aint* extra_state, F* ierr);
 using CancelFn = void(MPI_Aint* extra_state, F* complete, F* ierr);
 
 // A generalized request's Fortran side: the C extra_state, freed after the program's free function.
+// The callbacks get the program's own EXTRA_STATE variable (as MPICH passes it, and its greqf test
+// expects: a free function that changes it changes the caller's), which must live until then.
 struct FortranGrequest {
   QueryFn* query;
   FreeFn* free;
   CancelFn* cancel;
-  MPI_Aint extra_state;
+  MPI_Aint* extra_state;
 };
 
 int grequest_query(void* extra_state, MPI_Status* status) {
@@ -1264,14 +1272,14 @@ int grequest_query(void* extra_state, MPI_Status* status) {
   F f[sizeof(MPI_Status) / sizeof(F)];
   std::memcpy(f, c, sizeof f);
   F ierr = MPI_SUCCESS;
-  g->query(&g->extra_state, f, &ierr);
+  g->query(g->extra_state, f, &ierr);
   std::memcpy(c, f, sizeof f);
   return ierr;
 }
 int grequest_free(void* extra_state) {
   auto* g = static_cast<FortranGrequest*>(extra_state);
   F ierr = MPI_SUCCESS;
-  g->free(&g->extra_state, &ierr);
+  g->free(g->extra_state, &ierr);
   delete g;
   return ierr;
 }
@@ -1279,7 +1287,7 @@ int grequest_cancel(void* extra_state, int complete) {
   auto* g = static_cast<FortranGrequest*>(extra_state);
   F done = complete != 0 ? 1 : 0;
   F ierr = MPI_SUCCESS;
-  g->cancel(&g->extra_state, &done, &ierr);
+  g->cancel(g->extra_state, &done, &ierr);
   return ierr;
 }
 
@@ -1287,7 +1295,7 @@ int grequest_cancel(void* extra_state, int complete) {
 
 FTMPI_FORTRAN void mpi_grequest_start_(QueryFn* query, FreeFn* free, CancelFn* cancel, MPI_Aint* extra_state,
                                        F* request, F* ierr) {
-  auto* g = new FortranGrequest{query, free, cancel, *extra_state};
+  auto* g = new FortranGrequest{query, free, cancel, extra_state};
   MPI_Request c_request = nullptr;
   *ierr = MPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, g, &c_request);
   if (*ierr != MPI_SUCCESS) delete g;
