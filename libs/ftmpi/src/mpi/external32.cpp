@@ -108,7 +108,7 @@ std::size_t external_size(const TypeNode& node) noexcept {
 }
 
 // Calls visit(offset from the buffer, element) for every element of one item in type-map order;
-// stops at the first visit that returns false.
+// stops at the first visit that returns false (walk_items: of `count` items, extent apart).
 template <typename Visit>
 bool walk(const TypeNode& node, std::ptrdiff_t at, Visit& visit) {
   if (!node.parts.empty()) {
@@ -131,6 +131,14 @@ bool walk(const TypeNode& node, std::ptrdiff_t at, Visit& visit) {
   return true;
 }
 
+template <typename Visit>
+void walk_items(const TypeNode& type, std::size_t count, Visit& visit) {
+  const std::ptrdiff_t extent = type.extent();
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!walk(type, static_cast<std::ptrdiff_t>(k) * extent, visit)) return;
+  }
+}
+
 void store_big_endian(std::uint64_t value, std::size_t bytes, std::byte* to) noexcept {
   for (std::size_t k = 0; k < bytes; ++k) to[k] = static_cast<std::byte>(value >> (8 * (bytes - 1 - k)));
 }
@@ -149,16 +157,18 @@ void reverse_if_little(const std::byte* from, std::size_t bytes, std::byte* to) 
   }
 }
 
-// A two's complement integer of `bytes` bytes (little- or big-endian as the host), as a wide value.
+// A big-endian two's complement integer of `bytes` bytes, as a wide value.
+Wide load_wide(const std::byte* big, std::size_t bytes, bool is_signed) noexcept {
+  const std::uint64_t bits = load_big_endian(big, bytes);
+  if (!is_signed) return static_cast<Wide>(bits);
+  const unsigned shift = 64 - 8 * static_cast<unsigned>(bytes);
+  return static_cast<Wide>(static_cast<std::int64_t>(bits << shift) >> shift);
+}
+// The same in the host's byte order.
 Wide load_native(const std::byte* from, std::size_t bytes, bool is_signed) noexcept {
   std::byte big[8];
   reverse_if_little(from, bytes, big);
-  const std::uint64_t bits = load_big_endian(big, bytes);
-  if (!is_signed || bytes == 8) {
-    return is_signed ? static_cast<Wide>(static_cast<std::int64_t>(bits)) : static_cast<Wide>(bits);
-  }
-  const unsigned shift = 64 - 8 * static_cast<unsigned>(bytes);
-  return static_cast<Wide>(static_cast<std::int64_t>(bits << shift) >> shift);
+  return load_wide(big, bytes, is_signed);
 }
 void store_native(Wide value, std::size_t bytes, std::byte* to) noexcept {
   std::byte big[8];
@@ -256,8 +266,7 @@ Problem pack(const TypeNode& type, const void* from, std::size_t count, std::byt
     out += e.external;
     return true;
   };
-  const std::ptrdiff_t extent = type.extent();
-  for (std::size_t k = 0; k < count && problem.empty(); ++k) walk(type, static_cast<std::ptrdiff_t>(k) * extent, visit);
+  walk_items(type, count, visit);
   return problem;
 }
 
@@ -277,11 +286,7 @@ Problem unpack(const TypeNode& type, const std::byte* from, std::size_t count, v
         unpack_long_double(in, out);
         break;
       case Form::integer: {
-        const std::uint64_t bits = load_big_endian(in, e.external);
-        const unsigned shift = 64 - 8 * e.external;
-        const Wide value = e.external_signed
-                                   ? static_cast<Wide>(static_cast<std::int64_t>(bits << shift) >> shift)
-                                   : static_cast<Wide>(bits);
+        const Wide value = load_wide(in, e.external, e.external_signed);
         if (!fits(value, e.native, e.native_signed)) {
           problem = fmt::format("external32 {} value {} does not fit in this host's {} bytes", e.name, as_text(value),
                                 e.native);
@@ -294,8 +299,7 @@ Problem unpack(const TypeNode& type, const std::byte* from, std::size_t count, v
     in += e.external;
     return true;
   };
-  const std::ptrdiff_t extent = type.extent();
-  for (std::size_t k = 0; k < count && problem.empty(); ++k) walk(type, static_cast<std::ptrdiff_t>(k) * extent, visit);
+  walk_items(type, count, visit);
   return problem;
 }
 
