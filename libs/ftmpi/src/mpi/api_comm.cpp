@@ -115,6 +115,9 @@ int free_comm_keyval(std::string_view name, int* comm_keyval) noexcept {
 }
 
 }  // namespace
+
+bool is_predefined_keyval(int keyval) noexcept { return find_predefined(keyval) != nullptr; }
+
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;

@@ -13,6 +13,8 @@ namespace ftmpi::mpi {
 
 class Call;
 
+// One of the communicator attributes MPI predefines (MPI_TAG_UB ...), whose values are ints.
+bool is_predefined_keyval(int keyval) noexcept;
 // A keyval of this kind (MPI_ERR_KEYVAL otherwise), not freed unless `freed_ok` (reading and deleting
 // attributes set before the free).
 Keyval* check_keyval(Call& call, int keyval, KeyvalKind kind, bool freed_ok = false);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
 #include "mpi/thread_lock.hpp"
 
 #define FTMPI_FORTRAN extern "C" __attribute__((visibility("default")))
@@ -187,10 +188,7 @@ class Statuses {
 };
 
 // The communicator attributes MPI predefines: C gets a pointer to their int value, Fortran the value.
-bool predefined(F keyval) noexcept {
-  return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
-         keyval == MPI_UNIVERSE_SIZE || keyval == MPI_APPNUM || keyval == MPI_LASTUSEDCODE;
-}
+bool predefined(F keyval) noexcept { return ftmpi::mpi::is_predefined_keyval(keyval); }
 
 // One request out of a nonblocking call.
 #define REQUEST_OUT(call)       \
