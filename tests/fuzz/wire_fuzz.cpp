@@ -59,8 +59,9 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
   const bool carries_payload = h.type == FrameType::data || h.type == FrameType::rts;
   require(carries_payload || h.payload_length == 0, "payload only on data and rts", h);
   require(carries_payload || ((h.message_length == 0 || h.type == FrameType::credit) && h.fragment_offset == 0 &&
-                              h.tag == 0 && h.context == 0),
-          "placement and matching only on data and rts (and a credit's grant)", h);
+                              ((h.tag == 0 && h.context == 0) || h.type == FrameType::cancel)),
+          "placement and matching only on data and rts (and a credit's grant, a cancel's envelope)", h);
+  require((h.flags & kFlagWithdrawn) == 0 || h.type == FrameType::cancel_reply, "withdrawn only on a cancel reply", h);
   switch (h.type) {
     case FrameType::data:
     case FrameType::rts: {
@@ -125,6 +126,12 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
       require(h.seq_first >= 1 && h.seq_count == 1 && h.message_seq == 0 && h.payload_length == 0 &&
                   h.fragment_offset == 0 && h.sender_request == 0,
               "credit", h);
+      break;
+    case FrameType::cancel:
+    case FrameType::cancel_reply:
+      require(h.seq_first >= 1 && h.seq_count == 1 && h.message_seq >= 1 && h.sender_request != 0 &&
+                  h.receiver_request == 0 && h.tag >= 0 && h.message_length == 0,
+              "cancel/cancel_reply", h);
       break;
   }
 }
@@ -235,6 +242,17 @@ FrameHeader template_header(FrameType type) {
       h.seq_count = 1;
       h.message_length = 1 << 20;
       break;
+    case FrameType::cancel:
+    case FrameType::cancel_reply:
+      h.message_seq = 4;
+      h.seq_first = 6;
+      h.seq_count = 1;
+      h.sender_request = 7;
+      if (type == FrameType::cancel) {
+        h.context = 1;
+        h.tag = 9;
+      }
+      break;
   }
   return h;
 }
@@ -244,7 +262,7 @@ void try_edits(const std::uint8_t* script, std::size_t size) {
   if (size < 2) return;
   constexpr FrameType kTypes[] = {FrameType::data, FrameType::ack,   FrameType::nack,        FrameType::rts,
                                   FrameType::cts,  FrameType::fin,   FrameType::probe,       FrameType::probe_reply,
-                                  FrameType::credit};
+                                  FrameType::credit, FrameType::cancel, FrameType::cancel_reply};
   const FrameType type = kTypes[script[0] % std::size(kTypes)];
   std::array<std::byte, kHeaderSize> header{};
   encode(template_header(type), header);

@@ -81,8 +81,10 @@ constexpr TypeRule kTypeRules[] = {
     {kUsesSenderRequest, kFlagAckValid},                                                    // probe_reply
     {0, 0},                                                                                 // 9: a short frame
     {kUsesSeqRange | kUsesMessageLength, kFlagAckValid},                                    // credit
+    {kUsesMatching | kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest, kFlagAckValid},  // cancel
+    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest, kFlagAckValid | kFlagWithdrawn},  // cancel_reply
 };
-constexpr auto kMaxFrameType = static_cast<std::uint8_t>(FrameType::credit);
+constexpr auto kMaxFrameType = static_cast<std::uint8_t>(FrameType::cancel_reply);
 static_assert(std::size(kTypeRules) == kMaxFrameType + 1u);
 
 std::string hex(std::uint64_t value) {
@@ -268,6 +270,15 @@ typename V::R check_type_specific(const FrameHeader& h) {
     case FrameType::credit:
       if (h.seq_count != 1) return V::malformed(h, [&] { return "seq_count " + num(h.seq_count) + " is not 1"; });
       return V::kOk;
+    case FrameType::cancel:
+    case FrameType::cancel_reply:
+      if (h.message_seq == 0) return V::malformed(h, [] { return std::string("message_seq 0 (message sequence starts at 1)"); });
+      if (h.seq_count != 1) return V::malformed(h, [&] { return "seq_count " + num(h.seq_count) + " is not 1"; });
+      if (h.sender_request == 0) return V::malformed(h, [] { return std::string("sender_request 0"); });
+      if (h.type == FrameType::cancel && h.tag < 0) {
+        return V::malformed(h, [&] { return "tag " + std::to_string(h.tag) + " is negative"; });
+      }
+      return V::kOk;
     case FrameType::ack:
     case FrameType::nack:
     case FrameType::probe:
@@ -383,8 +394,10 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
   }
   h.type = static_cast<FrameType>(type);
   h.flags = load<std::uint8_t>(p, wire_offset::flags);
-  if ((h.flags & ~kKnownFlags) != 0) [[unlikely]] {
-    return V::malformed(h, [&] { return "flags " + hex(h.flags) + " has unknown bits " + hex(h.flags & ~kKnownFlags); });
+  if ((h.flags & ~(kKnownFlags | kFlagWithdrawn)) != 0) [[unlikely]] {
+    return V::malformed(h, [&] {
+      return "flags " + hex(h.flags) + " has unknown bits " + hex(h.flags & ~(kKnownFlags | kFlagWithdrawn));
+    });
   }
   const auto kind = load<std::uint8_t>(p, wire_offset::checksum_kind);
   if (kind > static_cast<std::uint8_t>(ChecksumKind::sum32)) [[unlikely]] {
@@ -516,6 +529,8 @@ std::string_view to_string(FrameType type) noexcept {
     case FrameType::probe: return "probe";
     case FrameType::probe_reply: return "probe_reply";
     case FrameType::credit: return "credit";
+    case FrameType::cancel: return "cancel";
+    case FrameType::cancel_reply: return "cancel_reply";
   }
   return "unknown";
 }

@@ -75,6 +75,9 @@ class BucketQueue {
     return bucket_id == kNoEntry ? kNoEntry : buckets_[bucket_id].head;
   }
 
+  // The entry after `id` in its bucket of view `view`, or kNoEntry.
+  std::uint32_t next(std::uint32_t id, std::size_t view) const noexcept { return entries_[id].links[view].next; }
+
   const Payload& payload(std::uint32_t id) const noexcept { return entries_[id].payload; }
 
   void erase(std::uint32_t id) {

@@ -286,6 +286,36 @@ std::optional<Envelope> Matcher::take_unexpected(const Pattern& pattern) {
   return message;
 }
 
+base::Result<Matcher::Withdrawal> Matcher::withdraw(std::uint32_t peer, std::uint64_t msg_seq,
+                                                    std::uint32_t context, std::int32_t tag,
+                                                    const std::function<bool(const Envelope&)>& may_take,
+                                                    Envelope* taken) {
+  State& s = *state_;
+  if (peer >= s.next_seq.size()) return Status(Errc::out_of_range, "withdraw: no peer " + std::to_string(peer));
+  if (msg_seq == 0 || tag < 0) {
+    return Status(Errc::malformed, "withdraw: msg_seq " + std::to_string(msg_seq) + " tag " + std::to_string(tag));
+  }
+  const std::uint64_t next = s.next_seq[peer];
+  if (msg_seq >= next) {
+    if (msg_seq - next >= s.ahead_window) {
+      return Status(Errc::out_of_range, "withdraw: msg_seq " + std::to_string(msg_seq) + " beyond the window past " +
+                                            std::to_string(next));
+    }
+    return Withdrawal::not_released;
+  }
+  constexpr std::size_t kAnySourceView = 1;  // buckets_of: (context, kAnySource, tag)
+  for (std::uint32_t id = s.unexpected.size() == 0 ? kNoEntry : s.unexpected.front({context, kAnySource, tag});
+       id != kNoEntry; id = s.unexpected.next(id, kAnySourceView)) {
+    const Envelope& message = s.unexpected.payload(id);
+    if (message.peer != peer || message.msg_seq != msg_seq) continue;
+    if (may_take && !may_take(message)) return Withdrawal::kept;
+    if (taken != nullptr) *taken = message;
+    s.unexpected.erase(id);
+    return Withdrawal::withdrawn;
+  }
+  return Withdrawal::matched;
+}
+
 Counters Matcher::counters() const noexcept {
   const State& s = *state_;
   return {s.posted.size() + (s.solo_set ? 1U : 0U), s.unexpected.size(), s.held.size()};

@@ -25,7 +25,7 @@ const DecodeLimits kLimits{.job_key = 0x5eed'f00d'cafe'b0baULL, .world_size = 16
 
 constexpr std::array kAllTypes{FrameType::data, FrameType::ack,   FrameType::nack,  FrameType::rts,
                                FrameType::cts,  FrameType::fin,   FrameType::probe, FrameType::probe_reply,
-                               FrameType::credit};
+                               FrameType::credit, FrameType::cancel, FrameType::cancel_reply};
 
 // A frame: the encoded header and payload_length bytes of payload.
 std::vector<std::byte> make_frame(const FrameHeader& h) {
@@ -102,6 +102,17 @@ FrameHeader valid_header(FrameType type) {
       h.seq_first = 77;
       h.seq_count = 1;
       h.message_length = 3 << 20;  // the grant
+      break;
+    case FrameType::cancel:
+      h.context = 17;
+      h.tag = 5;
+      [[fallthrough]];
+    case FrameType::cancel_reply:
+      h.message_seq = 12;
+      h.seq_first = 78;
+      h.seq_count = 1;
+      h.sender_request = 0xabc;
+      if (type == FrameType::cancel_reply) h.flags |= kFlagWithdrawn;
       break;
   }
   return h;
@@ -187,6 +198,19 @@ FrameHeader random_valid_header(FrameType type, std::mt19937_64& rng) {
       h.seq_first = edgy(rng, 1, kMax64);
       h.seq_count = 1;
       h.message_length = edgy(rng, 0, kMax64);
+      break;
+    case FrameType::cancel:
+    case FrameType::cancel_reply:
+      h.message_seq = edgy(rng, 1, kMax64);
+      h.seq_first = edgy(rng, 1, kMax64);
+      h.seq_count = 1;
+      h.sender_request = edgy(rng, 1, kMax64);
+      if (type == FrameType::cancel) {
+        h.context = static_cast<std::uint32_t>(rng());
+        h.tag = static_cast<std::int32_t>(edgy(rng, 0, std::numeric_limits<std::int32_t>::max()));
+      } else if (rng() % 2 == 0) {
+        h.flags |= kFlagWithdrawn;
+      }
       break;
   }
   return h;
@@ -438,8 +462,8 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
        Errc::malformed, "frame type 0"},
       {"frame type 9 (a short frame's)", FrameType::ack, nullptr,
        [](FB f) { f[wire_offset::type] = std::byte{9}; reseal(f); }, Errc::malformed, "frame type 9"},
-      {"frame type 11", FrameType::ack, nullptr, [](FB f) { f[wire_offset::type] = std::byte{11}; reseal(f); },
-       Errc::malformed, "frame type 11"},
+      {"frame type 13", FrameType::ack, nullptr, [](FB f) { f[wire_offset::type] = std::byte{13}; reseal(f); },
+       Errc::malformed, "frame type 13"},
       {"unknown flag bit", FrameType::data, [](FH h) { h.flags |= 0x80; }, nullptr, Errc::malformed, "unknown bits"},
       {"unknown checksum kind", FrameType::data, nullptr,
        [](FB f) { f[wire_offset::checksum_kind] = std::byte{3}; reseal(f); }, Errc::malformed, "checksum_kind 3"},
@@ -536,6 +560,20 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
        Errc::malformed, "fragment_offset 1 must be 0"},
       {"credit with a tag", FrameType::credit, [](FH h) { h.tag = 5; }, nullptr, Errc::malformed,
        "tag 5 must be 0"},
+      {"withdrawn flag on a cancel", FrameType::cancel, [](FH h) { h.flags |= kFlagWithdrawn; }, nullptr,
+       Errc::malformed, "not allowed"},
+      {"withdrawn flag on data", FrameType::data, [](FH h) { h.flags |= kFlagWithdrawn; }, nullptr,
+       Errc::malformed, "not allowed"},
+      {"cancel without message_seq", FrameType::cancel, [](FH h) { h.message_seq = 0; }, nullptr, Errc::malformed,
+       "message_seq 0"},
+      {"cancel without sender request", FrameType::cancel, [](FH h) { h.sender_request = 0; }, nullptr,
+       Errc::malformed, "sender_request 0"},
+      {"cancel with a negative tag", FrameType::cancel, [](FH h) { h.tag = -3; }, nullptr, Errc::malformed,
+       "tag -3"},
+      {"cancel reply with a tag", FrameType::cancel_reply, [](FH h) { h.tag = 5; }, nullptr, Errc::malformed,
+       "tag 5 must be 0"},
+      {"cancel reply taking two sequence numbers", FrameType::cancel_reply, [](FH h) { h.seq_count = 2; },
+       nullptr, Errc::malformed, "seq_count 2 is not 1"},
       {"payload checksum without a checksum kind", FrameType::data,
        [](FH h) { h.checksum_kind = ChecksumKind::none; }, nullptr, Errc::malformed, "payload_checksum"},
   };

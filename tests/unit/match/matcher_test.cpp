@@ -423,3 +423,73 @@ BOOST_AUTO_TEST_CASE(config_takes_the_window_from_parameters) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// A sender's cancel: only an unexpected message is withdrawn, and the rest of the queue keeps its order.
+BOOST_AUTO_TEST_CASE(withdraw_takes_only_an_unexpected_message) {
+  Matcher m = make_matcher();
+  const Envelope a = message(1, 1, 7, 3);
+  const Envelope b = message(1, 2, 7, 3);
+  const Envelope c = message(2, 1, 7, 3);
+  arrive(m, a);
+  arrive(m, b);
+  arrive(m, c);
+  Envelope taken{};
+  auto w = m.withdraw(1, 2, 7, 3, nullptr, &taken);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::withdrawn));
+  BOOST_TEST(to_text(taken) == to_text(b));
+  check_counters(m, 0, 2, 0);
+  // The caller may refuse: then nothing is taken.
+  w = m.withdraw(1, 1, 7, 3, [](const Envelope&) { return false; }, &taken);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::kept));
+  check_counters(m, 0, 2, 0);
+  // Gone for probes and receives; the others come out in release order.
+  const std::optional<Envelope> probed = m.probe({7, source_of(1), 3});
+  BOOST_REQUIRE(probed.has_value());
+  BOOST_TEST(to_text(*probed) == to_text(a));
+  BOOST_TEST(to_text(*post_and_take(m, {7, kAnySource, 3}, 1)) == to_text(a));
+  BOOST_TEST(to_text(*post_and_take(m, {7, kAnySource, 3}, 2)) == to_text(c));
+  // Already taken by a receive: too late.
+  w = m.withdraw(1, 1, 7, 3, nullptr, &taken);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::matched));
+  // Withdrawn once: a second cancel finds nothing to take.
+  w = m.withdraw(1, 2, 7, 3, nullptr, &taken);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::matched));
+}
+
+BOOST_AUTO_TEST_CASE(withdraw_waits_for_a_message_not_released) {
+  Matcher m = make_matcher();
+  // Not arrived yet, and held ahead of sequence: not released, so the caller asks again.
+  auto w = m.withdraw(0, 1, 7, 3, nullptr, nullptr);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::not_released));
+  const Envelope ahead = message(0, 2, 7, 3);
+  arrive(m, ahead);
+  w = m.withdraw(0, 2, 7, 3, nullptr, nullptr);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::not_released));
+  arrive(m, message(0, 1, 7, 4));  // releases both
+  Envelope taken{};
+  w = m.withdraw(0, 2, 7, 3, nullptr, &taken);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::withdrawn));
+  BOOST_TEST(to_text(taken) == to_text(ahead));
+  // The same sequence on another context or tag is not that message.
+  w = m.withdraw(0, 1, 7, 3, nullptr, nullptr);
+  BOOST_REQUIRE(w.is_ok());
+  BOOST_TEST((*w == Matcher::Withdrawal::matched));
+  check_counters(m, 0, 1, 0);
+}
+
+BOOST_AUTO_TEST_CASE(withdraw_refuses_bad_input_without_change) {
+  Matcher m = make_matcher();
+  arrive(m, message(1, 1, 7, 3));
+  BOOST_TEST((m.withdraw(kPeers, 1, 7, 3, nullptr, nullptr).status().code() == Errc::out_of_range));
+  BOOST_TEST((m.withdraw(1, 0, 7, 3, nullptr, nullptr).status().code() == Errc::malformed));
+  BOOST_TEST((m.withdraw(1, 1, 7, -1, nullptr, nullptr).status().code() == Errc::malformed));
+  BOOST_TEST((m.withdraw(1, 2 + kWindow, 7, 3, nullptr, nullptr).status().code() == Errc::out_of_range));
+  check_counters(m, 0, 1, 0);
+}

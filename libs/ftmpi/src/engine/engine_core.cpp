@@ -152,7 +152,12 @@ bool EngineCore::is_complete(const Request* r, Completion* out) const noexcept {
 }
 
 void EngineCore::cancel(Request* r) {
-  if (r->complete || r->kind != RequestKind::receive || r->message != nullptr) return;
+  if (r->complete) return;
+  if (r->kind == RequestKind::send) {
+    cancel_send(*r);
+    return;
+  }
+  if (r->message != nullptr) return;
   if (matcher_.cancel_receive(reinterpret_cast<match::ReceiveHandle>(r))) {
     r->completion = Completion{};
     r->completion.cancelled = true;
@@ -190,6 +195,7 @@ bool EngineCore::progress() {
     rebind_frames();
     did = true;
   }
+  if (parked_cancels_ != 0) [[unlikely]] retry_parked_cancels();
   if (!streaming_.empty()) did = push_streams() || did;
   // Timers every kTimerCheckRounds busy rounds, and every 4th idle one: an idle round is one look at
   // each path, and reading the clock at every one of them lengthens the wait for the next frame.

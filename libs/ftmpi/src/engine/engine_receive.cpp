@@ -296,6 +296,12 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       accept_sequenced(peer, h, /*delivered=*/true);
       peer.credit.granted(h.message_length);  // the grant
       break;
+    case FrameType::cancel:
+      handle_cancel(peer, h);
+      break;
+    case FrameType::cancel_reply:
+      handle_cancel_reply(peer, h);
+      break;
     default:
       break;
   }
@@ -424,10 +430,12 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
     }
     const bool delivered = m->receive != nullptr;
     const std::uint64_t added = accept_sequenced(peer, h, delivered);
+    if ((h.flags & frag::kFlagFirstFragment) != 0) m->first_accepted = true;
     if (!delivered && peer.tracking) m->buffered.push_back({h.seq_first, h.seq_first + h.seq_count - 1});
     m->arrived += added;
   } else {
     accept_sequenced(peer, h, m->receive != nullptr);
+    m->first_accepted = true;
     if (m->receive == nullptr && peer.tracking) m->buffered.push_back({h.seq_first, h.seq_first + h.seq_count - 1});
   }
   in_hand_ = nullptr;

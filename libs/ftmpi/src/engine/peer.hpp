@@ -19,6 +19,14 @@
 
 namespace ftmpi::engine {
 
+// A peer's request to withdraw one of its messages (frag::FrameType::cancel).
+struct ParkedCancel {
+  std::uint64_t msg_seq = 0;
+  std::uint32_t context = 0;
+  std::int32_t tag = 0;
+  std::uint64_t sender_cookie = 0;
+};
+
 struct IncomingMessage {
   std::uint32_t peer = 0;
   std::uint32_t context = 0;
@@ -31,6 +39,7 @@ struct IncomingMessage {
   bool synchronous = false;
   bool single_copy = false;
   bool indexed = false;               // listed in its peer's `incoming`
+  bool first_accepted = false;        // its first frame's payload verified and its range received
   std::uint64_t credit = 0;           // eager bytes it holds against its peer's credit (eager_credit.hpp)
   std::int64_t remote_pid = 0;        // single copy
   std::uint64_t remote_address = 0;   // single copy
@@ -123,6 +132,9 @@ struct Peer {
   // Records that later frames must find, by msg_seq: messages of several frames, and every message
   // when reliability is on (a retransmitted RTS must find its record).
   std::unordered_map<std::uint64_t, IncomingMessage*> incoming;
+  // Its cancels of messages not released to matching yet (not arrived, held ahead of sequence, or an
+  // RTS waiting for its resend): answered once they are (EngineCore::retry_parked_cancels).
+  std::vector<ParkedCancel> parked_cancels;
 };
 
 }  // namespace ftmpi::engine

@@ -46,6 +46,7 @@ class Request {
   SendState send_state = SendState::eager_done;
   std::size_t next_offset = 0;        // streaming: first byte not yet handed to a path
   std::uint64_t receiver_cookie = 0;  // from the CTS
+  bool cancel_asked = false;          // a CANCEL went to the receiver; its answer has not come
 
   // Receive side.
   CommView comm;  // to report the sender's rank in the communicator

@@ -35,6 +35,8 @@ struct EngineCounters {
   std::uint64_t rails_up = 0;    // failbacks
   std::uint64_t peers_lost = 0;  // peers every rail to which failed: their operations failed
   std::uint64_t single_copy_fallbacks = 0;  // single copies that could not read the sender's memory: piped
+  std::uint64_t sends_cancelled = 0;  // our sends the receiver withdrew before matching them (MPI_Cancel)
+  std::uint64_t messages_withdrawn = 0;  // peers' messages withdrawn from our matching at their request
   // The longest a suspect rail stayed silent before the peer answered on it (a maximum, not a sum): how
   // close a live peer came to engine.peer.timeout.
   std::uint64_t longest_answered_silence_us = 0;

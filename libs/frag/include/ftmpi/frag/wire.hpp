@@ -109,6 +109,12 @@ enum class FrameType : std::uint8_t {
   probe_reply = 8,
   // 9 is the short frame's (kShortFrameType), which is not a FrameHeader.
   credit = 10,
+  // A sender asks to withdraw a rendezvous message its receiver has not matched (MPI_Cancel of a send):
+  // message_seq, context and tag name it, sender_request the send. Answered by cancel_reply, which
+  // carries kFlagWithdrawn when the message was taken out of matching (the send then completes as
+  // cancelled) and not when a receive matched it first (the send goes on).
+  cancel = 11,
+  cancel_reply = 12,
 };
 
 std::string_view to_string(FrameType type) noexcept;
@@ -125,6 +131,8 @@ inline constexpr std::uint8_t kFlagAckValid = 0x08;  // lirs/lids carry an ackno
 inline constexpr std::uint8_t kFlagSingleCopy = 0x10;
 inline constexpr std::uint8_t kKnownFlags =
     kFlagFirstFragment | kFlagLastFragment | kFlagAckRequested | kFlagAckValid | kFlagSingleCopy;
+// cancel_reply only: the message was withdrawn. Not in kKnownFlags, which the fragment types allow.
+inline constexpr std::uint8_t kFlagWithdrawn = 0x20;
 
 // The first/last flags a fragment of `length` bytes at `offset` of a message must carry.
 constexpr std::uint8_t fragment_position_flags(std::uint64_t offset, std::uint64_t length,
@@ -137,7 +145,8 @@ constexpr std::uint8_t fragment_position_flags(std::uint64_t offset, std::uint64
 // numbers (and is therefore acknowledged, retransmitted and de-duplicated).
 constexpr bool occupies_sequence(FrameType type) noexcept {
   return type == FrameType::data || type == FrameType::rts || type == FrameType::cts ||
-         type == FrameType::fin || type == FrameType::credit;
+         type == FrameType::fin || type == FrameType::credit || type == FrameType::cancel ||
+         type == FrameType::cancel_reply;
 }
 
 // Byte sequence numbers a message occupies: one per byte, and one for a zero-byte message, so that

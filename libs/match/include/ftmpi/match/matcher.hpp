@@ -49,6 +49,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -169,6 +170,18 @@ class Matcher {
   // Removes and returns the unexpected message a receive with this pattern would take now (MPI_Mprobe,
   // and MPI_Recv after MPI_Probe). An invalid pattern finds nothing.
   std::optional<Envelope> take_unexpected(const Pattern& pattern);
+
+  // A sender's cancel of its message msg_seq, sent on (context, tag): withdrawn when the message is
+  // unexpected and may_take agrees (it is taken out of matching and *taken filled, so no receive or
+  // probe sees it), kept when may_take refuses it, matched when it was released and is unexpected no
+  // more (a receive or a matched probe took it), not_released when it has not arrived or is held ahead
+  // of sequence (ask again once it is released). Costs one step per unexpected message of (context,
+  // tag): cancels are rare. Errc::malformed for msg_seq 0 or a negative tag, Errc::out_of_range for no
+  // such peer or a msg_seq beyond the ahead window.
+  enum class Withdrawal : std::uint8_t { withdrawn, kept, matched, not_released };
+  base::Result<Withdrawal> withdraw(std::uint32_t peer, std::uint64_t msg_seq, std::uint32_t context,
+                                    std::int32_t tag, const std::function<bool(const Envelope&)>& may_take,
+                                    Envelope* taken);
 
   Counters counters() const noexcept;
 
