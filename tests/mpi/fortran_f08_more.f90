@@ -2,10 +2,12 @@
 ! create, create_group, idup and an intercommunicator; attributes with f08 copy and delete callbacks,
 ! the predefined ones, datatype attributes and MPI-1's keyvals; groups; a user error handler, error
 ! classes, codes and strings; datatype constructors with their envelope and contents, a subarray sent,
-! pack and unpack (native and external32); nonblocking and persistent collectives, v and w forms;
-! probe and mprobe, persistent point-to-point, Testsome and Waitany with status arrays, statuses set
-! by hand, buffered sends with the buffer given back; a generalized request; Cartesian, graph and
-! distributed graph topologies with neighbourhood collectives; info objects. For 2 to 4 ranks.
+! pack and unpack (native and external32); nonblocking and persistent collectives, v and w forms,
+! and every collective in its blocking, nonblocking and persistent forms; probe and mprobe, every
+! send mode, persistent point-to-point, Testsome, Testall and Waitany with status arrays, a cancelled
+! receive, statuses set by hand, buffered sends with the buffer given back; a generalized request;
+! Cartesian, graph and distributed graph topologies with neighbourhood collectives; info objects.
+! For 2 to 4 ranks.
 module f08_more_state
   use mpi_f08
   implicit none
@@ -20,6 +22,19 @@ contains
       call MPI_Abort(MPI_COMM_WORLD, 99)
     end if
   end subroutine expect
+
+  ! Completes a nonblocking call (2) or starts and completes a persistent one, then frees it (3).
+  subroutine complete(how, request)
+    integer, intent(in) :: how
+    type(MPI_Request), intent(inout) :: request
+    if (how == 2) then
+      call MPI_Wait(request, MPI_STATUS_IGNORE)
+    else if (how == 3) then
+      call MPI_Start(request)
+      call MPI_Wait(request, MPI_STATUS_IGNORE)
+      call MPI_Request_free(request)
+    end if
+  end subroutine complete
 
   subroutine record_error(comm, error_code)
     type(MPI_Comm) :: comm
@@ -114,6 +129,7 @@ program f08_more
   call datatypes()
   call packing()
   call collectives()
+  call every_collective_form()
   call point_to_point()
   call generalized()
   call topologies()
@@ -141,11 +157,22 @@ contains
     call expect(MPI_Wtick() > 0.0d0, 'wtick')
     level = 1
     call MPI_Pcontrol(level)
+    call MPI_Finalized(flag)
+    call expect(.not. flag, 'finalized')
+    names: block
+      character(len=MPI_MAX_PROCESSOR_NAME) :: host
+      character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: library
+      integer :: length
+      call MPI_Get_processor_name(host, length)
+      call expect(length > 0 .and. len_trim(host) == length, 'get_processor_name')
+      call MPI_Get_library_version(library, length)
+      call expect(length > 0, 'get_library_version')
+    end block names
   end subroutine environment
 
   subroutine communicators()
-    type(MPI_Comm) :: half, dup, created, grouped, idup, inter, merged
-    type(MPI_Group) :: world_group, reversed
+    type(MPI_Comm) :: half, dup, created, grouped, idup, inter, merged, other
+    type(MPI_Group) :: world_group, reversed, remote_group
     type(MPI_Request) :: request
     integer :: ranks(4), i, result, n, total, remote
     logical :: flag
@@ -182,11 +209,25 @@ contains
     call expect(flag, 'intercomm')
     call MPI_Comm_remote_size(inter, remote)
     call expect(remote == size - n, 'remote size')
+    call MPI_Comm_remote_group(inter, remote_group)
+    call MPI_Group_size(remote_group, i)
+    call expect(i == remote, 'remote group')
+    call MPI_Group_free(remote_group)
     call MPI_Intercomm_merge(inter, mod(rank, 2) == 1, merged)
     call MPI_Comm_size(merged, total)
     call MPI_Comm_rank(merged, i)
     call expect(total == size .and. i == merge((size + 1) / 2 + rank / 2, rank / 2, mod(rank, 2) == 1), &
                 'merge: the high group last')
+    call MPI_Comm_idup_with_info(merged, MPI_INFO_NULL, other, request)
+    call MPI_Wait(request, MPI_STATUS_IGNORE)
+    call MPI_Comm_size(other, i)
+    call expect(i == size, 'idup_with_info')
+    call MPI_Comm_disconnect(other)
+    call expect(other == MPI_COMM_NULL, 'disconnect')
+    call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, other)
+    call MPI_Comm_size(other, i)
+    call expect(i >= 1 .and. i <= size, 'split_type')
+    call MPI_Comm_free(other)
     call MPI_Comm_free(merged)
     call MPI_Comm_free(inter)
     call MPI_Comm_free(idup)
@@ -324,6 +365,7 @@ contains
   end subroutine errors
 
   subroutine datatypes()
+    type(MPI_Datatype) :: resized
     type(MPI_Datatype) :: vector, indexed, hvector, hindexed, one_block, hblock, sub, darray, struct, copy
     integer :: ni, na, nd, combiner, ints(3), n, matrix(4, 4), got(4), length, i
     integer(kind=MPI_ADDRESS_KIND) :: addrs(1), lb, extent, true_lb, true_extent
@@ -367,6 +409,13 @@ contains
                                 MPI_ORDER_FORTRAN, MPI_INTEGER, darray)
     call MPI_Type_get_true_extent(darray, true_lb, true_extent)
     call expect(true_lb == 16 .and. true_extent == 16, 'darray: the second block')
+    call MPI_Get_address(matrix(1, 1), lb)
+    call MPI_Get_address(matrix(1, 2), extent)
+    call expect(MPI_Aint_diff(extent, lb) == 16, 'get_address')
+    call MPI_Type_create_resized(MPI_INTEGER, 0_MPI_ADDRESS_KIND, 16_MPI_ADDRESS_KIND, resized)
+    call MPI_Type_get_extent(resized, lb, extent)
+    call expect(lb == 0 .and. extent == 16, 'create_resized')
+    call MPI_Type_free(resized)
     call MPI_Type_dup(vector, copy)
     call MPI_Type_get_envelope(copy, ni, na, nd, combiner)
     call expect(combiner == MPI_COMBINER_DUP, 'dup envelope')
@@ -514,6 +563,231 @@ contains
     end do
   end subroutine collectives
 
+  ! The collectives fortran_f08.f90 and collectives() leave out, blocking, nonblocking and persistent
+  ! alike: each rank gives rank+1 (gathers, reductions) or rank*10+i to rank i (all-to-all), rank 0
+  ! scatters 10*(i+1) to rank i; the neighbourhood ones run on a distributed-graph ring made by
+  ! MPI_Dist_graph_create.
+  subroutine every_collective_form()
+    integer :: s(4), r(4), ones(4), displs(4), bytes(4), i, form, mine, value
+    integer :: gathered(4), exchanged(4), tens(4), left, right, sources(2), destinations(2), sw(2), dw(2)
+    logical :: weighted
+    integer(kind=MPI_ADDRESS_KIND) :: neighbour_bytes(2)
+    type(MPI_Datatype) :: types(4)
+    type(MPI_Request) :: request
+    type(MPI_Comm) :: ring
+    ones = 1
+    displs = [0, 1, 2, 3]
+    bytes = 4 * displs
+    types = MPI_INTEGER
+    mine = rank + 1
+    gathered = 0
+    gathered(1:size) = [(i, i = 1, size)]
+    s(1:size) = [(rank * 10 + i, i = 0, size - 1)]
+    exchanged(1:size) = [(i * 10 + rank, i = 0, size - 1)]
+    tens = 10 * gathered
+    do form = 1, 3  ! blocking, nonblocking, persistent
+      r = -1
+      select case (form)
+      case (1)
+        call MPI_Allgather(mine, 1, MPI_INTEGER, r, 1, MPI_INTEGER, MPI_COMM_WORLD)
+      case (2)
+        call MPI_Iallgatherv(mine, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, MPI_COMM_WORLD, request)
+      case (3)
+        call MPI_Allgather_init(mine, 1, MPI_INTEGER, r, 1, MPI_INTEGER, MPI_COMM_WORLD, MPI_INFO_NULL, request)
+      end select
+      call complete(form, request)
+      call expect(all(r(1:size) == gathered(1:size)), 'allgather forms')
+      r = -1
+      select case (form)
+      case (1)
+        call MPI_Allgatherv(mine, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, MPI_COMM_WORLD)
+      case (2)
+        call MPI_Igather(mine, 1, MPI_INTEGER, r, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, request)
+      case (3)
+        call MPI_Allgatherv_init(mine, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, MPI_COMM_WORLD, &
+                                 MPI_INFO_NULL, request)
+      end select
+      call complete(form, request)
+      if (form /= 2 .or. rank == 0) call expect(all(r(1:size) == gathered(1:size)), 'allgatherv, igather')
+      r = -1
+      select case (form)
+      case (1)
+        call MPI_Gather(mine, 1, MPI_INTEGER, r, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
+      case (2)
+        call MPI_Igatherv(mine, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, 0, MPI_COMM_WORLD, request)
+      case (3)
+        call MPI_Gather_init(mine, 1, MPI_INTEGER, r, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, MPI_INFO_NULL, request)
+      end select
+      call complete(form, request)
+      if (rank == 0) call expect(all(r(1:size) == gathered(1:size)), 'gather forms')
+      r = -1
+      select case (form)
+      case (1)
+        call MPI_Gatherv(mine, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, 0, MPI_COMM_WORLD)
+      case (2, 3)
+        call MPI_Gatherv_init(mine, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, 0, MPI_COMM_WORLD, &
+                              MPI_INFO_NULL, request)
+      end select
+      if (form > 1) call complete(3, request)
+      if (rank == 0) call expect(all(r(1:size) == gathered(1:size)), 'gatherv forms')
+      ! Scatters from rank 0: 10, 20, 30 ...
+      value = -1
+      select case (form)
+      case (1)
+        call MPI_Scatter(tens, 1, MPI_INTEGER, value, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
+      case (2)
+        call MPI_Iscatter(tens, 1, MPI_INTEGER, value, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, request)
+      case (3)
+        call MPI_Scatter_init(tens, 1, MPI_INTEGER, value, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, &
+                              MPI_INFO_NULL, request)
+      end select
+      call complete(form, request)
+      call expect(value == 10 * (rank + 1), 'scatter forms')
+      value = -1
+      select case (form)
+      case (1, 2)
+        call MPI_Scatterv(tens, ones, displs, MPI_INTEGER, value, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
+      case (3)
+        call MPI_Scatterv_init(tens, ones, displs, MPI_INTEGER, value, 1, MPI_INTEGER, 0, &
+                               MPI_COMM_WORLD, MPI_INFO_NULL, request)
+      end select
+      if (form == 3) call complete(form, request)
+      call expect(value == 10 * (rank + 1), 'scatterv forms')
+      ! All-to-all: rank*10+i to rank i.
+      r = -1
+      select case (form)
+      case (1)
+        call MPI_Alltoall(s, 1, MPI_INTEGER, r, 1, MPI_INTEGER, MPI_COMM_WORLD)
+      case (2)
+        call MPI_Ialltoallw(s, ones, bytes, types, r, ones, bytes, types, MPI_COMM_WORLD, request)
+      case (3)
+        call MPI_Alltoall_init(s, 1, MPI_INTEGER, r, 1, MPI_INTEGER, MPI_COMM_WORLD, MPI_INFO_NULL, request)
+      end select
+      call complete(form, request)
+      call expect(all(r(1:size) == exchanged(1:size)), 'alltoall forms')
+      r = -1
+      select case (form)
+      case (1, 2)
+        call MPI_Alltoallv(s, ones, displs, MPI_INTEGER, r, ones, displs, MPI_INTEGER, MPI_COMM_WORLD)
+      case (3)
+        call MPI_Alltoallv_init(s, ones, displs, MPI_INTEGER, r, ones, displs, MPI_INTEGER, MPI_COMM_WORLD, &
+                                MPI_INFO_NULL, request)
+        call complete(form, request)
+        call expect(all(r(1:size) == exchanged(1:size)), 'alltoallv_init')
+        r = -1
+        call MPI_Alltoallw_init(s, ones, bytes, types, r, ones, bytes, types, MPI_COMM_WORLD, &
+                                MPI_INFO_NULL, request)
+      end select
+      if (form == 3) call complete(form, request)
+      call expect(all(r(1:size) == exchanged(1:size)), 'alltoallv, alltoallw_init')
+      ! Reductions of rank+1.
+      value = -1
+      select case (form)
+      case (1)
+        call MPI_Scan(mine, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+      case (2, 3)
+        call MPI_Scan_init(mine, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, request)
+        call complete(3, request)
+      end select
+      call expect(value == (rank + 1) * (rank + 2) / 2, 'scan forms')
+      select case (form)
+      case (1)
+        call MPI_Exscan(mine, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+      case (2, 3)
+        call MPI_Exscan_init(mine, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, request)
+        call complete(3, request)
+      end select
+      if (rank > 0) call expect(value == rank * (rank + 1) / 2, 'exscan forms')
+      value = -1
+      select case (form)
+      case (1)
+        call MPI_Iallreduce(mine, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, request)
+      case (2)
+        call MPI_Ireduce(mine, value, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, request)
+      case (3)
+        call MPI_Reduce_init(mine, value, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, request)
+      end select
+      call complete(max(form, 2), request)
+      if (form == 1 .or. rank == 0) call expect(value == size * (size + 1) / 2, 'reduce forms')
+      value = -1
+      select case (form)
+      case (1)
+        call MPI_Reduce_scatter_block(gathered, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+      case (2)
+        call MPI_Reduce_scatter_block_init(gathered, value, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
+                                           MPI_INFO_NULL, request)
+      case (3)
+        call MPI_Reduce_scatter_init(gathered, value, ones, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
+                                     MPI_INFO_NULL, request)
+      end select
+      if (form > 1) call complete(3, request)
+      call expect(value == (rank + 1) * size, 'reduce_scatter forms')
+    end do
+    call MPI_Ibarrier(MPI_COMM_WORLD, request)
+    call complete(2, request)
+    value = merge(5, -1, rank == 0)
+    call MPI_Ibcast(value, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, request)
+    call complete(2, request)
+    call expect(value == 5, 'ibcast')
+    ! The neighbourhood collectives on a ring given edge by edge (each rank its own two).
+    left = mod(rank + size - 1, size)
+    right = mod(rank + 1, size)
+    call MPI_Dist_graph_create(MPI_COMM_WORLD, 1, [rank], [2], [left, right], MPI_UNWEIGHTED, &
+                               MPI_INFO_NULL, .false., ring)
+    call MPI_Dist_graph_neighbors_count(ring, i, value, weighted)
+    call expect(i == 2 .and. value == 2 .and. .not. weighted, 'dist_graph_create')
+    ! The order of the sources is the library's: the collectives follow it.
+    call MPI_Dist_graph_neighbors(ring, 2, sources, sw, 2, destinations, dw)
+    call expect(all(destinations == [left, right]) .and. minval(sources) == min(left, right) .and. &
+                maxval(sources) == max(left, right), 'dist_graph_create: neighbours')
+    neighbour_bytes = [0_MPI_ADDRESS_KIND, 4_MPI_ADDRESS_KIND]
+    s(1:2) = rank
+    do form = 1, 3
+      do i = 1, 5
+        r = -1
+        select case (i + 10 * form)
+        case (11)
+          call MPI_Neighbor_allgatherv(rank, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, ring)
+        case (12)
+          call MPI_Neighbor_alltoallv(s, ones, displs, MPI_INTEGER, r, ones, displs, MPI_INTEGER, ring)
+        case (13)
+          call MPI_Neighbor_alltoallw(s, ones, neighbour_bytes, types, r, ones, neighbour_bytes, types, ring)
+        case (14)
+          call MPI_Neighbor_allgather(rank, 1, MPI_INTEGER, r, 1, MPI_INTEGER, ring)
+        case (15)
+          call MPI_Neighbor_alltoall(s, 1, MPI_INTEGER, r, 1, MPI_INTEGER, ring)
+        case (21)
+          call MPI_Ineighbor_allgatherv(rank, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, ring, request)
+        case (22)
+          call MPI_Ineighbor_alltoallv(s, ones, displs, MPI_INTEGER, r, ones, displs, MPI_INTEGER, ring, request)
+        case (23)
+          call MPI_Ineighbor_alltoallw(s, ones, neighbour_bytes, types, r, ones, neighbour_bytes, types, ring, &
+                                       request)
+        case (24)
+          call MPI_Ineighbor_allgather(rank, 1, MPI_INTEGER, r, 1, MPI_INTEGER, ring, request)
+        case (25)
+          call MPI_Ineighbor_alltoall(s, 1, MPI_INTEGER, r, 1, MPI_INTEGER, ring, request)
+        case (31)
+          call MPI_Neighbor_allgatherv_init(rank, 1, MPI_INTEGER, r, ones, displs, MPI_INTEGER, ring, &
+                                            MPI_INFO_NULL, request)
+        case (32)
+          call MPI_Neighbor_alltoallv_init(s, ones, displs, MPI_INTEGER, r, ones, displs, MPI_INTEGER, ring, &
+                                           MPI_INFO_NULL, request)
+        case (33)
+          call MPI_Neighbor_alltoallw_init(s, ones, neighbour_bytes, types, r, ones, neighbour_bytes, types, &
+                                           ring, MPI_INFO_NULL, request)
+        case (34)
+          call MPI_Neighbor_allgather_init(rank, 1, MPI_INTEGER, r, 1, MPI_INTEGER, ring, MPI_INFO_NULL, request)
+        case (35)
+          call MPI_Neighbor_alltoall_init(s, 1, MPI_INTEGER, r, 1, MPI_INTEGER, ring, MPI_INFO_NULL, request)
+        end select
+        call complete(form, request)
+        call expect(all(r(1:2) == sources) .and. r(3) == -1, 'neighbourhood collectives')
+      end do
+    end do
+    call MPI_Comm_free(ring)
+  end subroutine every_collective_form
+
   subroutine point_to_point()
     use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated
     integer :: right, left, n, i, out(3), in(3), count, outcount, indices(2), size_needed
@@ -579,12 +853,51 @@ contains
       count = count + outcount
     end do
     call expect(count == 2, 'waitsome')
+    ! Rsend (after the receive is posted), Ssend, Sendrecv_replace, Send_init by MPI_Start and
+    ! MPI_Testall, a receive nobody matches cancelled.
+    call MPI_Irecv(in, 1, MPI_INTEGER, left, 29, MPI_COMM_WORLD, requests(1))
+    call MPI_Barrier(MPI_COMM_WORLD)
+    call MPI_Rsend(out, 1, MPI_INTEGER, right, 29, MPI_COMM_WORLD)
+    call MPI_Wait(requests(1), status)
+    call MPI_Irecv(in, 1, MPI_INTEGER, left, 30, MPI_COMM_WORLD, requests(1))
+    call MPI_Ssend(out, 1, MPI_INTEGER, right, 30, MPI_COMM_WORLD)
+    call MPI_Wait(requests(1), status)
+    call expect(in(1) == left * 100 + 3 .and. status%MPI_TAG == 30, 'rsend, ssend')
+    n = rank
+    call MPI_Sendrecv_replace(n, 1, MPI_INTEGER, right, 31, left, 31, MPI_COMM_WORLD, status)
+    call expect(n == left .and. status%MPI_SOURCE == left, 'sendrecv_replace')
+    call MPI_Recv_init(in, 1, MPI_INTEGER, left, 32, MPI_COMM_WORLD, requests(1))
+    call MPI_Send_init(out, 1, MPI_INTEGER, right, 32, MPI_COMM_WORLD, requests(2))
+    in(1) = -1
+    call MPI_Start(requests(1))
+    call MPI_Start(requests(2))
+    flag = .false.
+    do while (.not. flag)
+      call MPI_Testall(2, requests, flag, statuses)
+    end do
+    call expect(in(1) == left * 100 + 3 .and. statuses(1)%MPI_TAG == 32, 'send_init, testall')
+    call MPI_Request_free(requests(1))
+    call MPI_Request_free(requests(2))
+    call MPI_Irecv(in, 1, MPI_INTEGER, left, 33, MPI_COMM_WORLD, requests(1))
+    call MPI_Cancel(requests(1))
+    call MPI_Wait(requests(1), status)
+    call MPI_Test_cancelled(status, flag)
+    call expect(flag, 'cancel')
     ! Bsend through an attached buffer, which MPI_Buffer_detach gives back.
     call MPI_Pack_size(3, MPI_INTEGER, MPI_COMM_WORLD, size_needed)
     allocate(attached((size_needed + MPI_BSEND_OVERHEAD) / 4 + 8))
     call MPI_Buffer_attach(attached, 4 * ubound(attached, 1))
     call MPI_Bsend(out, 3, MPI_INTEGER, right, 26, MPI_COMM_WORLD)
     call MPI_Recv(in, 3, MPI_INTEGER, left, 26, MPI_COMM_WORLD, status)
+    call MPI_Ibsend(out, 1, MPI_INTEGER, right, 27, MPI_COMM_WORLD, requests(1))
+    call MPI_Recv(in, 1, MPI_INTEGER, left, 27, MPI_COMM_WORLD, status)
+    call MPI_Wait(requests(1), status)
+    call MPI_Bsend_init(out, 1, MPI_INTEGER, right, 28, MPI_COMM_WORLD, requests(1))
+    call MPI_Start(requests(1))
+    call MPI_Recv(in, 1, MPI_INTEGER, left, 28, MPI_COMM_WORLD, status)
+    call MPI_Wait(requests(1), status)
+    call MPI_Request_free(requests(1))
+    call expect(in(1) == left * 100 + 3, 'ibsend, bsend_init')
     call MPI_Buffer_detach(given_back, n)
     call expect(c_associated(given_back, c_loc(attached)) .and. n == 4 * ubound(attached, 1), 'buffer_detach')
     deallocate(attached)
