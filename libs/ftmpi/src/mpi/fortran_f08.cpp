@@ -13,7 +13,7 @@
 //   refused with MPI_ERR_BUFFER (raised on the call's communicator), never sent from the wrong bytes;
 // - handles are TYPE(MPI_X) with one INTEGER, MPI_VAL, and TYPE(MPI_Status) has the six INTEGERs of
 //   the INTEGER status, so both are passed to the old bindings as they are. MPI_STATUS_IGNORE,
-//   MPI_IN_PLACE ... are the same common blocks, recognised there by their addresses.
+//   MPI_IN_PLACE ... are the same common blocks, recognised there by their addresses;
 // - LOGICALs are gfortran's default LOGICAL, an int that is 0 or 1, as the INTEGER flags of `use mpi`;
 // - callbacks of f08 take their arguments as those of `use mpi` do (all by reference, TYPE(MPI_Comm)
 //   as an INTEGER), so they are passed on as they are. A user reduction of f08 (TYPE(C_PTR), VALUE ::
