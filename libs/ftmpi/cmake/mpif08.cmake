@@ -37,9 +37,11 @@ endfunction()
 # X, the module's generic MPI_X with its specific MPI_X_f08 (f90_output, included by mpi_f08.f90), and
 # that specific in C++ (cpp_output, included by src/mpi/fortran_f08.cpp), which calls mpi_x_ of `use mpi`.
 # One table for both, so an interface cannot disagree with the code behind it. CMake writes them at
-# configure time, as it writes mpif.h: a build needs no other tool.
+# configure time, as it writes mpif.h: a build needs no other tool (CI's fresh machines may have no
+# Python), and nothing generated is committed, so nothing can be stale.
 function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
-  # Each kind: its Fortran type, and its C++ parameter (@ is the name) in the wrapper.
+  # Each kind: its Fortran type, and its C++ parameter (@ is the name) in the wrapper; c_ptr has none
+  # (only a `custom` call may use it).
   set(fortran_int "integer")
   set(fortran_logical "logical")
   set(fortran_aint "integer(kind=MPI_ADDRESS_KIND)")
@@ -59,6 +61,7 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
   set(cpp_aint "MPI_Aint* @")
   set(cpp_count "MPI_Count* @")
   set(cpp_ranges "F (*@)[3]")
+  set(cpp_string "char* @")  # const for INTENT(IN), below
   set(cpp_buffer "const Desc* @")
   set(cpp_location "const Desc* @")
 
@@ -70,6 +73,7 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
     list(POP_FRONT tokens name)
     string(TOLOWER ${name} lower)
     set(hand_written FALSE)
+    set(needs_hand "")
     set(names "")              # the Fortran dummy arguments
     set(declarations "")       # their declarations
     set(cpp_params "")         # the wrapper's parameters
@@ -107,6 +111,9 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
       elseif(DEFINED fortran_${kind})
         set(type "${fortran_${kind}}")
         set(cpp_param "${cpp_${kind}}")
+        if(NOT DEFINED cpp_${kind})
+          set(needs_hand ${kind})
+        endif()
       else()
         message(FATAL_ERROR "${spec}: ${name}: unknown kind ${kind}")
       endif()
@@ -166,6 +173,8 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
 
     if(hand_written)
       continue()
+    elseif(needs_hand)
+      message(FATAL_ERROR "${spec}: ${name}: a ${needs_hand} argument needs `custom` C++")
     endif()
     # C++: the `use mpi` binding, and the wrapper calling it.
     set(lengths_params "")
