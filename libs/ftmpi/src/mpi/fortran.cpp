@@ -1254,16 +1254,13 @@ using FreeFn = void(MPI_Aint* extra_state, F* ierr);
 using CancelFn = void(MPI_Aint* extra_state, F* complete, F* ierr);
 
 // A generalized request's Fortran side: the C extra_state, freed after the program's free function.
-// Under `use mpi` the callbacks get the program's own EXTRA_STATE variable (as MPICH passes it, and its
-// greqf test expects: a free function that changes it changes the caller's), which must live until
-// then. Under `use mpi_f08` EXTRA_STATE is INTENT(IN) and may be a literal or an expression, whose
-// storage ends with the call: the callbacks get a copy of its value kept here (own_state).
+// The callbacks get the program's own EXTRA_STATE variable (as MPICH passes it, and its greqf test
+// expects: a free function that changes it changes the caller's), which must live until then.
 struct FortranGrequest {
   QueryFn* query;
   FreeFn* free;
   CancelFn* cancel;
   MPI_Aint* extra_state;
-  MPI_Aint own_state = 0;
 };
 
 int grequest_query(void* extra_state, MPI_Status* status) {
@@ -1294,22 +1291,13 @@ int grequest_cancel(void* extra_state, int complete) {
 
 }  // namespace
 
-// by_value: mpi_f08's form (FortranGrequest says why).
-extern "C" void ftmpi_fortran_grequest_start(QueryFn* query, FreeFn* free, CancelFn* cancel, MPI_Aint* extra_state,
-                                             bool by_value, F* request, F* ierr) {
+FTMPI_FORTRAN void mpi_grequest_start_(QueryFn* query, FreeFn* free, CancelFn* cancel, MPI_Aint* extra_state,
+                                       F* request, F* ierr) {
   auto* g = new FortranGrequest{query, free, cancel, extra_state};
-  if (by_value) {
-    g->own_state = *extra_state;
-    g->extra_state = &g->own_state;
-  }
   MPI_Request c_request = nullptr;
   *ierr = MPI_Grequest_start(grequest_query, grequest_free, grequest_cancel, g, &c_request);
   if (*ierr != MPI_SUCCESS) delete g;
   *request = to_fortran(c_request);
-}
-FTMPI_FORTRAN void mpi_grequest_start_(QueryFn* query, FreeFn* free, CancelFn* cancel, MPI_Aint* extra_state,
-                                       F* request, F* ierr) {
-  ftmpi_fortran_grequest_start(query, free, cancel, extra_state, false, request, ierr);
 }
 FTMPI_FORTRAN void mpi_grequest_complete_(F* request, F* ierr) { *ierr = MPI_Grequest_complete(to_c(*request)); }
 

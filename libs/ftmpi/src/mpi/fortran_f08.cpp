@@ -110,20 +110,6 @@ FTMPI_FORTRAN void mpi_buffer_detach_f08_(void** buffer_addr, F* size, F* ierror
   give(ierror, e);
 }
 
-// f08's EXTRA_STATE is INTENT(IN), possibly a temporary: the callbacks get a copy of its value.
-extern "C" void ftmpi_fortran_grequest_start(callback::MPI_Grequest_query_function* query,
-                                             callback::MPI_Grequest_free_function* free,
-                                             callback::MPI_Grequest_cancel_function* cancel, MPI_Aint* extra_state,
-                                             bool by_value, F* request, F* ierr);
-FTMPI_FORTRAN void mpi_grequest_start_f08_(callback::MPI_Grequest_query_function* query_fn,
-                                           callback::MPI_Grequest_free_function* free_fn,
-                                           callback::MPI_Grequest_cancel_function* cancel_fn, MPI_Aint* extra_state,
-                                           F* request, F* ierror) {
-  F e = MPI_SUCCESS;
-  ftmpi_fortran_grequest_start(query_fn, free_fn, cancel_fn, extra_state, true, request, &e);
-  give(ierror, e);
-}
-
 // ---- handle comparison (operator(==) and operator(/=) of every handle type) -------------------------
 
 // A generic's specifics need names of their own: one pair per type, all comparing the one INTEGER.
