@@ -456,6 +456,12 @@ BOOST_AUTO_TEST_CASE(round_trip_grh_then_payload) {
   BOOST_CHECK(no_completion(a.scq));
   BOOST_CHECK_EQUAL(a.stats().datagrams_sent, 2u);
   BOOST_CHECK_EQUAL(b.stats().datagrams_received, 2u);
+
+  // A QPN no UDP port can carry goes nowhere: lost on the wire, yet the send succeeds.
+  BOOST_REQUIRE_EQUAL(a.send(Node::Send{a.ah_to(b), 0x10000, {a.sge(0, 3)}, 7}), 0);
+  BOOST_CHECK_EQUAL(poll_n(a.scq, 1)[0].status, IBV_WC_SUCCESS);
+  BOOST_CHECK_EQUAL(a.stats().send_drops, 1u);
+  BOOST_CHECK_EQUAL(a.stats().datagrams_sent, 2u);
 }
 
 BOOST_AUTO_TEST_CASE(no_posted_receive_drops) {
