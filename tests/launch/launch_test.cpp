@@ -583,7 +583,7 @@ BOOST_AUTO_TEST_CASE(bad_path_flags_are_refused_before_launch) {
     BOOST_TEST(f.exit_code() == 2);
     BOOST_TEST(lines_of(f.err).front() == "ftrun: error: " + std::string(message));
   };
-  refused({"--paths", "tcp"}, "--paths: unknown path kind 'tcp' (known: shm, udp)");
+  refused({"--paths", "tcp"}, "--paths: unknown path kind 'tcp' (known: shm, udp, verbs)");
   refused({"--paths", "shm,,udp"}, "--paths: empty item in 'shm,,udp'");
   refused({"--rails", "r1,"}, "--rails: empty item in 'r1,'");
   refused({"--fault", ""}, "--fault: empty SPEC");

@@ -78,7 +78,7 @@ int run(int argc, char** argv) {
   app.add_option("--window", sweep.kernels.window, "Messages in flight per bandwidth iteration")->capture_default_str();
   app.add_option("--max-time", sweep.kernels.max_time, "At most this many seconds per repetition (fewer iterations "
                  "when the warm-up says so); 0: no limit")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--paths", sweep.job.paths, "The paths the job may use (ftrun --paths: shm, udp)");
+  app.add_option("--paths", sweep.job.paths, "The paths the job may use (ftrun --paths: shm, udp, verbs)");
   app.add_option("--rails", rails, "The network rails (ftrun --rails; table: default 127.0.0.1,127.0.0.2)");
   app.add_option("--param", sweep.job.params, "A runtime parameter for the job, K=V (repeatable)");
   app.add_option("-H,--host", sweep.job.hosts, "Hosts of the ranks (ftrun --host: H[:N],...); default: this host");

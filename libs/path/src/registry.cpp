@@ -11,6 +11,7 @@ std::span<const Driver* const> drivers() noexcept {
   static const Driver* const kDrivers[] = {
       &shm_driver(),
       &udp_driver(),
+      &verbs_driver(),
   };
   return kDrivers;
 }

@@ -63,13 +63,15 @@ BOOST_AUTO_TEST_SUITE(path_registry)
 BOOST_AUTO_TEST_CASE(the_registry_lists_each_driver_with_its_capabilities_and_parameters) {
   std::vector<std::string> kinds;
   for (const Driver* d : drivers()) kinds.emplace_back(d->kind());
-  BOOST_TEST((kinds == std::vector<std::string>{"shm", "udp"}));
-  BOOST_TEST(driver_kinds() == "shm, udp");
+  BOOST_TEST((kinds == std::vector<std::string>{"shm", "udp", "verbs"}));
+  BOOST_TEST(driver_kinds() == "shm, udp, verbs");
   BOOST_REQUIRE(find_driver("shm") != nullptr);
   BOOST_TEST(find_driver("shm")->caps().host_local);
   BOOST_TEST(!find_driver("shm")->caps().rails);
   BOOST_TEST(!find_driver("udp")->caps().host_local);
   BOOST_TEST(find_driver("udp")->caps().rails);
+  BOOST_TEST(!find_driver("verbs")->caps().host_local);
+  BOOST_TEST(find_driver("verbs")->caps().rails);
   BOOST_TEST(find_driver("tcp") == nullptr);
   // The library's parameter table is its own rows plus every driver's, each once.
   std::set<std::string> names;
@@ -89,20 +91,21 @@ BOOST_AUTO_TEST_CASE(kinds_parse_into_registry_order_and_refuse_what_is_unknown_
   BOOST_TEST(both->size() == 2u);
   BOOST_TEST((*both)[0]->kind() == "shm");
   BOOST_TEST((*both)[1]->kind() == "udp");
-  auto unknown = parse_driver_kinds("shm,verbs");
+  auto unknown = parse_driver_kinds("shm,tcp");
   BOOST_TEST((unknown.code() == base::Errc::invalid_argument));
-  BOOST_TEST(unknown.status().message() == "unknown path kind 'verbs' (known: shm, udp)");
+  BOOST_TEST(unknown.status().message() == "unknown path kind 'tcp' (known: shm, udp, verbs)");
   BOOST_TEST(parse_driver_kinds("udp,udp").status().message() == "path kind 'udp' is given twice");
   BOOST_TEST((parse_driver_kinds("").code() == base::Errc::invalid_argument));
 }
 
-BOOST_AUTO_TEST_CASE(two_ranks_start_shm_and_udp_through_one_generic_exchange_and_talk_on_both) {
+BOOST_AUTO_TEST_CASE(two_ranks_start_every_driver_through_one_generic_exchange_and_talk_on_each) {
   base::ParamSet params;
   BOOST_REQUIRE(params.add_table(path_params()).is_ok());
   BOOST_REQUIRE(params.set("path.rails", "127.0.0.1").is_ok());
+  BOOST_REQUIRE(params.set("path.verbs.device", "emulated").is_ok());
   const std::string prefix = "ftmpi-test-" + std::to_string(::getpid()) + "-registry-";
   ThreadExchange shared(2);
-  std::vector<std::unique_ptr<Path>> paths[2];  // by rank: shm, then UDP's rails
+  std::vector<std::unique_ptr<Path>> paths[2];  // by rank: shm, then UDP's rail, then the verbs one
   std::string errors[2];
   int fences[2] = {0, 0};
   auto rank_main = [&](Rank r) {
@@ -129,19 +132,21 @@ BOOST_AUTO_TEST_CASE(two_ranks_start_shm_and_udp_through_one_generic_exchange_an
   rank_main(0);
   other.join();
   BOOST_REQUIRE_MESSAGE(errors[0].empty() && errors[1].empty(), errors[0] << errors[1]);
-  BOOST_TEST(fences[0] == 4);  // two per driver, the same on every rank
-  BOOST_TEST(fences[1] == 4);
+  BOOST_TEST(fences[0] == 6);  // two per driver, the same on every rank
+  BOOST_TEST(fences[1] == 6);
   // Nothing is left in /dev/shm: the segment's name went after the second fence.
   BOOST_TEST(::access(("/dev/shm/" + prefix + "shm-0").c_str(), F_OK) != 0);
   for (Rank r = 0; r < 2; ++r) {
-    BOOST_REQUIRE(paths[r].size() == 2u);
+    BOOST_REQUIRE(paths[r].size() == 3u);
+    BOOST_REQUIRE(paths[r][2] != nullptr);
     BOOST_TEST((paths[r][0]->info().kind == PathKind::shm));
     BOOST_TEST((paths[r][1]->info().kind == PathKind::udp));
+    BOOST_TEST((paths[r][2]->info().kind == PathKind::verbs_ud));
     BOOST_TEST(paths[r][1]->info().rail == "127.0.0.1");
     BOOST_TEST(paths[r][0]->peer_pid(1 - r).value_or(0) == ::getpid());  // what single copy needs
   }
   // A frame each way on each path.
-  for (std::size_t k = 0; k < 2; ++k) {
+  for (std::size_t k = 0; k < 3; ++k) {
     for (Rank from = 0; from < 2; ++from) {
       const Rank to = 1 - from;
       std::vector<std::byte> bytes(100, std::byte(0x40 + static_cast<int>(2 * k + from)));

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -46,9 +47,14 @@ constexpr std::uint32_t kMaxInline = 256;
 
 std::size_t mtu_bytes(ibv_mtu mtu) { return std::size_t{128} << static_cast<int>(mtu); }
 
+// The configuration open_device copies: set and read under a lock, since tests run ranks as threads.
 EmulatedConfig& default_config() {
   static EmulatedConfig config;
   return config;
+}
+std::mutex& config_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 ibv_device* the_device() {
@@ -257,7 +263,10 @@ ibv_context* open_device(ibv_device* device) {
     return nullptr;
   }
   auto ctx = std::make_unique<Context>();
-  ctx->config = default_config();
+  {
+    std::lock_guard lock(config_mutex());
+    ctx->config = default_config();
+  }
   in_addr addr{};
   if (::inet_pton(AF_INET, ctx->config.address.c_str(), &addr) != 1 || ctx->config.mtu < IBV_MTU_256 ||
       ctx->config.mtu > IBV_MTU_4096) {
@@ -803,7 +812,10 @@ constexpr VerbsApi kEmulated{
 
 const VerbsApi& emulated_verbs() noexcept { return kEmulated; }
 
-void configure_emulated_verbs(const EmulatedConfig& config) { default_config() = config; }
+void configure_emulated_verbs(const EmulatedConfig& config) {
+  std::lock_guard lock(config_mutex());
+  default_config() = config;
+}
 
 bool set_emulated_port_state(ibv_context* context, bool up) {
   Context* ctx = context_of(context);

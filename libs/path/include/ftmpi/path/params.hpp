@@ -64,6 +64,46 @@ inline constexpr base::ParamRow kUdpPlace{
     "(when the rail's largest frame is at least 8k)",
     base::ParamLevel::advanced, base::ParamScope::rank, "auto|on|off"};
 
+// The verbs UD driver (src/verbs/). Buffers are registered once; what they cost is count x (MTU + 40).
+inline constexpr base::ParamRow kVerbsDevice{
+    "path.verbs.device", base::ParamType::string, "",
+    "InfiniBand/RoCE device of the verbs path (ibv_devices lists them); empty: the first with an active "
+    "port; 'emulated': the UD device emulated over UDP that the tests use",
+    base::ParamLevel::basic, base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsPort{
+    "path.verbs.port", base::ParamType::integer, "0",
+    "port of the verbs device, from 1; 0: its first active port", base::ParamLevel::advanced,
+    base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsGidIndex{
+    "path.verbs.gid_index", base::ParamType::integer, "0",
+    "GID index of the port (RoCE: which address and RoCE version)", base::ParamLevel::advanced,
+    base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsRecvBuffers{
+    "path.verbs.recv_buffers", base::ParamType::integer, "512",
+    "registered receive buffers of the verbs path, shared by every peer; a datagram that finds none "
+    "posted is dropped (and resent by the engine)",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsSendBuffers{
+    "path.verbs.send_buffers", base::ParamType::integer, "256",
+    "registered send buffers of the verbs path (frames in flight); more frames wait inside the path",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsSendQps{
+    "path.verbs.send_qps", base::ParamType::integer, "4", "send queue pairs of the verbs path, used in turn",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsEmulatedAddress{
+    "path.verbs.emulated.address", base::ParamType::string, "127.0.0.1",
+    "with path.verbs.device=emulated: the IPv4 address whose UDP ports carry this rank's emulated queue "
+    "pairs (its GID)",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsEmulatedPortDown{
+    "path.verbs.emulated.port_down", base::ParamType::boolean, "false",
+    "with path.verbs.device=emulated: the port is down from the start (tests)", base::ParamLevel::advanced,
+    base::ParamScope::rank};
+inline constexpr base::ParamRow kVerbsEmulatedPortDownAfterSends{
+    "path.verbs.emulated.port_down_after_sends", base::ParamType::integer, "0",
+    "with path.verbs.device=emulated: the port goes down after this many sends, 0 never (tests)",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+
 // The fault-injection language (fault.hpp); ftrun --fault and --fault-plan set these.
 inline constexpr base::ParamRow kFault{
     "path.fault", base::ParamType::string, "",
