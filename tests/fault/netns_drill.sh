@@ -12,13 +12,15 @@
 #               down (failover) and up again (failback)
 #   nft-loss    nftables drops 5% of UDP packets on ftB's rail 1 for the whole transfer: retransmissions
 #   corrupt     FaultPath corrupts 1% of the frames every rank sends: every one detected and repaired
+#   verbs       the same over the verbs path on the emulated UD device, its queue pairs on rail r1 of
+#               each host (path.verbs.emulated.address=r1): verbs between two hosts
 #   ftpath-disable  (FTPATH, the 4th argument) at 10% of the transfer `ftpath disable` rail r2 on ftA:
 #               its bytes stop growing while 32 MB more move; disabling r1 too is refused (exit 4);
 #               `ftpath enable r2`: it comes back up and carries traffic again
 #
 # Passes when the job exits 0 (every byte intact) and the counters agree (check_counters.sh).
 set -euo pipefail
-drill=${1:?usage: netns_drill.sh link-down|nft-loss|corrupt|ftpath-disable FTRUN PROGRAM [FTPATH]}
+drill=${1:?usage: netns_drill.sh link-down|nft-loss|corrupt|verbs|ftpath-disable FTRUN PROGRAM [FTPATH]}
 ftrun=${2:?ftrun}
 program=${3:?program}
 ftpath=${4:-}
@@ -36,6 +38,9 @@ case $drill in
   link-down) checks="failover failback"; extra=(--param engine.rail.probe_max=100ms); until=(-u "$stop") ;;
   nft-loss) checks="retransmits"; "$simhosts" loss ftB 1 5 ;;
   corrupt) checks="retransmits corruption"; extra=(--fault corrupt=0.01,seed=5) ;;
+  verbs) checks="retransmits corruption"
+         extra=(--paths verbs --param path.verbs.device=emulated --param path.verbs.emulated.address=r1
+                --fault corrupt=0.01,seed=6) ;;
   ftpath-disable)
     checks=""
     until=(-u "$stop")

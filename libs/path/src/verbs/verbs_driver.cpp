@@ -8,6 +8,7 @@
 #include "emulated_device.hpp"
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/path/params.hpp"
+#include "ftmpi/path/udp.hpp"
 #include "verbs_path.hpp"
 
 namespace ftmpi::path {
@@ -68,7 +69,14 @@ class VerbsDriver final : public Driver {
     const verbs::VerbsApi* api = &verbs::real_verbs();
     if (options.device == "emulated") {
       verbs::EmulatedConfig config;
-      config.address = job.params->get_string(kVerbsEmulatedAddress);
+      // An interface, address or subnet, as path.rails takes them: one value serves every host.
+      auto where = resolve_rails(job.params->get_string(kVerbsEmulatedAddress));
+      if (!where) {
+        base::logger().warn("verbs: rank {} has no verbs rail: path.verbs.emulated.address: {}", job.rank,
+                            where.status().message());
+        return std::unique_ptr<Endpoint>(std::make_unique<VerbsEndpoint>(nullptr));
+      }
+      config.address = format_ipv4(where->front().ipv4);
       config.port_down = job.params->get_bool(kVerbsEmulatedPortDown);
       const std::int64_t after = job.params->get_integer(kVerbsEmulatedPortDownAfterSends);
       config.port_down_after_sends = after > 0 ? static_cast<std::uint64_t>(after) : 0;

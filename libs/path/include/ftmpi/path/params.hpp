@@ -92,8 +92,8 @@ inline constexpr base::ParamRow kVerbsSendQps{
     base::ParamLevel::advanced, base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsEmulatedAddress{
     "path.verbs.emulated.address", base::ParamType::string, "127.0.0.1",
-    "with path.verbs.device=emulated: the IPv4 address whose UDP ports carry this rank's emulated queue "
-    "pairs (its GID)",
+    "with path.verbs.device=emulated: where this rank's emulated queue pairs listen (their GID): an "
+    "interface, a local IPv4 address or a subnet, as path.rails takes them",
     base::ParamLevel::advanced, base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsEmulatedPortDown{
     "path.verbs.emulated.port_down", base::ParamType::boolean, "false",
