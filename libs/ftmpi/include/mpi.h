@@ -1073,7 +1073,7 @@ int MPI_Get_address(const void *location, MPI_Aint *address);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
 MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
 
-/* MPI-4's large-count datatype, pack and op calls */
+/* MPI-4's large-count datatype, pack and op calls, MPI_Isendrecv */
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                       MPI_Datatype *newtype);
@@ -1116,6 +1116,16 @@ int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count ins
                           void *outbuf, MPI_Count outcount, MPI_Datatype datatype);
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size);
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                    MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                            int recvtag, MPI_Comm comm, MPI_Request *request);
 
 /* Memory */
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
@@ -1776,7 +1786,7 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
 int PMPI_Win_free(MPI_Win *win);
 
-/* PMPI_: MPI-4's large-count datatype, pack and op calls */
+/* PMPI_: MPI-4's large-count datatype, pack and op calls, MPI_Isendrecv */
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                       MPI_Datatype *newtype);
@@ -1819,6 +1829,16 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
                           void *outbuf, MPI_Count outcount, MPI_Datatype datatype);
 int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size);
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                  MPI_Request *request);
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                    MPI_Comm comm, MPI_Request *request);
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                          int recvtag, MPI_Comm comm, MPI_Request *request);
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                            int recvtag, MPI_Comm comm, MPI_Request *request);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 // Point-to-point: blocking, nonblocking and persistent sends and receives, probes, the bsend buffer.
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -152,6 +153,53 @@ int sendrecv_replace_call(std::string_view name, void* buf, MPI_Count count, MPI
   });
 }
 
+// MPI_Isendrecv: one request, the receive's, that owns the send (request.hpp); both are started now,
+// the receive first as in MPI_Sendrecv.
+void post_exchange(Call& call, const Transfer& send, const Transfer& recv, std::unique_ptr<std::vector<std::byte>> staged,
+                   MPI_Request* request) {
+  RequestPool& pool = runtime().requests;
+  // Neither is a buffered send, so starting cannot fail.
+  Request& receiving = pool.acquire(Mode::receive, recv, false);
+  start(call, receiving);
+  Request& sending = pool.acquire(Mode::standard, send, false);
+  start(call, sending);
+  receiving.companion = &sending;
+  receiving.staged = std::move(staged);
+  *request = &receiving;
+}
+
+int isendrecv_call(std::string_view name, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto send = check_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    if (recv && check_arg(call, request, "request")) post_exchange(call, *send, *recv, nullptr, request);
+  });
+}
+
+// The outgoing message leaves from a packed copy the request keeps, so that the incoming one may land
+// on the buffer at once.
+int isendrecv_replace_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto send = check_send(call, buf, count, datatype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
+    if (!recv || !check_arg(call, request, "request")) return;
+    auto outgoing = std::make_unique<std::vector<std::byte>>(send->bytes);
+    if (send->layout) {
+      send->layout->pack(buf, send->count, outgoing->data());
+      send->layout = nullptr;
+    } else if (send->bytes != 0) {
+      std::memcpy(outgoing->data(), buf, send->bytes);
+    }
+    send->buf = outgoing->data();
+    post_exchange(call, *send, *recv, std::move(outgoing), request);
+  });
+}
+
 int mrecv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                MPI_Status* status) noexcept {
   return api_call(name, [&](Call& call) {
@@ -213,6 +261,35 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
                                status);
 }
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv_call("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                        source, recvtag, comm, request);
+}
+#pragma weak MPI_Isendrecv = PMPI_Isendrecv
+
+int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request* request) {
+  return isendrecv_call("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                        source, recvtag, comm, request);
+}
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                           int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv_replace_call("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                request);
+}
+#pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
+
+int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                             int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv_replace_call("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag,
+                                comm, request);
+}
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
 
 int PMPI_Buffer_attach(void* buffer, int size) {
   return api_call("MPI_Buffer_attach", [&](Call& call) {

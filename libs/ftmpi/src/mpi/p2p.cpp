@@ -88,7 +88,30 @@ bool start(Call& call, Request& request) {
   return true;
 }
 
+namespace {
+
+// An MPI_Isendrecv: complete when both halves are; the receive's status, the first error of the two.
+bool refresh_exchange(Request& request) {
+  Request* sending = request.companion;
+  request.companion = nullptr;  // the receive alone
+  const bool received = refresh(request);
+  request.companion = sending;
+  if (!received || !refresh(*sending)) return false;
+  const Outcome& sent = sending->outcome;
+  if (request.outcome.error == MPI_SUCCESS && sent.error != MPI_SUCCESS) {
+    request.outcome.error = sent.error;
+    request.outcome.reason = describe_failure(sent);
+  }
+  runtime().requests.release(*sending);
+  request.companion = nullptr;
+  request.staged.reset();
+  return true;
+}
+
+}  // namespace
+
 bool refresh(Request& request) {
+  if (request.companion != nullptr && request.active) return refresh_exchange(request);
   if (request.done || !request.active) return true;
   if (request.mode == Mode::generalized) {
     // The program's query function says what the status holds (MPI-3.1 section 12.2).

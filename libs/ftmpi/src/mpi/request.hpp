@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "mpi/api.hpp"
@@ -69,6 +70,10 @@ struct ftmpi_request {
   std::unique_ptr<ftmpi::mpi::Generalized> general;                           // Mode::generalized
   // A persistent collective: starts one run of it on a new op (api_coll.cpp), false when it could not.
   std::function<bool(ftmpi::mpi::Call&, ftmpi::mpi::CollOp&)> restart;
+  // MPI_Isendrecv: this request is the receive, `companion` the send (a pool request this one owns,
+  // completed and released with it), `staged` the packed copy an MPI_Isendrecv_replace sends from.
+  ftmpi_request* companion = nullptr;
+  std::unique_ptr<std::vector<std::byte>> staged;
   ftmpi::mpi::Outcome outcome;
   ftmpi_request* next_free = nullptr;  // pool link while not in use
 };
