@@ -169,22 +169,32 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_CXX_FLOAT_COMPLEX MPI_C_FLOAT_COMPLEX
 #define MPI_CXX_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
 #define MPI_CXX_LONG_DOUBLE_COMPLEX MPI_C_LONG_DOUBLE_COMPLEX
-/* Fortran's types from C (gfortran's default kinds): the C types of the same layout, as in mpif.h.
- * MPI_2REAL and MPI_2DOUBLE_PRECISION are not provided. */
-#define MPI_INTEGER MPI_INT
-#define MPI_REAL MPI_FLOAT
-#define MPI_DOUBLE_PRECISION MPI_DOUBLE
-#define MPI_LOGICAL MPI_INT
-#define MPI_CHARACTER MPI_CHAR
-#define MPI_COMPLEX MPI_C_FLOAT_COMPLEX
-#define MPI_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
-#define MPI_INTEGER1 MPI_INT8_T
-#define MPI_INTEGER2 MPI_INT16_T
-#define MPI_INTEGER4 MPI_INT32_T
-#define MPI_INTEGER8 MPI_INT64_T
-#define MPI_REAL4 MPI_FLOAT
-#define MPI_REAL8 MPI_DOUBLE
-#define MPI_2INTEGER MPI_2INT
+/* Fortran's types (MPI-3.1 sections 3.2.2 and 13.5.2), also from C: handles and names of their own,
+ * each laid out as the C type of its size (gfortran's default kinds: MPI_INTEGER and MPI_LOGICAL as
+ * int, MPI_REAL as float, MPI_COMPLEX as float _Complex). The optional ones no C type here matches
+ * are MPI_DATATYPE_NULL, as MPI allows: MPI_INTEGER16, MPI_REAL2, MPI_REAL16, MPI_COMPLEX4,
+ * MPI_COMPLEX32. MPI_2REAL and MPI_2DOUBLE_PRECISION are not provided. */
+#define MPI_INTEGER ((MPI_Datatype)0x4c000027)
+#define MPI_REAL ((MPI_Datatype)0x4c000028)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x4c000029)
+#define MPI_LOGICAL ((MPI_Datatype)0x4c00002a)
+#define MPI_CHARACTER ((MPI_Datatype)0x4c00002b)
+#define MPI_COMPLEX ((MPI_Datatype)0x4c00002c)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00002d)
+#define MPI_INTEGER1 ((MPI_Datatype)0x4c00002e)
+#define MPI_INTEGER2 ((MPI_Datatype)0x4c00002f)
+#define MPI_INTEGER4 ((MPI_Datatype)0x4c000030)
+#define MPI_INTEGER8 ((MPI_Datatype)0x4c000031)
+#define MPI_REAL4 ((MPI_Datatype)0x4c000032)
+#define MPI_REAL8 ((MPI_Datatype)0x4c000033)
+#define MPI_COMPLEX8 ((MPI_Datatype)0x4c000034)
+#define MPI_COMPLEX16 ((MPI_Datatype)0x4c000035)
+#define MPI_2INTEGER ((MPI_Datatype)0x4c000036)
+#define MPI_INTEGER16 ((MPI_Datatype)0)
+#define MPI_REAL2 ((MPI_Datatype)0)
+#define MPI_REAL16 ((MPI_Datatype)0)
+#define MPI_COMPLEX4 ((MPI_Datatype)0)
+#define MPI_COMPLEX32 ((MPI_Datatype)0)
 
 /* Attribute keys predefined on every communicator (MPI_Comm_get_attr). */
 #define MPI_KEYVAL_INVALID 0
@@ -1059,6 +1069,10 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_add
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                           int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
              MPI_Comm comm);
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
@@ -1766,6 +1780,10 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
                            int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
               MPI_Comm comm);
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,

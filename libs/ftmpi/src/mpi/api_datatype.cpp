@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -680,7 +682,8 @@ int type_get_contents(std::string_view name, bool large, MPI_Datatype datatype, 
     std::copy(e->large_counts.begin(), e->large_counts.end(), array_of_large_counts);
     for (std::size_t i = 0; i < e->types.size(); ++i) {
       const Envelope::Part& part = e->types[i];
-      array_of_datatypes[i] = part.envelope == nullptr ? part.predefined : add_datatype(part.node, part.envelope);
+      // Predefined handles (MPI_Type_create_f90_* ones too) come back as themselves.
+      array_of_datatypes[i] = part.predefined != MPI_DATATYPE_NULL ? part.predefined : add_datatype(part.node, part.envelope);
     }
   });
 }
@@ -1027,6 +1030,107 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
   return pack_size_call("MPI_Pack_external_size_c", true, datarep, incount, datatype, MPI_COMM_NULL, size);
 }
 #pragma weak MPI_Pack_external_size_c = PMPI_Pack_external_size_c
+
+}  // extern "C"
+
+namespace ftmpi::mpi {
+namespace {
+
+// The Fortran type of a class and size in bytes (MPI_Type_match_size), or MPI_DATATYPE_NULL.
+int fortran_type_of(int typeclass, int size) noexcept {
+  switch (typeclass) {
+    case MPI_TYPECLASS_INTEGER:
+      return size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2 : size == 4 ? MPI_INTEGER4 : size == 8 ? MPI_INTEGER8
+                                                                                                    : MPI_DATATYPE_NULL;
+    case MPI_TYPECLASS_REAL: return size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : MPI_DATATYPE_NULL;
+    case MPI_TYPECLASS_COMPLEX: return size == 8 ? MPI_COMPLEX8 : size == 16 ? MPI_COMPLEX16 : MPI_DATATYPE_NULL;
+    default: return MPI_DATATYPE_NULL;
+  }
+}
+
+// MPI_Type_create_f90_integer/_real/_complex (MPI-3.1 section 17.1.9): the type of the smallest kind
+// with at least `p` decimal digits and an exponent range (or, for integers, a range) of `r` (either
+// may be MPI_UNDEFINED for reals), as a predefined type of its own that MPI_Type_get_envelope
+// reports as MPI_COMBINER_F90_* with p and r. One handle per (combiner, p, r), kept for the job.
+int f90_call(std::string_view name, int combiner, int p, int r, MPI_Datatype* newtype) noexcept {
+  return api_call(name, [&](Call& call) {
+    if (!check_arg(call, newtype, "newtype")) return;
+    int match = MPI_DATATYPE_NULL;
+    const bool any_p = p == MPI_UNDEFINED, any_r = r == MPI_UNDEFINED;
+    if (combiner == MPI_COMBINER_F90_INTEGER) {
+      match = any_r ? MPI_DATATYPE_NULL : r <= 2 ? MPI_INTEGER1 : r <= 4 ? MPI_INTEGER2 : r <= 9 ? MPI_INTEGER4
+                                      : r <= 18 ? MPI_INTEGER8 : MPI_DATATYPE_NULL;
+    } else if (!(any_p && any_r)) {
+      const bool complex = combiner == MPI_COMBINER_F90_COMPLEX;
+      if ((any_p || p <= 6) && (any_r || r <= 37)) {
+        match = complex ? MPI_COMPLEX8 : MPI_REAL4;
+      } else if ((any_p || p <= 15) && (any_r || r <= 307)) {
+        match = complex ? MPI_COMPLEX16 : MPI_REAL8;
+      }
+    }
+    if (match == MPI_DATATYPE_NULL) {
+      call.fail(MPI_ERR_ARG, combiner == MPI_COMBINER_F90_INTEGER
+                                 ? fmt::format("no integer kind has a range of {} decimal digits", r)
+                                 : fmt::format("no {} kind has precision {} and range {}",
+                                               combiner == MPI_COMBINER_F90_REAL ? "real" : "complex", p, r));
+      return;
+    }
+    static std::map<std::tuple<int, int, int>, int> made;
+    const auto key = std::make_tuple(combiner, p, r);
+    if (const auto found = made.find(key); found != made.end()) {
+      *newtype = found->second;
+      return;
+    }
+    const Datatype* base = find_datatype(match);
+    auto envelope = std::make_shared<Envelope>();
+    envelope->combiner = combiner;
+    envelope->integers = combiner == MPI_COMBINER_F90_INTEGER ? std::vector<int>{r} : std::vector<int>{p, r};
+    const std::string type_name = base->name;
+    const std::shared_ptr<const TypeNode> node = base->node;
+    const std::shared_ptr<const Layout> layout = base->layout;
+    const int handle = add_datatype(node, std::move(envelope));
+    Datatype* type = find_datatype(handle);
+    type->predefined = true;  // cannot be freed
+    type->committed = true;
+    type->layout = layout;
+    type->name = type_name;
+    made.emplace(key, handle);
+    *newtype = handle;
+  });
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+extern "C" {
+
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype) {
+  return api_call("MPI_Type_match_size", [&](Call& call) {
+    if (!check_arg(call, datatype, "datatype")) return;
+    const int match = fortran_type_of(typeclass, size);
+    if (match == MPI_DATATYPE_NULL) {
+      call.fail(MPI_ERR_ARG, fmt::format("no type of class {} has {} bytes", typeclass, size));
+      return;
+    }
+    *datatype = match;
+  });
+}
+#pragma weak MPI_Type_match_size = PMPI_Type_match_size
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype* newtype) {
+  return f90_call("MPI_Type_create_f90_integer", MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, newtype);
+}
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype) {
+  return f90_call("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, p, r, newtype);
+}
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype) {
+  return f90_call("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, p, r, newtype);
+}
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
 
 int PMPI_Get_address(const void* location, MPI_Aint* address) {
   return api_call("MPI_Get_address", [&](Call& call) {

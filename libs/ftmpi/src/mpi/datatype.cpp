@@ -117,6 +117,39 @@ const Predefined kPredefined[] = {
     {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair<long double>, coll::Kind::long_double_int},
 };
 
+// Fortran's types: handles and names of their own, each the layout, elements and reductions of the C
+// type of its size (its twin, in kPredefined).
+struct FortranType {
+  int handle;
+  const char* name;
+  int twin;
+};
+const FortranType kFortran[] = {
+    {MPI_INTEGER, "MPI_INTEGER", MPI_INT},
+    {MPI_REAL, "MPI_REAL", MPI_FLOAT},
+    {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", MPI_DOUBLE},
+    {MPI_LOGICAL, "MPI_LOGICAL", MPI_INT},
+    {MPI_CHARACTER, "MPI_CHARACTER", MPI_CHAR},
+    {MPI_COMPLEX, "MPI_COMPLEX", MPI_C_FLOAT_COMPLEX},
+    {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX},
+    {MPI_INTEGER1, "MPI_INTEGER1", MPI_INT8_T},
+    {MPI_INTEGER2, "MPI_INTEGER2", MPI_INT16_T},
+    {MPI_INTEGER4, "MPI_INTEGER4", MPI_INT32_T},
+    {MPI_INTEGER8, "MPI_INTEGER8", MPI_INT64_T},
+    {MPI_REAL4, "MPI_REAL4", MPI_FLOAT},
+    {MPI_REAL8, "MPI_REAL8", MPI_DOUBLE},
+    {MPI_COMPLEX8, "MPI_COMPLEX8", MPI_C_FLOAT_COMPLEX},
+    {MPI_COMPLEX16, "MPI_COMPLEX16", MPI_C_DOUBLE_COMPLEX},
+    {MPI_2INTEGER, "MPI_2INTEGER", MPI_2INT},
+};
+
+const Predefined* find_predefined(int handle) noexcept {
+  for (const Predefined& p : kPredefined) {
+    if (p.handle == handle) return &p;
+  }
+  return nullptr;
+}
+
 void push_piece(Layout& out, std::ptrdiff_t offset, std::size_t length) {
   if (length == 0) return;
   if (!out.pieces.empty()) {
@@ -172,24 +205,31 @@ void append(const TypeNode& node, std::ptrdiff_t at, Layout& out) {
 }  // namespace
 
 void add_predefined_datatypes(DatatypeTable& table) {
-  for (const Predefined& p : kPredefined) {
-    const auto index = handle_index(p.handle, HandleKind::datatype);
+  const auto put = [&](int handle, const char* name, const Predefined& layout) {
+    const auto index = handle_index(handle, HandleKind::datatype);
     Datatype type;
-    type.handle = p.handle;
-    type.name = p.name;
+    type.handle = handle;
+    type.name = name;
     type.predefined = true;
     type.committed = true;
-    type.node = p.make(p.handle);
+    type.node = layout.make(handle);  // its elements are this handle's (what reductions look up)
     type.layout = type.node->flatten();
     table.put(*index, std::move(type));
+  };
+  for (const Predefined& p : kPredefined) put(p.handle, p.name, p);
+  for (const FortranType& f : kFortran) put(f.handle, f.name, *find_predefined(f.twin));
+}
+
+int c_twin(int handle) noexcept {
+  for (const FortranType& f : kFortran) {
+    if (f.handle == handle) return f.twin;
   }
+  return handle;
 }
 
 std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
-  for (const Predefined& p : kPredefined) {
-    if (p.handle == predefined_handle) return p.kind;
-  }
-  return std::nullopt;
+  const Predefined* p = find_predefined(c_twin(predefined_handle));
+  return p != nullptr ? p->kind : std::nullopt;
 }
 
 

@@ -990,6 +990,19 @@ FTMPI_FORTRAN void mpi_type_get_contents_(F* type, F* max_integers, F* max_addre
                                           MPI_Aint* addresses, F* datatypes, F* ierr) {
   *ierr = MPI_Type_get_contents(*type, *max_integers, *max_addresses, *max_datatypes, integers, addresses, datatypes);
 }
+// Fortran's kinds as types (MPI-3.1 section 17.1.9).
+FTMPI_FORTRAN void mpi_type_match_size_(F* typeclass, F* size, F* datatype, F* ierr) {
+  *ierr = MPI_Type_match_size(*typeclass, *size, datatype);
+}
+FTMPI_FORTRAN void mpi_type_create_f90_integer_(F* r, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_f90_integer(*r, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_f90_real_(F* p, F* r, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_f90_real(*p, *r, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_f90_complex_(F* p, F* r, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_f90_complex(*p, *r, newtype);
+}
 FTMPI_FORTRAN void mpi_get_elements_x_(F* status, F* type, MPI_Count* count, F* ierr) {
   const MPI_Status c = status_in(status);
   *ierr = MPI_Get_elements_x(&c, *type, count);
