@@ -331,6 +331,11 @@ int PMPI_Request_free(MPI_Request* request) {
       call.fail(MPI_ERR_REQUEST, "an MPI_Isendrecv cannot be freed before it completes");
       return;
     }
+    if (r->mode == Mode::generalized && r->general->poll) {  // the library's own: nothing to run
+      runtime().requests.release(*r);
+      *request = MPI_REQUEST_NULL;
+      return;
+    }
     if (r->mode == Mode::generalized) {
       // Not complete yet: MPI_Grequest_complete will run the free function and release it.
       *request = MPI_REQUEST_NULL;

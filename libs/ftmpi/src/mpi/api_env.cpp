@@ -169,6 +169,9 @@ int PMPI_Finalize(void) {
     // is reported, and finalizing goes on (the other ranks wait for this one's fence).
     if (Comm* self = find_comm(MPI_COMM_SELF)) delete_attributes(call, self->handle, self->attributes, true);
     runtime().bsend.drain(engine());
+    for (Comm& c : runtime().comms) {
+      if (c.bsend != nullptr) c.bsend->drain(engine());
+    }
     // Before the engine stops: a rank may still need a resend of a broadcast this rank wrote.
     release_all_shm_colls();
     if (ftmpi::base::Status s = engine().finalize(); !s) call.fail(s);

@@ -50,6 +50,7 @@ bool start(Call& call, Request& request) {
     request.outcome.source = MPI_PROC_NULL;
     request.done = true;
   } else if (request.mode == Mode::buffered) {
+    BsendBuffer& buffer = t.comm->bsend != nullptr ? *t.comm->bsend : runtime().bsend;
     if (t.layout) {
       // The attached buffer takes the packed message.
       std::vector<std::byte> packed(t.bytes);
@@ -57,8 +58,8 @@ bool start(Call& call, Request& request) {
       Transfer flat = t;
       flat.buf = packed.data();
       flat.layout = nullptr;
-      if (!runtime().bsend.send(call, engine(), flat)) return false;
-    } else if (!runtime().bsend.send(call, engine(), t)) {
+      if (!buffer.send(call, engine(), flat)) return false;
+    } else if (!buffer.send(call, engine(), t)) {
       return false;
     }
     request.done = true;
@@ -116,6 +117,7 @@ bool refresh(Request& request) {
   if (request.mode == Mode::generalized) {
     // The program's query function says what the status holds (MPI-3.1 section 12.2).
     Generalized& g = *request.general;
+    if (!g.complete && g.poll) g.complete = g.poll();
     if (!g.complete) return false;
     MPI_Status status{};
     status.MPI_SOURCE = MPI_ANY_SOURCE;

@@ -42,6 +42,8 @@ struct Generalized {
   void* extra_state = nullptr;
   bool complete = false;  // MPI_Grequest_complete was called
   bool freed = false;     // MPI_Request_free came first: released at MPI_Grequest_complete
+  // The library's own requests of this kind (MPI_Buffer_iflush): complete once this says so.
+  std::function<bool()> poll = nullptr;
 };
 
 class Call;
