@@ -204,6 +204,17 @@ static void constructors(void) {
   CHECK_MPI(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner));
   CHECK(combiner == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nc == 0 && nd == 1, "classic vector's envelope_c");
   CHECK_MPI(MPI_Type_free(&t));
+  /* No blocks, no arrays: the envelope holds the count alone. */
+  CHECK_MPI(MPI_Type_indexed(0, NULL, NULL, MPI_INT, &t));
+  CHECK_MPI(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner));
+  CHECK(combiner == MPI_COMBINER_INDEXED && ni == 1 && nc == 0, "empty indexed: %lld integers", ni);
+  CHECK_MPI(MPI_Type_free(&t));
+  CHECK_MPI(MPI_Type_indexed_c(0, NULL, NULL, MPI_INT, &t));
+  CHECK_MPI(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner));
+  CHECK(combiner == MPI_COMBINER_INDEXED && ni == 0 && nc == 1, "empty indexed_c: %lld large counts", nc);
+  CHECK_MPI(MPI_Type_size_c(t, &tsize));
+  CHECK(tsize == 0, "empty indexed_c: size %lld", tsize);
+  CHECK_MPI(MPI_Type_free(&t));
 }
 
 static void bad_arguments(void) {

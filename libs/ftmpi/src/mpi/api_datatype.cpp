@@ -158,14 +158,15 @@ int type_vector(std::string_view name, bool large, bool bytes, MPI_Count count, 
 }
 
 // MPI_Type_indexed, _create_hindexed (displacements in bytes) and their _block forms (one blocklength
-// for all: `lengths` null).
+// for all, `lengths` not read).
 template <typename L, typename D>
 int type_indexed(std::string_view name, int combiner, bool large, bool bytes, MPI_Count count, const L* lengths,
                  MPI_Count blocklength, const D* displacements, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+  const bool block = combiner == MPI_COMBINER_INDEXED_BLOCK || combiner == MPI_COMBINER_HINDEXED_BLOCK;
   return construct(name, combiner, large, count, oldtype, newtype,
                    [&](Call& call, const Datatype& old, std::vector<BlockSpec>& list, Recorder& record) {
-                     if (lengths == nullptr ? !check_lengths(call, &blocklength, 1, "blocklength")
-                                            : !check_lengths(call, lengths, count)) {
+                     if (block ? !check_lengths(call, &blocklength, 1, "blocklength")
+                               : !check_lengths(call, lengths, count)) {
                        return false;
                      }
                      if (count > 0 && !check_arg(call, displacements, "array_of_displacements")) return false;
@@ -175,10 +176,10 @@ int type_indexed(std::string_view name, int combiner, bool large, bool bytes, MP
                        const auto displacement = bytes ? std::optional<std::ptrdiff_t>(displacements[i])
                                                        : scaled(call, displacements[i], old.extent());
                        if (!displacement) return false;
-                       list.push_back({*displacement, items(lengths == nullptr ? blocklength : lengths[i]), old.node});
+                       list.push_back({*displacement, items(block ? blocklength : lengths[i]), old.node});
                      }
                      record.integer(count);
-                     if (lengths == nullptr) {
+                     if (block) {
                        record.integer(blocklength);
                      } else {
                        record.integers(lengths, count);
