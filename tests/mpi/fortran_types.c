@@ -1,4 +1,4 @@
-/* Fortran's datatypes from C (MPI-3.1 sections 3.2.2, 13.5.2 and 17.1.9), at any number of ranks:
+/* Fortran's datatypes from C (MPI-3.1 sections 3.2.2 and 17.1.9), at any number of ranks:
  *   - each has its own handle, name (MPI_Type_get_name), size and extent, and MPI_COMBINER_NAMED;
  *     the optional ones without a C type of their size are MPI_DATATYPE_NULL;
  *   - reductions on them: MPI_SUM on MPI_INTEGER, MPI_REAL8, MPI_DOUBLE_COMPLEX, MPI_LAND on

@@ -169,7 +169,7 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_CXX_FLOAT_COMPLEX MPI_C_FLOAT_COMPLEX
 #define MPI_CXX_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
 #define MPI_CXX_LONG_DOUBLE_COMPLEX MPI_C_LONG_DOUBLE_COMPLEX
-/* Fortran's types (MPI-3.1 sections 3.2.2 and 13.5.2), also from C: handles and names of their own,
+/* Fortran's types (MPI-3.1 section 3.2.2), also from C: handles and names of their own,
  * each laid out as the C type of its size (gfortran's default kinds: MPI_INTEGER and MPI_LOGICAL as
  * int, MPI_REAL as float, MPI_COMPLEX as float _Complex). The optional ones no C type here matches
  * are MPI_DATATYPE_NULL, as MPI allows: MPI_INTEGER16, MPI_REAL2, MPI_REAL16, MPI_COMPLEX4,
