@@ -7,7 +7,9 @@
 ! gatherv, alltoallv and reduce_scatter_block, MPI_REDUCE_LOCAL, a persistent gather started twice; a
 ! distributed graph ring with MPI_UNWEIGHTED and its neighborhood collectives; a generalized request
 ! whose Fortran query function sets the status; Fortran kinds as MPI types (MPI_TYPE_MATCH_SIZE,
-! MPI_TYPE_CREATE_F90_INTEGER/_REAL/_COMPLEX) reducing variables of those kinds.
+! MPI_TYPE_CREATE_F90_INTEGER/_REAL/_COMPLEX) reducing variables of those kinds; MPI-4's
+! MPI_ISENDRECV and _REPLACE around the ring, MPI_INFO_CREATE_ENV, MPI-4.1's buffer flushes and a
+! communicator's own buffer.
 module more_state
   use mpi
   implicit none
@@ -130,6 +132,7 @@ program fmore
   call dist_graph()
   call generalized_request()
   call kinds()
+  call mpi4_calls()
 
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
   if (rank == 0) print *, 'fortran_more: all checks passed on', size, 'ranks'
@@ -523,5 +526,49 @@ contains
     call MPI_ALLREDUCE(MPI_IN_PLACE, z, 2, ztype, MPI_SUM, MPI_COMM_WORLD, ierr)
     call expect(abs(real(z(1)) - size * (size - 1) / 2) < 1e-5 .and. abs(aimag(z(1)) - size) < 1e-5, 'f90 complex sum')
   end subroutine kinds
+
+  subroutine mpi4_calls()
+    integer :: out(3), in(3), request, status(MPI_STATUS_SIZE), info, nkeys, ierr, comm, size_back, i
+    character(len=MPI_MAX_INFO_VAL) :: value
+    logical :: found
+    integer :: buffer(2000)
+    out = [rank, rank * 10, rank * 100]
+    in = -1
+    call MPI_ISENDRECV(out, 3, MPI_INTEGER, right, 41, in, 3, MPI_INTEGER, left, 41, MPI_COMM_WORLD, request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call expect(ierr == MPI_SUCCESS .and. all(in == [left, left * 10, left * 100]) .and. status(MPI_SOURCE) == left, &
+                'MPI_ISENDRECV')
+    call MPI_ISENDRECV_REPLACE(out, 3, MPI_INTEGER, right, 42, left, 42, MPI_COMM_WORLD, request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call expect(all(out == [left, left * 10, left * 100]), 'MPI_ISENDRECV_REPLACE')
+    call MPI_INFO_CREATE_ENV(info, ierr)
+    call MPI_INFO_GET_NKEYS(info, nkeys, ierr)
+    call MPI_INFO_GET(info, 'maxprocs', MPI_MAX_INFO_VAL, value, found, ierr)
+    call expect(ierr == MPI_SUCCESS .and. nkeys >= 4 .and. found, 'MPI_INFO_CREATE_ENV')
+    call MPI_INFO_FREE(info, ierr)
+    ! The process's buffer, flushed twice; then a communicator's own.
+    call MPI_BUFFER_ATTACH(buffer, 4 * 2000, ierr)
+    call MPI_BSEND(out, 3, MPI_INTEGER, right, 43, MPI_COMM_WORLD, ierr)
+    call MPI_RECV(in, 3, MPI_INTEGER, left, 43, MPI_COMM_WORLD, status, ierr)
+    call MPI_BUFFER_FLUSH(ierr)
+    call MPI_BUFFER_IFLUSH(request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call expect(ierr == MPI_SUCCESS .and. request == MPI_REQUEST_NULL, 'MPI_BUFFER_IFLUSH')
+    call MPI_BUFFER_DETACH(buffer, size_back, ierr)
+    call expect(size_back == 4 * 2000, 'MPI_BUFFER_DETACH after the flushes')
+    call MPI_COMM_DUP(MPI_COMM_WORLD, comm, ierr)
+    call MPI_COMM_ATTACH_BUFFER(comm, buffer, 4 * 2000, ierr)
+    do i = 1, 2
+      call MPI_BSEND(out, 3, MPI_INTEGER, right, 44, comm, ierr)
+      call MPI_RECV(in, 3, MPI_INTEGER, left, 44, comm, status, ierr)
+      call expect(ierr == MPI_SUCCESS .and. in(3) == mod(left + size - 1, size) * 100, 'MPI_BSEND on a buffer of its own')
+    end do
+    call MPI_COMM_FLUSH_BUFFER(comm, ierr)
+    call MPI_COMM_IFLUSH_BUFFER(comm, request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call MPI_COMM_DETACH_BUFFER(comm, buffer, size_back, ierr)
+    call expect(ierr == MPI_SUCCESS .and. size_back == 4 * 2000, 'MPI_COMM_DETACH_BUFFER')
+    call MPI_COMM_FREE(comm, ierr)
+  end subroutine mpi4_calls
 
 end program fmore
