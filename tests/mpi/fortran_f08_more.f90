@@ -134,12 +134,50 @@ program f08_more
   call generalized()
   call topologies()
   call infos()
+  call mpi4_and_kinds()
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   call expect(ierr == MPI_SUCCESS, 'last barrier')
   if (rank == 0) print '(a)', 'fortran_f08_more: ok'
   call MPI_Finalize()
 
 contains
+
+  ! MPI-4's Isendrecv (a ring), Isendrecv_replace, Info_create_env, the buffer flushes, and Fortran's
+  ! kind types.
+  subroutine mpi4_and_kinds()
+    type(MPI_Request) :: request
+    type(MPI_Status) :: status
+    type(MPI_Datatype) :: t
+    type(MPI_Info) :: env
+    integer :: got(3), mine(3), right, left, n, count
+    right = mod(rank + 1, size)
+    left = mod(rank + size - 1, size)
+    mine = [rank, 10 * rank, 100 * rank]
+    got = -1
+    call MPI_Isendrecv(mine, 3, MPI_INTEGER, right, 41, got, 3, MPI_INTEGER, left, 41, MPI_COMM_WORLD, request)
+    call MPI_Wait(request, status)
+    call expect(all(got == [left, 10 * left, 100 * left]) .and. status%MPI_SOURCE == left, 'isendrecv')
+    call MPI_Isendrecv_replace(mine, 3, MPI_INTEGER, right, 42, left, 42, MPI_COMM_WORLD, request)
+    call MPI_Wait(request, status)
+    call MPI_Get_count(status, MPI_INTEGER, count)
+    call expect(all(mine == [left, 10 * left, 100 * left]) .and. count == 3, 'isendrecv_replace')
+    call MPI_Info_create_env(env)
+    call MPI_Info_get_nkeys(env, n)
+    call expect(n > 0, 'info_create_env has keys')
+    call MPI_Info_free(env)
+    call MPI_Buffer_flush()
+    call MPI_Buffer_iflush(request)
+    call MPI_Wait(request, MPI_STATUS_IGNORE)
+    call MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, t)
+    call MPI_Type_size(t, n)
+    call expect(n == 4, 'type_match_size integer 4')
+    call MPI_Type_create_f90_real(15, MPI_UNDEFINED, t)
+    call MPI_Type_size(t, n)
+    call expect(n == 8, 'type_create_f90_real(15) is 8 bytes')
+    call MPI_Type_create_f90_integer(9, t)
+    call MPI_Type_size(t, n)
+    call expect(n == 8 .or. n == 4, 'type_create_f90_integer(9)')
+  end subroutine mpi4_and_kinds
 
   subroutine environment()
     integer :: provided, version, subversion, level

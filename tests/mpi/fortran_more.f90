@@ -6,7 +6,10 @@
 ! indexed_block types sending a row, a type's name, envelope and contents; nonblocking scan, exscan,
 ! gatherv, alltoallv and reduce_scatter_block, MPI_REDUCE_LOCAL, a persistent gather started twice; a
 ! distributed graph ring with MPI_UNWEIGHTED and its neighborhood collectives; a generalized request
-! whose Fortran query function sets the status.
+! whose Fortran query function sets the status; Fortran kinds as MPI types (MPI_TYPE_MATCH_SIZE,
+! MPI_TYPE_CREATE_F90_INTEGER/_REAL/_COMPLEX) reducing variables of those kinds; MPI-4's
+! MPI_ISENDRECV and _REPLACE around the ring, MPI_INFO_CREATE_ENV, MPI-4.1's buffer flushes and a
+! communicator's own buffer.
 module more_state
   use mpi
   implicit none
@@ -128,6 +131,8 @@ program fmore
   call collectives()
   call dist_graph()
   call generalized_request()
+  call kinds()
+  call mpi4_calls()
 
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
   if (rank == 0) print *, 'fortran_more: all checks passed on', size, 'ranks'
@@ -479,5 +484,91 @@ contains
     call expect(frees == 1, 'the Fortran free function ran once')
     call MPI_PCONTROL(1)
   end subroutine generalized_request
+
+  ! Variables of selected kinds, reduced and sent as the types MPI gives for those kinds.
+  subroutine kinds()
+    integer, parameter :: ik = selected_int_kind(9), dk = selected_real_kind(15, 307), ck = selected_real_kind(6)
+    integer(kind=ik) :: isum(2)
+    real(kind=dk) :: dsum(2)
+    complex(kind=ck) :: z(2)
+    integer :: itype, dtype, ztype, again, matched, tsize, ierr, ni, na, nd, combiner, ints(2)
+    integer(kind=MPI_ADDRESS_KIND) :: addrs(1)
+    integer :: types(1)
+    call MPI_TYPE_CREATE_F90_INTEGER(9, itype, ierr)
+    call MPI_TYPE_SIZE(itype, tsize, ierr)
+    call expect(ierr == MPI_SUCCESS .and. tsize == 4, 'f90 integer(9) is 4 bytes')
+    call MPI_TYPE_CREATE_F90_INTEGER(9, again, ierr)
+    call expect(again == itype, 'the same f90 integer type twice')
+    call MPI_TYPE_GET_ENVELOPE(itype, ni, na, nd, combiner, ierr)
+    call expect(combiner == MPI_COMBINER_F90_INTEGER .and. ni == 1 .and. na == 0 .and. nd == 0, 'f90 envelope')
+    call MPI_TYPE_GET_CONTENTS(itype, 2, 1, 1, ints, addrs, types, ierr)
+    call expect(ints(1) == 9, 'f90 integer contents')
+    call MPI_TYPE_CREATE_F90_REAL(15, 307, dtype, ierr)
+    call MPI_TYPE_SIZE(dtype, tsize, ierr)
+    call expect(tsize == 8, 'f90 real(15, 307) is 8 bytes')
+    call MPI_TYPE_CREATE_F90_COMPLEX(6, MPI_UNDEFINED, ztype, ierr)
+    call MPI_TYPE_SIZE(ztype, tsize, ierr)
+    call expect(tsize == 8, 'f90 complex(6) is 8 bytes')
+    call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_REAL, 8, matched, ierr)
+    call expect(ierr == MPI_SUCCESS .and. matched == MPI_REAL8, 'MPI_TYPE_MATCH_SIZE real 8')
+    call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_INTEGER, 2, matched, ierr)
+    call expect(matched == MPI_INTEGER2, 'MPI_TYPE_MATCH_SIZE integer 2')
+    call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_COMPLEX, 16, matched, ierr)
+    call expect(matched == MPI_COMPLEX16, 'MPI_TYPE_MATCH_SIZE complex 16')
+    call expect(MPI_INTEGER16 == MPI_DATATYPE_NULL .and. MPI_REAL16 == MPI_DATATYPE_NULL, 'unavailable kinds')
+    isum = [int(rank + 1, ik), 2_ik]
+    dsum = [real(rank, dk) + 0.5_dk, 1.0_dk]
+    z = [cmplx(rank, 1, ck), cmplx(0, 0, ck)]
+    call MPI_ALLREDUCE(MPI_IN_PLACE, isum, 2, itype, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call expect(isum(1) == size * (size + 1) / 2 .and. isum(2) == 2 * size, 'f90 integer sum')
+    call MPI_ALLREDUCE(MPI_IN_PLACE, dsum, 2, dtype, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call expect(abs(dsum(1) - (size * (size - 1) / 2 + 0.5_dk * size)) < 1e-12_dk, 'f90 real sum')
+    call MPI_ALLREDUCE(MPI_IN_PLACE, z, 2, ztype, MPI_SUM, MPI_COMM_WORLD, ierr)
+    call expect(abs(real(z(1)) - size * (size - 1) / 2) < 1e-5 .and. abs(aimag(z(1)) - size) < 1e-5, 'f90 complex sum')
+  end subroutine kinds
+
+  subroutine mpi4_calls()
+    integer :: out(3), in(3), request, status(MPI_STATUS_SIZE), info, nkeys, ierr, comm, size_back, i
+    character(len=MPI_MAX_INFO_VAL) :: value
+    logical :: found
+    integer :: buffer(2000)
+    out = [rank, rank * 10, rank * 100]
+    in = -1
+    call MPI_ISENDRECV(out, 3, MPI_INTEGER, right, 41, in, 3, MPI_INTEGER, left, 41, MPI_COMM_WORLD, request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call expect(ierr == MPI_SUCCESS .and. all(in == [left, left * 10, left * 100]) .and. status(MPI_SOURCE) == left, &
+                'MPI_ISENDRECV')
+    call MPI_ISENDRECV_REPLACE(out, 3, MPI_INTEGER, right, 42, left, 42, MPI_COMM_WORLD, request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call expect(all(out == [left, left * 10, left * 100]), 'MPI_ISENDRECV_REPLACE')
+    call MPI_INFO_CREATE_ENV(info, ierr)
+    call MPI_INFO_GET_NKEYS(info, nkeys, ierr)
+    call MPI_INFO_GET(info, 'maxprocs', MPI_MAX_INFO_VAL, value, found, ierr)
+    call expect(ierr == MPI_SUCCESS .and. nkeys >= 4 .and. found, 'MPI_INFO_CREATE_ENV')
+    call MPI_INFO_FREE(info, ierr)
+    ! The process's buffer, flushed twice; then a communicator's own.
+    call MPI_BUFFER_ATTACH(buffer, 4 * 2000, ierr)
+    call MPI_BSEND(out, 3, MPI_INTEGER, right, 43, MPI_COMM_WORLD, ierr)
+    call MPI_RECV(in, 3, MPI_INTEGER, left, 43, MPI_COMM_WORLD, status, ierr)
+    call MPI_BUFFER_FLUSH(ierr)
+    call MPI_BUFFER_IFLUSH(request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call expect(ierr == MPI_SUCCESS .and. request == MPI_REQUEST_NULL, 'MPI_BUFFER_IFLUSH')
+    call MPI_BUFFER_DETACH(buffer, size_back, ierr)
+    call expect(size_back == 4 * 2000, 'MPI_BUFFER_DETACH after the flushes')
+    call MPI_COMM_DUP(MPI_COMM_WORLD, comm, ierr)
+    call MPI_COMM_ATTACH_BUFFER(comm, buffer, 4 * 2000, ierr)
+    do i = 1, 2
+      call MPI_BSEND(out, 3, MPI_INTEGER, right, 44, comm, ierr)
+      call MPI_RECV(in, 3, MPI_INTEGER, left, 44, comm, status, ierr)
+      call expect(ierr == MPI_SUCCESS .and. in(3) == mod(left + size - 1, size) * 100, 'MPI_BSEND on a buffer of its own')
+    end do
+    call MPI_COMM_FLUSH_BUFFER(comm, ierr)
+    call MPI_COMM_IFLUSH_BUFFER(comm, request, ierr)
+    call MPI_WAIT(request, status, ierr)
+    call MPI_COMM_DETACH_BUFFER(comm, buffer, size_back, ierr)
+    call expect(ierr == MPI_SUCCESS .and. size_back == 4 * 2000, 'MPI_COMM_DETACH_BUFFER')
+    call MPI_COMM_FREE(comm, ierr)
+  end subroutine mpi4_calls
 
 end program fmore

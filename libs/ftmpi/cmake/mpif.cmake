@@ -1,5 +1,5 @@
 # Writes mpif.h, the Fortran include file, from mpi.h: every integer constant and handle mpi.h defines
-# (so the two can never disagree), the Fortran datatypes as the C types of the same layout, the status
+# (so the two can never disagree), the Fortran datatypes among them, the status
 # layout, the sentinels (MPI_STATUS_IGNORE, MPI_IN_PLACE, MPI_BOTTOM, MPI_UNWEIGHTED ...) as common
 # blocks whose addresses libftmpi recognises (src/mpi/fortran.cpp), and the predefined attribute
 # callbacks (MPI_COMM_DUP_FN ...) as EXTERNAL procedures libftmpi defines. The text is valid fixed
@@ -23,21 +23,6 @@ function(ftmpi_write_mpif header output)
     string(APPEND lines "      integer ${name}\n      parameter (${name}=${value})\n")
     set(value_${name} ${value})
     list(APPEND names ${name})
-  endforeach()
-  # Fortran's own datatypes: the C types of the same size and layout (gfortran's default kinds).
-  set(fortran_types
-      MPI_INTEGER:MPI_INT MPI_REAL:MPI_FLOAT MPI_DOUBLE_PRECISION:MPI_DOUBLE MPI_LOGICAL:MPI_INT
-      MPI_CHARACTER:MPI_CHAR MPI_COMPLEX:MPI_C_FLOAT_COMPLEX MPI_DOUBLE_COMPLEX:MPI_C_DOUBLE_COMPLEX
-      MPI_INTEGER1:MPI_INT8_T MPI_INTEGER2:MPI_INT16_T MPI_INTEGER4:MPI_INT32_T MPI_INTEGER8:MPI_INT64_T
-      MPI_REAL4:MPI_FLOAT MPI_REAL8:MPI_DOUBLE MPI_2INTEGER:MPI_2INT)
-  foreach(pair ${fortran_types})
-    string(REPLACE ":" ";" pair ${pair})
-    list(GET pair 0 fname)
-    list(GET pair 1 cname)
-    if(NOT DEFINED value_${cname})
-      message(FATAL_ERROR "mpif.h: mpi.h does not define ${cname} for ${fname}")
-    endif()
-    string(APPEND lines "      integer ${fname}\n      parameter (${fname}=${value_${cname}})\n")
   endforeach()
   string(APPEND lines
     "      integer MPI_STATUS_SIZE, MPI_SOURCE, MPI_TAG, MPI_ERROR\n"

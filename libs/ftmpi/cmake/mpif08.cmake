@@ -1,6 +1,6 @@
 # Writes mpi_f08_constants.h, the constants of the mpi_f08 module (fortran/mpi_f08.f90), from mpif.h:
 # every constant of mpif.h with the same value, a handle as its f08 type (TYPE(MPI_Comm), ...: the
-# kind mpi.h casts it to; Fortran's own datatypes, which mpi.h does not define, as MPI_Datatype), any
+# kind mpi.h casts it to; a Fortran datatype mpi.h names only as an alias, or not at all, as MPI_Datatype), any
 # other as an INTEGER. So mpi.h stays the one source of values for C, mpif.h, `use mpi` and
 # `use mpi_f08`. The sentinels and the status are mpi_f08.f90's own. Free form only.
 function(ftmpi_write_mpi_f08_constants header mpif output)

@@ -143,6 +143,11 @@ void free_comm(Call& call, MPI_Comm* comm) {
   }
   if (!delete_attributes(call, c->handle, c->attributes)) return;
   release_shm_colls(*c);
+  // Its attached buffer goes with it, once its sends are out (as MPI_Comm_detach_buffer).
+  if (c->bsend != nullptr) {
+    c->bsend->drain(engine());
+    c->bsend.reset();
+  }
   // The slot stays (requests in flight may name it); the handle no longer finds it.
   c->handle = MPI_COMM_NULL;
   c->cart.reset();

@@ -326,6 +326,16 @@ int PMPI_Request_free(MPI_Request* request) {
       call.fail(MPI_ERR_REQUEST, "a nonblocking collective cannot be freed before it completes");
       return;
     }
+    // Its send may still read the staged copy this request owns.
+    if (r->companion != nullptr && !refresh(*r)) {
+      call.fail(MPI_ERR_REQUEST, "an MPI_Isendrecv cannot be freed before it completes");
+      return;
+    }
+    if (r->mode == Mode::generalized && r->general->poll) {  // the library's own: nothing to run
+      runtime().requests.release(*r);
+      *request = MPI_REQUEST_NULL;
+      return;
+    }
     if (r->mode == Mode::generalized) {
       // Not complete yet: MPI_Grequest_complete will run the free function and release it.
       *request = MPI_REQUEST_NULL;

@@ -78,36 +78,47 @@ void start_runtime(std::string_view call) {
   rt.phase = Phase::running;
 }
 
-// MPI_INFO_ENV (MPI-3.1 section 9.1.2): how this process was started, from what the system says of it.
-void set_info_env(Runtime& rt) {
+// MPI_INFO_ENV (MPI-3.1 section 9.1.2): how this process was started, from the command line given
+// (MPI_Info_create_env's argc/argv) or else from what the system says of it. maxprocs and thread_level
+// only once MPI runs.
+Info environment_info(const Runtime& rt, int argc, char** argv) {
   Info env;
-  std::string cmdline;
-  if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) cmdline.append(buf, n);
-    std::fclose(f);
-  }
   std::vector<std::string> words;
-  for (std::size_t start = 0; start < cmdline.size();) {
-    const std::size_t end = cmdline.find('\0', start);
-    words.push_back(cmdline.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
+  if (argc > 0 && argv != nullptr) {
+    for (int i = 0; i < argc && argv[i] != nullptr; ++i) words.emplace_back(argv[i]);
+  } else {
+    std::string cmdline;
+    if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
+      char buf[4096];
+      std::size_t n = 0;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) cmdline.append(buf, n);
+      std::fclose(f);
+    }
+    for (std::size_t start = 0; start < cmdline.size();) {
+      const std::size_t end = cmdline.find('\0', start);
+      words.push_back(cmdline.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
   }
   if (!words.empty()) env.entries.emplace_back("command", words.front());
-  std::string argv;
-  for (std::size_t i = 1; i < words.size(); ++i) argv += (i > 1 ? " " : "") + words[i];
-  env.entries.emplace_back("argv", argv);
-  env.entries.emplace_back("maxprocs", std::to_string(engine().world_size()));
+  std::string arguments;
+  for (std::size_t i = 1; i < words.size(); ++i) arguments += (i > 1 ? " " : "") + words[i];
+  env.entries.emplace_back("argv", arguments);
+  const bool running = rt.phase == Phase::running;
+  if (running) env.entries.emplace_back("maxprocs", std::to_string(engine().world_size()));
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) env.entries.emplace_back("host", host);
   char cwd[4096] = {};
   if (::getcwd(cwd, sizeof cwd) != nullptr) env.entries.emplace_back("wdir", cwd);
   constexpr const char* kLevels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
                                      "MPI_THREAD_MULTIPLE"};
-  env.entries.emplace_back("thread_level", kLevels[rt.thread_level]);
-  rt.infos.put(*handle_index(MPI_INFO_ENV, HandleKind::info), std::move(env));
+  if (running) env.entries.emplace_back("thread_level", kLevels[rt.thread_level]);
+  return env;
+}
+
+void set_info_env(Runtime& rt) {
+  rt.infos.put(*handle_index(MPI_INFO_ENV, HandleKind::info), environment_info(rt, 0, nullptr));
 }
 
 int init(std::string_view name, int required, int* provided) {
@@ -158,6 +169,9 @@ int PMPI_Finalize(void) {
     // is reported, and finalizing goes on (the other ranks wait for this one's fence).
     if (Comm* self = find_comm(MPI_COMM_SELF)) delete_attributes(call, self->handle, self->attributes, true);
     runtime().bsend.drain(engine());
+    for (Comm& c : runtime().comms) {
+      if (c.bsend != nullptr) c.bsend->drain(engine());
+    }
     // Before the engine stops: a rank may still need a resend of a broadcast this rank wrote.
     release_all_shm_colls();
     if (ftmpi::base::Status s = engine().finalize(); !s) call.fail(s);
@@ -291,5 +305,22 @@ double PMPI_Wtick(void) {
 // For profiling tools (MPI-3.1 section 14.2.4): the library itself has nothing to switch.
 int PMPI_Pcontrol(const int /*level*/, ...) { return MPI_SUCCESS; }
 #pragma weak MPI_Pcontrol = PMPI_Pcontrol
+
+// MPI-4.0 section 11.4: a new info object like MPI_INFO_ENV, before MPI_Init too (argc/argv as given
+// to main, or 0 and NULL to take them from the system).
+int PMPI_Info_create_env(int argc, char* argv[], MPI_Info* info) {
+  return api_call(
+      "MPI_Info_create_env",
+      [&](Call& call) {
+        if (argc < 0) {
+          call.fail(MPI_ERR_ARG, fmt::format("argc is negative ({})", argc));
+          return;
+        }
+        if (argc > 0 && !check_arg(call, argv, "argv")) return;
+        if (check_arg(call, info, "info")) *info = runtime().infos.add(environment_info(runtime(), argc, argv));
+      },
+      Needs::nothing);
+}
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env
 
 }  // extern "C"

@@ -1,4 +1,6 @@
 // User-defined reduction operations (the predefined ones are in objects.cpp).
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "mpi/api.hpp"
@@ -7,19 +9,37 @@
 
 using namespace ftmpi::mpi;
 
-extern "C" {
+namespace {
 
-int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
-  return api_call("MPI_Op_create", [&](Call& call) {
-    if (!check_arg(call, reinterpret_cast<const void*>(user_fn), "user_fn") || !check_arg(call, op, "op")) return;
+// MPI_Op_create and MPI_Op_create_c: one of the two functions is set.
+int op_create(std::string_view name, MPI_User_function* function, MPI_User_function_c* function_c, int commute,
+              MPI_Op* op) noexcept {
+  return api_call(name, [&](Call& call) {
+    const void* user_fn = function != nullptr ? reinterpret_cast<const void*>(function)
+                                              : reinterpret_cast<const void*>(function_c);
+    if (!check_arg(call, user_fn, "user_fn") || !check_arg(call, op, "op")) return;
     OpEntry entry;
-    entry.function = user_fn;
+    entry.function = function;
+    entry.function_c = function_c;
     entry.commutative = commute != 0;
     entry.name = "a user-defined operation";
     *op = runtime().ops.add(std::move(entry));
   });
 }
+
+}  // namespace
+
+extern "C" {
+
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+  return op_create("MPI_Op_create", user_fn, nullptr, commute, op);
+}
 #pragma weak MPI_Op_create = PMPI_Op_create
+
+int PMPI_Op_create_c(MPI_User_function_c* user_fn, int commute, MPI_Op* op) {
+  return op_create("MPI_Op_create_c", nullptr, user_fn, commute, op);
+}
+#pragma weak MPI_Op_create_c = PMPI_Op_create_c
 
 // Collectives in flight keep what they need of the op (the function pointer), so it may go at once.
 int PMPI_Op_free(MPI_Op* op) {

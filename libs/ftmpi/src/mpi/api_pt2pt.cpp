@@ -1,6 +1,8 @@
 // Point-to-point: blocking, nonblocking and persistent sends and receives, probes, the bsend buffer.
 #include <cstddef>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -152,6 +154,89 @@ int sendrecv_replace_call(std::string_view name, void* buf, MPI_Count count, MPI
   });
 }
 
+// MPI_Isendrecv: one request, the receive's, that owns the send (request.hpp); both are started now,
+// the receive first as in MPI_Sendrecv.
+void post_exchange(Call& call, const Transfer& send, const Transfer& recv, std::unique_ptr<std::vector<std::byte>> staged,
+                   MPI_Request* request) {
+  RequestPool& pool = runtime().requests;
+  // Neither is a buffered send, so starting cannot fail.
+  Request& receiving = pool.acquire(Mode::receive, recv, false);
+  start(call, receiving);
+  Request& sending = pool.acquire(Mode::standard, send, false);
+  start(call, sending);
+  receiving.companion = &sending;
+  receiving.staged = std::move(staged);
+  *request = &receiving;
+}
+
+int isendrecv_call(std::string_view name, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto send = check_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, recvbuf, recvcount, recvtype, source, recvtag, comm);
+    if (recv && check_arg(call, request, "request")) post_exchange(call, *send, *recv, nullptr, request);
+  });
+}
+
+// The outgoing message leaves from a packed copy the request keeps, so that the incoming one may land
+// on the buffer at once.
+int isendrecv_replace_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                           int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request* request) noexcept {
+  return api_call(name, [&](Call& call) {
+    auto send = check_send(call, buf, count, datatype, dest, sendtag, comm);
+    if (!send) return;
+    auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
+    if (!recv || !check_arg(call, request, "request")) return;
+    auto outgoing = std::make_unique<std::vector<std::byte>>(send->bytes);
+    if (send->layout) {
+      send->layout->pack(buf, send->count, outgoing->data());
+      send->layout = nullptr;
+    } else if (send->bytes != 0) {
+      std::memcpy(outgoing->data(), buf, send->bytes);
+    }
+    send->buf = outgoing->data();
+    post_exchange(call, *send, *recv, std::move(outgoing), request);
+  });
+}
+
+// MPI_Buffer_iflush and MPI_Comm_iflush_buffer: a generalized request of the library's own, complete
+// once `drained` says the buffer's sends are (its status empty).
+int empty_query(void*, MPI_Status*) { return MPI_SUCCESS; }
+int nothing_to_free(void*) { return MPI_SUCCESS; }
+int nothing_to_cancel(void*, int) { return MPI_SUCCESS; }
+
+void post_flush(Call& call, std::function<bool()> drained, MPI_Request* request) {
+  if (!check_arg(call, request, "request")) return;
+  Transfer transfer;
+  transfer.comm = find_comm(MPI_COMM_SELF);  // as a generalized request's
+  Request& r = runtime().requests.acquire(Mode::generalized, transfer, false);
+  r.active = true;
+  r.general = std::make_unique<Generalized>(Generalized{empty_query, nothing_to_free, nothing_to_cancel, nullptr});
+  r.general->poll = std::move(drained);
+  *request = &r;
+}
+
+// MPI_Buffer_attach and MPI_Comm_attach_buffer.
+void attach_buffer(Call& call, BsendBuffer& bsend, void* buffer, int size, std::string_view whose) {
+  if (buffer == MPI_BUFFER_AUTOMATIC) {
+    if (bsend.attached()) {
+      call.fail(MPI_ERR_BUFFER, fmt::format("a buffer is attached to {} already", whose));
+    } else {
+      bsend.attach(static_cast<std::byte*>(buffer), 0);
+    }
+  } else if (size < 0) {
+    call.fail(MPI_ERR_ARG, fmt::format("negative size {}", size));
+  } else if (buffer == nullptr && size > 0) {
+    call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with size {}", size));
+  } else if (bsend.attached()) {
+    call.fail(MPI_ERR_BUFFER, fmt::format("a buffer is attached to {} already", whose));
+  } else {
+    bsend.attach(static_cast<std::byte*>(buffer), static_cast<std::size_t>(size));
+  }
+}
+
 int mrecv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Message* message,
                MPI_Status* status) noexcept {
   return api_call(name, [&](Call& call) {
@@ -214,19 +299,38 @@ int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest,
 }
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
 
+int PMPI_Isendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv_call("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                        source, recvtag, comm, request);
+}
+#pragma weak MPI_Isendrecv = PMPI_Isendrecv
+
+int PMPI_Isendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Request* request) {
+  return isendrecv_call("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                        source, recvtag, comm, request);
+}
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+
+int PMPI_Isendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                           int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv_replace_call("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                request);
+}
+#pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
+
+int PMPI_Isendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                             int recvtag, MPI_Comm comm, MPI_Request* request) {
+  return isendrecv_replace_call("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag,
+                                comm, request);
+}
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
+
 int PMPI_Buffer_attach(void* buffer, int size) {
-  return api_call("MPI_Buffer_attach", [&](Call& call) {
-    BsendBuffer& bsend = runtime().bsend;
-    if (size < 0) {
-      call.fail(MPI_ERR_ARG, fmt::format("negative size {}", size));
-    } else if (buffer == nullptr && size > 0) {
-      call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with size {}", size));
-    } else if (bsend.attached()) {
-      call.fail(MPI_ERR_BUFFER, "a buffer is attached already");
-    } else {
-      bsend.attach(static_cast<std::byte*>(buffer), static_cast<std::size_t>(size));
-    }
-  });
+  return api_call("MPI_Buffer_attach",
+                  [&](Call& call) { attach_buffer(call, runtime().bsend, buffer, size, "the process"); });
 }
 #pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
 
@@ -240,6 +344,63 @@ int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   });
 }
 #pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+
+// MPI-4.1: wait for the buffered sends of the process's buffer, which stays attached.
+int PMPI_Buffer_flush(void) {
+  return api_call("MPI_Buffer_flush", [&](Call&) { runtime().bsend.drain(engine()); });
+}
+#pragma weak MPI_Buffer_flush = PMPI_Buffer_flush
+
+int PMPI_Buffer_iflush(MPI_Request* request) {
+  return api_call("MPI_Buffer_iflush", [&](Call& call) {
+    post_flush(call, [] { return runtime().bsend.drained(engine()); }, request);
+  });
+}
+#pragma weak MPI_Buffer_iflush = PMPI_Buffer_iflush
+
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size) {
+  return api_call("MPI_Comm_attach_buffer", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr) return;
+    auto bsend = c->bsend != nullptr ? c->bsend : std::make_shared<BsendBuffer>();
+    attach_buffer(call, *bsend, buffer, size, c->name.empty() ? std::string("the communicator") : c->name);
+    if (!call.failed()) c->bsend = std::move(bsend);
+  });
+}
+#pragma weak MPI_Comm_attach_buffer = PMPI_Comm_attach_buffer
+
+// Waits for the communicator's buffered sends; then its sends use the process's buffer again. With
+// none attached, gives NULL and 0, as MPI_Buffer_detach does.
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size) {
+  return api_call("MPI_Comm_detach_buffer", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr || !check_arg(call, buffer_addr, "buffer_addr") || !check_arg(call, size, "size")) return;
+    std::pair<std::byte*, std::size_t> detached{nullptr, 0};
+    if (c->bsend != nullptr) detached = c->bsend->detach(engine());
+    c->bsend.reset();
+    *static_cast<void**>(buffer_addr) = detached.first;
+    *size = static_cast<int>(detached.second);
+  });
+}
+#pragma weak MPI_Comm_detach_buffer = PMPI_Comm_detach_buffer
+
+int PMPI_Comm_flush_buffer(MPI_Comm comm) {
+  return api_call("MPI_Comm_flush_buffer", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c != nullptr && c->bsend != nullptr) c->bsend->drain(engine());
+  });
+}
+#pragma weak MPI_Comm_flush_buffer = PMPI_Comm_flush_buffer
+
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request* request) {
+  return api_call("MPI_Comm_iflush_buffer", [&](Call& call) {
+    Comm* c = check_comm(call, comm);
+    if (c == nullptr) return;
+    std::shared_ptr<BsendBuffer> bsend = c->bsend;  // kept by the request past a detach
+    post_flush(call, [bsend] { return bsend == nullptr || bsend->drained(engine()); }, request);
+  });
+}
+#pragma weak MPI_Comm_iflush_buffer = PMPI_Comm_iflush_buffer
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   return api_call("MPI_Probe", [&](Call& call) {

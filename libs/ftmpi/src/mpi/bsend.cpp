@@ -13,14 +13,25 @@
 namespace ftmpi::mpi {
 
 void BsendBuffer::attach(std::byte* base, std::size_t size) noexcept {
-  base_ = base;
-  size_ = size;
+  automatic_ = base == static_cast<void*>(MPI_BUFFER_AUTOMATIC);
+  base_ = automatic_ ? nullptr : base;
+  size_ = automatic_ ? 0 : size;
 }
 
 bool BsendBuffer::send(Call& call, engine::Engine& engine, const Transfer& transfer) {
   if (!attached()) {
     call.fail(MPI_ERR_BUFFER, "no buffer is attached (MPI_Buffer_attach)");
     return false;
+  }
+  if (automatic_) {
+    reclaim(engine);
+    auto owned = std::make_unique<std::byte[]>(transfer.bytes == 0 ? 1 : transfer.bytes);
+    if (transfer.bytes > 0) std::memcpy(owned.get(), transfer.buf, transfer.bytes);
+    slots_.reserve(slots_.size() + 1);  // once the send is started, recording it must not fail
+    engine::Request* op = engine.isend(transfer.comm->view, owned.get(), transfer.bytes, transfer.peer, transfer.tag,
+                                       engine::SendMode::standard);
+    slots_.push_back(Slot{0, 0, op, std::move(owned)});
+    return true;
   }
   const std::size_t length = transfer.bytes + MPI_BSEND_OVERHEAD;
   std::size_t offset = first_fit(length);
@@ -43,7 +54,7 @@ bool BsendBuffer::send(Call& call, engine::Engine& engine, const Transfer& trans
   engine::Request* op =
       engine.isend(transfer.comm->view, copy, transfer.bytes, transfer.peer, transfer.tag, engine::SendMode::standard);
   const auto at = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return s.offset > offset; });
-  slots_.insert(at, Slot{offset, length, op});
+  slots_.insert(at, Slot{offset, length, op, nullptr});
   return true;
 }
 
@@ -56,8 +67,14 @@ void BsendBuffer::drain(engine::Engine& engine) {
       [] { ThreadLock::pass(); });
 }
 
+bool BsendBuffer::drained(engine::Engine& engine) {
+  reclaim(engine);
+  return slots_.empty();
+}
+
 std::pair<std::byte*, std::size_t> BsendBuffer::detach(engine::Engine& engine) {
   drain(engine);
+  if (std::exchange(automatic_, false)) return {static_cast<std::byte*>(MPI_BUFFER_AUTOMATIC), 0};
   return {std::exchange(base_, nullptr), std::exchange(size_, 0)};
 }
 

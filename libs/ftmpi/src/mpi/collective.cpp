@@ -200,6 +200,11 @@ void CollOp::make_pending() {
 
 void call_user_op(void* in, void* inout, int* len, void* context) {
   auto* user = static_cast<UserOpContext*>(context);
+  if (user->function_c != nullptr) {
+    MPI_Count count = *len;  // libs/coll hands out at most INT_MAX elements at a time
+    user->function_c(in, inout, &count, &user->datatype);
+    return;
+  }
   user->function(in, inout, len, &user->datatype);
 }
 
@@ -215,6 +220,7 @@ std::optional<ReductionPlan> plan_reduction(Call& call, const OpEntry& op, const
     }
     UserOpContext* context = owner.user_context();
     context->function = op.function;
+    context->function_c = op.function_c;
     context->datatype = type.handle;
     auto reduction = coll::Reduction::user(
         {call_user_op, op.commutative, static_cast<std::size_t>(type.extent()), context});

@@ -43,6 +43,7 @@ struct ReductionPlan {
 // The user function of an MPI_Op, as libs/coll's UserOp calls it (through `call_user_op`).
 struct UserOpContext {
   MPI_User_function* function = nullptr;
+  MPI_User_function_c* function_c = nullptr;  // MPI_Op_create_c's (len as MPI_Count)
   MPI_Datatype datatype = MPI_DATATYPE_NULL;
 };
 

@@ -78,6 +78,7 @@ struct InterGroups {
 
 // Not movable: the views point into world_ranks, and the transport at coll_view.
 struct Comm;
+class BsendBuffer;
 // The neighbors of a communicator with a topology, or nullopt (MPI_ERR_TOPOLOGY) (api_topo.cpp).
 std::optional<Neighbors> neighbors_of(const Comm& comm);
 
@@ -99,6 +100,9 @@ struct Comm {
   std::optional<GraphTopology> graph;
   ShmCollComm* shm_coll = nullptr;  // its shared-memory collective state, once set up (shm_coll.hpp)
   std::unique_ptr<InterGroups> inter;  // intercommunicators only
+  // MPI_Comm_attach_buffer's, which this communicator's buffered sends use instead of the process's.
+  // Shared with MPI_Comm_iflush_buffer's requests, which may outlive its detach.
+  std::shared_ptr<BsendBuffer> bsend;
 
   bool is_inter() const noexcept { return inter != nullptr; }
   // The size of the group `view` reaches: the other group's on an intercommunicator.

@@ -8,6 +8,8 @@
 #include <limits>
 #include <utility>
 
+#include <unistd.h>
+
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
@@ -30,6 +32,8 @@ std::shared_ptr<const TypeNode> basic(int handle) {
   node->elements = 1;
   node->base = handle;
   node->base_count = 1;
+  node->run_element = sizeof(T);
+  node->max_pieces = 1;
   return node;
 }
 
@@ -45,6 +49,7 @@ std::shared_ptr<const TypeNode> pair(int handle) {
   node->elements = 2;
   node->base = handle;
   node->base_count = 1;
+  node->max_pieces = 2;
   return node;
 }
 
@@ -112,6 +117,39 @@ const Predefined kPredefined[] = {
     {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair<long double>, coll::Kind::long_double_int},
 };
 
+// Fortran's types: handles and names of their own, each the layout, elements and reductions of the C
+// type of its size (its twin, in kPredefined).
+struct FortranType {
+  int handle;
+  const char* name;
+  int twin;
+};
+const FortranType kFortran[] = {
+    {MPI_INTEGER, "MPI_INTEGER", MPI_INT},
+    {MPI_REAL, "MPI_REAL", MPI_FLOAT},
+    {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", MPI_DOUBLE},
+    {MPI_LOGICAL, "MPI_LOGICAL", MPI_INT},
+    {MPI_CHARACTER, "MPI_CHARACTER", MPI_CHAR},
+    {MPI_COMPLEX, "MPI_COMPLEX", MPI_C_FLOAT_COMPLEX},
+    {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX},
+    {MPI_INTEGER1, "MPI_INTEGER1", MPI_INT8_T},
+    {MPI_INTEGER2, "MPI_INTEGER2", MPI_INT16_T},
+    {MPI_INTEGER4, "MPI_INTEGER4", MPI_INT32_T},
+    {MPI_INTEGER8, "MPI_INTEGER8", MPI_INT64_T},
+    {MPI_REAL4, "MPI_REAL4", MPI_FLOAT},
+    {MPI_REAL8, "MPI_REAL8", MPI_DOUBLE},
+    {MPI_COMPLEX8, "MPI_COMPLEX8", MPI_C_FLOAT_COMPLEX},
+    {MPI_COMPLEX16, "MPI_COMPLEX16", MPI_C_DOUBLE_COMPLEX},
+    {MPI_2INTEGER, "MPI_2INTEGER", MPI_2INT},
+};
+
+const Predefined* find_predefined(int handle) noexcept {
+  for (const Predefined& p : kPredefined) {
+    if (p.handle == handle) return &p;
+  }
+  return nullptr;
+}
+
 void push_piece(Layout& out, std::ptrdiff_t offset, std::size_t length) {
   if (length == 0) return;
   if (!out.pieces.empty()) {
@@ -133,7 +171,17 @@ void push_elements(Layout& out, std::size_t size, std::size_t count) {
   out.elements.push_back({size, count});
 }
 
+// `count` items of `node` that abut (extent == size) and are each one run: a single piece.
+bool one_run(const TypeNode& node, std::size_t count) noexcept {
+  return node.run_element != 0 && (count == 1 || node.extent() == static_cast<std::ptrdiff_t>(node.size));
+}
+
 void append(const TypeNode& node, std::ptrdiff_t at, Layout& out) {
+  if (one_run(node, 1)) {
+    push_piece(out, at, node.size);
+    push_elements(out, node.run_element, node.size / node.run_element);
+    return;
+  }
   if (!node.parts.empty()) {
     for (const Piece& part : node.parts) {
       push_piece(out, at + part.displacement, part.length);
@@ -143,6 +191,11 @@ void append(const TypeNode& node, std::ptrdiff_t at, Layout& out) {
   }
   for (const TypeNode::Block& block : node.blocks) {
     const std::ptrdiff_t extent = block.child->extent();
+    if (block.count > 1 && one_run(*block.child, block.count)) {
+      push_piece(out, at + block.displacement, block.count * block.child->size);
+      push_elements(out, block.child->run_element, block.count * (block.child->size / block.child->run_element));
+      continue;
+    }
     for (std::size_t k = 0; k < block.count; ++k) {
       append(*block.child, at + block.displacement + static_cast<std::ptrdiff_t>(k) * extent, out);
     }
@@ -152,24 +205,31 @@ void append(const TypeNode& node, std::ptrdiff_t at, Layout& out) {
 }  // namespace
 
 void add_predefined_datatypes(DatatypeTable& table) {
-  for (const Predefined& p : kPredefined) {
-    const auto index = handle_index(p.handle, HandleKind::datatype);
+  const auto put = [&](int handle, const char* name, const Predefined& layout) {
+    const auto index = handle_index(handle, HandleKind::datatype);
     Datatype type;
-    type.handle = p.handle;
-    type.name = p.name;
+    type.handle = handle;
+    type.name = name;
     type.predefined = true;
     type.committed = true;
-    type.node = p.make(p.handle);
+    type.node = layout.make(handle);  // its elements are this handle's (what reductions look up)
     type.layout = type.node->flatten();
     table.put(*index, std::move(type));
+  };
+  for (const Predefined& p : kPredefined) put(p.handle, p.name, p);
+  for (const FortranType& f : kFortran) put(f.handle, f.name, *find_predefined(f.twin));
+}
+
+int c_twin(int handle) noexcept {
+  for (const FortranType& f : kFortran) {
+    if (f.handle == handle) return f.twin;
   }
+  return handle;
 }
 
 std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
-  for (const Predefined& p : kPredefined) {
-    if (p.handle == predefined_handle) return p.kind;
-  }
-  return std::nullopt;
+  const Predefined* p = find_predefined(c_twin(predefined_handle));
+  return p != nullptr ? p->kind : std::nullopt;
 }
 
 
@@ -187,26 +247,60 @@ std::shared_ptr<const TypeNode> make_node(std::vector<BlockSpec> blocks) {
   bool any = false;       // a block with items: it decides the bounds
   bool any_data = false;  // a block with data: it decides the true bounds and the base type
   bool mixed = false;
+  bool overflow = false;
+  // The run this node is, if every block with data continues it (see TypeNode::run_element).
+  std::size_t run_element = 0;
+  bool is_run = true;
+  std::size_t run_end = 0;
+  const auto add = [&](std::size_t& to, std::size_t count, std::size_t each) {
+    std::size_t product = 0;
+    overflow = overflow || __builtin_mul_overflow(count, each, &product) || __builtin_add_overflow(to, product, &to);
+  };
+  const auto offset = [&](std::ptrdiff_t a, std::ptrdiff_t b) {
+    std::ptrdiff_t sum = 0;
+    overflow = overflow || __builtin_add_overflow(a, b, &sum);
+    return sum;
+  };
   for (const BlockSpec& b : blocks) {
     const TypeNode& c = *b.child;
     node->alignment = std::max(node->alignment, c.alignment);
     node->explicit_bounds = node->explicit_bounds || c.explicit_bounds;
     if (b.count == 0) continue;
-    node->size += b.count * c.size;
-    node->elements += b.count * c.elements;
-    node->base_count += b.count * c.base_count;
-    const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(b.count - 1) * c.extent();
-    const std::ptrdiff_t low = b.displacement + std::min<std::ptrdiff_t>(0, span);
-    const std::ptrdiff_t high = b.displacement + std::max<std::ptrdiff_t>(0, span);
-    node->lb = any ? std::min(node->lb, low + c.lb) : low + c.lb;
-    node->ub = any ? std::max(node->ub, high + c.ub) : high + c.ub;
+    add(node->size, b.count, c.size);
+    add(node->elements, b.count, c.elements);
+    add(node->base_count, b.count, c.base_count);
+    std::size_t pieces = 0;
+    if (__builtin_mul_overflow(one_run(c, b.count) ? 1 : b.count, c.max_pieces, &pieces) ||
+        __builtin_add_overflow(node->max_pieces, pieces, &node->max_pieces)) {
+      node->max_pieces = SIZE_MAX;
+    }
+    std::ptrdiff_t span = 0;
+    overflow = overflow || b.count - 1 > static_cast<std::size_t>(PTRDIFF_MAX) ||
+               __builtin_mul_overflow(static_cast<std::ptrdiff_t>(b.count - 1), c.extent(), &span);
+    const std::ptrdiff_t low = offset(b.displacement, std::min<std::ptrdiff_t>(0, span));
+    const std::ptrdiff_t high = offset(b.displacement, std::max<std::ptrdiff_t>(0, span));
+    if (overflow) return nullptr;
+    node->lb = any ? std::min(node->lb, offset(low, c.lb)) : offset(low, c.lb);
+    node->ub = any ? std::max(node->ub, offset(high, c.ub)) : offset(high, c.ub);
     any = true;
     if (c.size == 0) continue;
+    is_run = is_run && one_run(c, b.count) && (run_element == 0 || run_element == c.run_element) &&
+             b.displacement >= 0 && static_cast<std::size_t>(b.displacement) == run_end;
+    run_element = c.run_element;
+    run_end += b.count * c.size;
     if (!any_data) node->base = c.base;
     mixed = mixed || c.base != node->base;
-    node->true_lb = any_data ? std::min(node->true_lb, low + c.true_lb) : low + c.true_lb;
-    node->true_ub = any_data ? std::max(node->true_ub, high + c.true_ub) : high + c.true_ub;
+    node->true_lb = any_data ? std::min(node->true_lb, offset(low, c.true_lb)) : offset(low, c.true_lb);
+    node->true_ub = any_data ? std::max(node->true_ub, offset(high, c.true_ub)) : offset(high, c.true_ub);
     any_data = true;
+  }
+  std::ptrdiff_t extent = 0;
+  if (overflow || __builtin_sub_overflow(node->ub, node->lb, &extent) || node->size > static_cast<std::size_t>(PTRDIFF_MAX)) {
+    return nullptr;
+  }
+  if (is_run && any_data) {
+    node->run_element = run_element;
+    node->max_pieces = 1;
   }
   if (mixed || node->base == MPI_DATATYPE_NULL) {
     node->base = MPI_DATATYPE_NULL;
@@ -216,7 +310,7 @@ std::shared_ptr<const TypeNode> make_node(std::vector<BlockSpec> blocks) {
   if (!node->explicit_bounds && node->extent() > 0) {
     const auto align = static_cast<std::ptrdiff_t>(node->alignment);
     const std::ptrdiff_t rest = node->extent() % align;
-    if (rest != 0) node->ub += align - rest;
+    if (rest != 0 && __builtin_add_overflow(node->ub, align - rest, &node->ub)) return nullptr;
   }
   node->blocks.reserve(blocks.size());
   for (BlockSpec& b : blocks) node->blocks.push_back({b.displacement, b.count, std::move(b.child)});
@@ -233,11 +327,26 @@ std::shared_ptr<const TypeNode> make_resized(std::shared_ptr<const TypeNode> chi
   node->elements = child->elements;
   node->base = child->base;
   node->base_count = child->base_count;
+  node->run_element = child->run_element;  // the data are the child's: only lb and extent change
+  node->max_pieces = child->max_pieces;
   node->lb = lb;
-  node->ub = lb + extent;
+  if (__builtin_add_overflow(lb, extent, &node->ub)) return nullptr;
   node->explicit_bounds = true;
   node->blocks.push_back({0, 1, std::move(child)});
   return node;
+}
+
+std::size_t flattened_bytes(std::size_t pieces) noexcept {
+  // Each piece and its packed start (Layout::pieces, Layout::starts).
+  std::size_t bytes = 0;
+  return __builtin_mul_overflow(pieces, sizeof(Piece) + sizeof(std::uint64_t), &bytes) ? SIZE_MAX : bytes;
+}
+
+std::size_t physical_memory() noexcept {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return SIZE_MAX;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }
 
 std::shared_ptr<const Layout> TypeNode::flatten() const {

@@ -88,6 +88,13 @@ struct TypeNode {
   // it one item holds: what lets a predefined reduction work on a derived type.
   int base = MPI_DATATYPE_NULL;
   std::size_t base_count = 0;
+  // One item's data is a single run of `size` bytes at displacement 0, in type-map order, of basic
+  // elements all `run_element` bytes long (0: not so). Flattening then takes `count` such items that
+  // abut as one piece instead of visiting each (a contiguous type of 2^31 bytes is one piece).
+  std::size_t run_element = 0;
+  // At most this many pieces make one flattened item (saturates at SIZE_MAX): what commit checks
+  // before it spends the memory.
+  std::size_t max_pieces = 0;
 
   std::ptrdiff_t extent() const noexcept { return ub - lb; }
   // The flattened form (what commit computes).
@@ -106,6 +113,7 @@ struct Envelope {
   int combiner = MPI_COMBINER_NAMED;
   std::vector<int> integers;
   std::vector<MPI_Aint> addresses;
+  std::vector<MPI_Count> large_counts;  // the MPI-4 _c constructors' counts and displacements
   std::vector<Part> types;
 };
 
@@ -142,6 +150,9 @@ void add_predefined_datatypes(DatatypeTable& table);
 // A new derived type (uncommitted) in the table; returns its handle.
 int add_datatype(std::shared_ptr<const TypeNode> node, std::shared_ptr<const Envelope> envelope = nullptr);
 
+// The C type a Fortran type is laid out as (MPI_INTEGER: MPI_INT); any other handle itself.
+int c_twin(int handle) noexcept;
+
 // The reduction element kind of a predefined type; nullopt for MPI_PACKED.
 std::optional<coll::Kind> kind_of(int predefined_handle) noexcept;
 
@@ -152,9 +163,15 @@ struct BlockSpec {
   std::size_t count;
   std::shared_ptr<const TypeNode> child;
 };
+// Both return null when the size, bounds or element counts overflow 64 bits (MPI_ERR_COUNT to callers).
 std::shared_ptr<const TypeNode> make_node(std::vector<BlockSpec> blocks);
 std::shared_ptr<const TypeNode> make_resized(std::shared_ptr<const TypeNode> child, std::ptrdiff_t lb,
                                              std::ptrdiff_t extent);
+
+// Memory a flattened item of at most `pieces` pieces would take, in bytes (saturating), and what this
+// machine has: commit refuses a type whose pieces would not fit (MPI_ERR_NO_MEM).
+std::size_t flattened_bytes(std::size_t pieces) noexcept;
+std::size_t physical_memory() noexcept;
 
 // Byte arithmetic on addresses that may be MPI_BOTTOM (null) plus an absolute displacement.
 inline std::byte* offset_by(const void* base, std::ptrdiff_t offset) noexcept {

@@ -52,7 +52,7 @@ Elements elements_of(int predefined) noexcept {
   const auto two = [](Element a, Element b) { return Elements{{a, b}, 2}; };
   const Element c_int = integer<int>("MPI_INT");
   const Element c_long = integer<long>("MPI_LONG", 4);
-  switch (predefined) {
+  switch (c_twin(predefined)) {  // a Fortran type converts as its C twin
     case MPI_CHAR: return one(raw("MPI_CHAR"));
     case MPI_SIGNED_CHAR: return one(raw("MPI_SIGNED_CHAR"));
     case MPI_UNSIGNED_CHAR: return one(raw("MPI_UNSIGNED_CHAR"));

@@ -339,6 +339,16 @@ FTMPI_FORTRAN void mpi_sendrecv_replace_(void* buf, F* count, F* type, F* dest, 
   StatusOut s(status);
   *ierr = MPI_Sendrecv_replace(buffer(buf), *count, *type, *dest, *sendtag, *source, *recvtag, *comm, s.get());
 }
+// MPI-4.
+FTMPI_FORTRAN void mpi_isendrecv_(void* sendbuf, F* sendcount, F* sendtype, F* dest, F* sendtag, void* recvbuf,
+                                  F* recvcount, F* recvtype, F* source, F* recvtag, F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Isendrecv(buffer(sendbuf), *sendcount, *sendtype, *dest, *sendtag, buffer(recvbuf), *recvcount,
+                            *recvtype, *source, *recvtag, *comm, &c_request));
+}
+FTMPI_FORTRAN void mpi_isendrecv_replace_(void* buf, F* count, F* type, F* dest, F* sendtag, F* source, F* recvtag,
+                                          F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Isendrecv_replace(buffer(buf), *count, *type, *dest, *sendtag, *source, *recvtag, *comm, &c_request));
+}
 FTMPI_FORTRAN void mpi_probe_(F* source, F* tag, F* comm, F* status, F* ierr) {
   StatusOut s(status);
   *ierr = MPI_Probe(*source, *tag, *comm, s.get());
@@ -375,6 +385,20 @@ FTMPI_FORTRAN void mpi_buffer_attach_(void* buf, F* size, F* ierr) { *ierr = MPI
 FTMPI_FORTRAN void mpi_buffer_detach_(void* /*buf*/, F* size, F* ierr) {
   void* address = nullptr;
   *ierr = MPI_Buffer_detach(&address, size);
+}
+// MPI-4.1's flushes and communicator buffers (MPI_BUFFER_AUTOMATIC is C's only here).
+FTMPI_FORTRAN void mpi_buffer_flush_(F* ierr) { *ierr = MPI_Buffer_flush(); }
+FTMPI_FORTRAN void mpi_buffer_iflush_(F* request, F* ierr) { REQUEST_OUT(MPI_Buffer_iflush(&c_request)); }
+FTMPI_FORTRAN void mpi_comm_attach_buffer_(F* comm, void* buf, F* size, F* ierr) {
+  *ierr = MPI_Comm_attach_buffer(*comm, buf, *size);
+}
+FTMPI_FORTRAN void mpi_comm_detach_buffer_(F* comm, void* /*buf*/, F* size, F* ierr) {
+  void* address = nullptr;
+  *ierr = MPI_Comm_detach_buffer(*comm, &address, size);
+}
+FTMPI_FORTRAN void mpi_comm_flush_buffer_(F* comm, F* ierr) { *ierr = MPI_Comm_flush_buffer(*comm); }
+FTMPI_FORTRAN void mpi_comm_iflush_buffer_(F* comm, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Comm_iflush_buffer(*comm, &c_request));
 }
 
 // ---- completion -------------------------------------------------------------------------------------
@@ -711,6 +735,8 @@ FTMPI_FORTRAN void mpi_pack_external_size_(const char* datarep, F* count, F* typ
 // ---- info objects -----------------------------------------------------------------------------------
 
 FTMPI_FORTRAN void mpi_info_create_(F* info, F* ierr) { *ierr = MPI_Info_create(info); }
+// Fortran's form has no argc/argv: the system's command line.
+FTMPI_FORTRAN void mpi_info_create_env_(F* info, F* ierr) { *ierr = MPI_Info_create_env(0, nullptr, info); }
 FTMPI_FORTRAN void mpi_info_set_(F* info, const char* key, const char* value, F* ierr, std::size_t key_length,
                                  std::size_t value_length) {
   *ierr = MPI_Info_set(*info, trimmed(key, key_length).c_str(), trimmed(value, value_length).c_str());
@@ -989,6 +1015,19 @@ FTMPI_FORTRAN void mpi_type_get_envelope_(F* type, F* num_integers, F* num_addre
 FTMPI_FORTRAN void mpi_type_get_contents_(F* type, F* max_integers, F* max_addresses, F* max_datatypes, F* integers,
                                           MPI_Aint* addresses, F* datatypes, F* ierr) {
   *ierr = MPI_Type_get_contents(*type, *max_integers, *max_addresses, *max_datatypes, integers, addresses, datatypes);
+}
+// Fortran's kinds as types (MPI-3.1 section 17.1.9).
+FTMPI_FORTRAN void mpi_type_match_size_(F* typeclass, F* size, F* datatype, F* ierr) {
+  *ierr = MPI_Type_match_size(*typeclass, *size, datatype);
+}
+FTMPI_FORTRAN void mpi_type_create_f90_integer_(F* r, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_f90_integer(*r, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_f90_real_(F* p, F* r, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_f90_real(*p, *r, newtype);
+}
+FTMPI_FORTRAN void mpi_type_create_f90_complex_(F* p, F* r, F* newtype, F* ierr) {
+  *ierr = MPI_Type_create_f90_complex(*p, *r, newtype);
 }
 FTMPI_FORTRAN void mpi_get_elements_x_(F* status, F* type, MPI_Count* count, F* ierr) {
   const MPI_Status c = status_in(status);

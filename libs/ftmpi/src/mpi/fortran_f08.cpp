@@ -110,6 +110,14 @@ FTMPI_FORTRAN void mpi_buffer_detach_f08_(void** buffer_addr, F* size, F* ierror
   give(ierror, e);
 }
 
+// MPI-4.1's MPI_Comm_detach_buffer gives the address back too.
+FTMPI_FORTRAN void mpi_comm_detach_buffer_f08_(const F* comm, void** buffer_addr, F* size, F* ierror) {
+  void* address = nullptr;
+  const int e = MPI_Comm_detach_buffer(*comm, &address, size);
+  if (e == MPI_SUCCESS) *buffer_addr = address;
+  give(ierror, e);
+}
+
 // ---- handle comparison (operator(==) and operator(/=) of every handle type) -------------------------
 
 // A generic's specifics need names of their own: one pair per type, all comparing the one INTEGER.

@@ -30,6 +30,7 @@ struct OpEntry {
   bool predefined = false;
   coll::Op op = coll::Op::no_op;          // predefined
   MPI_User_function* function = nullptr;  // MPI_Op_create
+  MPI_User_function_c* function_c = nullptr;  // MPI_Op_create_c
   bool commutative = true;
   std::string_view name;                  // predefined: "MPI_SUM"
 };

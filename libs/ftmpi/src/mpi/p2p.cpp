@@ -50,6 +50,7 @@ bool start(Call& call, Request& request) {
     request.outcome.source = MPI_PROC_NULL;
     request.done = true;
   } else if (request.mode == Mode::buffered) {
+    BsendBuffer& buffer = t.comm->bsend != nullptr ? *t.comm->bsend : runtime().bsend;
     if (t.layout) {
       // The attached buffer takes the packed message.
       std::vector<std::byte> packed(t.bytes);
@@ -57,8 +58,8 @@ bool start(Call& call, Request& request) {
       Transfer flat = t;
       flat.buf = packed.data();
       flat.layout = nullptr;
-      if (!runtime().bsend.send(call, engine(), flat)) return false;
-    } else if (!runtime().bsend.send(call, engine(), t)) {
+      if (!buffer.send(call, engine(), flat)) return false;
+    } else if (!buffer.send(call, engine(), t)) {
       return false;
     }
     request.done = true;
@@ -88,11 +89,35 @@ bool start(Call& call, Request& request) {
   return true;
 }
 
+namespace {
+
+// An MPI_Isendrecv: complete when both halves are; the receive's status, the first error of the two.
+bool refresh_exchange(Request& request) {
+  Request* sending = request.companion;
+  request.companion = nullptr;  // the receive alone
+  const bool received = refresh(request);
+  request.companion = sending;
+  if (!received || !refresh(*sending)) return false;
+  const Outcome& sent = sending->outcome;
+  if (request.outcome.error == MPI_SUCCESS && sent.error != MPI_SUCCESS) {
+    request.outcome.error = sent.error;
+    request.outcome.reason = describe_failure(sent);
+  }
+  runtime().requests.release(*sending);
+  request.companion = nullptr;
+  request.staged.reset();
+  return true;
+}
+
+}  // namespace
+
 bool refresh(Request& request) {
+  if (request.companion != nullptr && request.active) return refresh_exchange(request);
   if (request.done || !request.active) return true;
   if (request.mode == Mode::generalized) {
     // The program's query function says what the status holds (MPI-3.1 section 12.2).
     Generalized& g = *request.general;
+    if (!g.complete && g.poll) g.complete = g.poll();
     if (!g.complete) return false;
     MPI_Status status{};
     status.MPI_SOURCE = MPI_ANY_SOURCE;

@@ -21,6 +21,9 @@ Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persiste
 
 void RequestPool::release(Request& request) noexcept {
   request.magic = 0;
+  if (request.companion != nullptr) release(*request.companion);
+  request.companion = nullptr;
+  request.staged.reset();
   request.collective.reset();
   request.general.reset();
   request.restart = nullptr;

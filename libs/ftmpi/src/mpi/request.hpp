@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/engine.hpp"
 #include "mpi/api.hpp"
@@ -41,6 +42,8 @@ struct Generalized {
   void* extra_state = nullptr;
   bool complete = false;  // MPI_Grequest_complete was called
   bool freed = false;     // MPI_Request_free came first: released at MPI_Grequest_complete
+  // The library's own requests of this kind (MPI_Buffer_iflush): complete once this says so.
+  std::function<bool()> poll = nullptr;
 };
 
 class Call;
@@ -69,6 +72,10 @@ struct ftmpi_request {
   std::unique_ptr<ftmpi::mpi::Generalized> general;                           // Mode::generalized
   // A persistent collective: starts one run of it on a new op (api_coll.cpp), false when it could not.
   std::function<bool(ftmpi::mpi::Call&, ftmpi::mpi::CollOp&)> restart;
+  // MPI_Isendrecv: this request is the receive, `companion` the send (a pool request this one owns,
+  // completed and released with it), `staged` the packed copy an MPI_Isendrecv_replace sends from.
+  ftmpi_request* companion = nullptr;
+  std::unique_ptr<std::vector<std::byte>> staged;
   ftmpi::mpi::Outcome outcome;
   ftmpi_request* next_free = nullptr;  // pool link while not in use
 };
