@@ -123,11 +123,15 @@ BOOST_AUTO_TEST_CASE(addresses_round_trip_and_bad_ones_are_refused) {
   auto parsed = VerbsAddress::parse(p.a->address());
   BOOST_REQUIRE(parsed.is_ok());
   BOOST_TEST(parsed->to_string() == p.a->address());
+  BOOST_TEST(parsed->recv_buffers == 64u);
+  // The peer's pool of 64 shared among the job's 2 ranks.
+  BOOST_TEST(p.a->frames_in_flight_limit(1) == 32u);
   const std::string good = p.a->address();
   for (const std::string& bad :
-       {std::string(""), std::string("-"), good + ":1", good.substr(1), std::string(32, 'g') + ":0:5:1234567:4056",
-        std::string(32, '0') + ":0:0:1234567:4056", std::string(32, '0') + ":0:5:1234567:99999",
-        std::string(32, '0') + ":70000:5:1234567:4056"}) {
+       {std::string(""), std::string("-"), good + ":1", good.substr(1), std::string(32, 'g') + ":0:5:1234567:4056:64",
+        std::string(32, '0') + ":0:0:1234567:4056:64", std::string(32, '0') + ":0:5:1234567:4056:0",
+        std::string(32, '0') + ":0:5:1234567:4056", std::string(32, '0') + ":0:5:1234567:99999:64",
+        std::string(32, '0') + ":70000:5:1234567:4056:64"}) {
     BOOST_TEST(!VerbsAddress::parse(bad).is_ok(), "accepted '" << bad << "'");
     BOOST_TEST(!p.a->add_peer(1, bad).is_ok());
   }

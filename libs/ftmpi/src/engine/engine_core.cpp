@@ -64,6 +64,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
       route.name = info.name;
       route.path_index = i;
       route.max_payload = p->max_frame_to(r) - frag::kHeaderSize;
+      route.window_frames = std::max<std::size_t>(1, std::min(config_.window_frames, p->frames_in_flight_limit(r)));
       route.eager_limit =
           info.host_local ? config_.shm_eager_limit : std::max(route.max_payload, config_.net_eager_limit);
       route.single_copy = info.single_copy_read && config_.single_copy_min > 0;

@@ -268,7 +268,7 @@ bool EngineCore::push_streams() {
       const std::uint32_t index = pick_route(peer);
       const Route& route = peer.rails[index];
       if (route.path->has_queued_frames() ||
-          (peer.tracking && (route.in_flight >= config_.window || route.frames_in_flight >= config_.window_frames))) {
+          (peer.tracking && (route.in_flight >= config_.window || route.frames_in_flight >= route.window_frames))) {
         break;
       }
       const std::size_t len = std::min(r->bytes - r->next_offset, route.max_payload);

@@ -85,6 +85,7 @@ struct Route {
   Clock::time_point state_since{};
   std::uint64_t in_flight = 0;         // bytes of frames sent on it that the peer may not have (the engine's)
   std::uint64_t frames_in_flight = 0;  // and how many frames
+  std::size_t window_frames = 0;       // at most this many (engine.window_frames, or less where the path says)
   Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
   std::uint32_t timeouts = 0;          // since last_progress
   std::uint32_t refused_sends = 0;     // sends the operating system refused since last_progress

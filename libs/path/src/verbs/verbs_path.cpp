@@ -88,8 +88,8 @@ VerbsOptions VerbsOptions::from_params(const base::ParamSet& params) {
 
 std::string VerbsAddress::to_string() const {
   char tail[64];
-  std::snprintf(tail, sizeof tail, ":%u:%u:%x:%zu", static_cast<unsigned>(lid), static_cast<unsigned>(qpn),
-                static_cast<unsigned>(qkey), max_frame);
+  std::snprintf(tail, sizeof tail, ":%u:%u:%x:%zu:%zu", static_cast<unsigned>(lid), static_cast<unsigned>(qpn),
+                static_cast<unsigned>(qkey), max_frame, recv_buffers);
   return gid_hex(gid) + tail;
 }
 
@@ -99,12 +99,12 @@ base::Result<VerbsAddress> VerbsAddress::parse(std::string_view text) {
   };
   std::vector<std::string_view> parts;
   std::size_t start = 0;
-  while (start <= text.size() && parts.size() < 6) {
+  while (start <= text.size() && parts.size() < 7) {
     const std::size_t end = std::min(text.find(':', start), text.size());
     parts.push_back(text.substr(start, end - start));
     start = end + 1;
   }
-  if (parts.size() != 5) return refuse("not gid:lid:qpn:qkey:max_frame");
+  if (parts.size() != 6) return refuse("not gid:lid:qpn:qkey:max_frame:recv_buffers");
   VerbsAddress a;
   if (parts[0].size() != 32) return refuse("the gid is not 32 hex digits");
   for (std::size_t i = 0; i < 16; ++i) {
@@ -116,6 +116,9 @@ base::Result<VerbsAddress> VerbsAddress::parse(std::string_view text) {
   if (!parse_number(parts[2], a.qpn) || a.qpn == 0 || a.qpn > 0xffffff) return refuse("bad qpn");
   if (!parse_number(parts[3], a.qkey, 16)) return refuse("bad qkey");
   if (!parse_number(parts[4], a.max_frame) || a.max_frame < 256 || a.max_frame > 4096) return refuse("bad max_frame");
+  if (!parse_number(parts[5], a.recv_buffers) || a.recv_buffers == 0 || a.recv_buffers > (1U << 20)) {
+    return refuse("bad recv_buffers");
+  }
   return a;
 }
 
@@ -193,6 +196,7 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
   pd_ = api_.alloc_pd(context_);
   if (pd_ == nullptr) return Status(Errc::io_error, info_.name + ": cannot allocate a protection domain");
   recv_count_ = options.recv_buffers;
+  local_.recv_buffers = recv_count_;
   const std::size_t sends = options.send_buffers;
   // Every send is signalled; the receive QP's own send queue is never used but must exist.
   send_cq_ = api_.create_cq(context_, static_cast<int>(sends + 1), nullptr, nullptr, 0);
@@ -300,6 +304,11 @@ bool VerbsPath::reaches(Rank peer) const noexcept { return peer < peers_.size() 
 std::size_t VerbsPath::max_frame_to(Rank peer) const noexcept {
   if (!reaches(peer)) return info_.max_frame;
   return std::min(info_.max_frame, peers_[peer].address.max_frame);
+}
+
+std::size_t VerbsPath::frames_in_flight_limit(Rank peer) const noexcept {
+  if (!reaches(peer)) return SIZE_MAX;
+  return std::max<std::size_t>(1, peers_[peer].address.recv_buffers / std::max<std::size_t>(1, peers_.size()));
 }
 
 base::Status VerbsPath::broken_status(Rank peer) const {

@@ -5,7 +5,7 @@
 //
 // Set-up, in the engine's order (verbs_driver.cpp):
 //   path = VerbsPath::open(api, options, ranks)     device, port, PD, CQs, QPs, buffers; QPs to RTS
-//   publish path->address() ("gid:lid:qpn:qkey:max_frame")
+//   publish path->address() ("gid:lid:qpn:qkey:max_frame:recv_buffers")
 //   path->add_peer(r, address of rank r)             for every rank r, this one included
 //
 // Used by one thread at a time, like every path.
@@ -50,9 +50,11 @@ struct VerbsAddress {
   std::uint32_t qpn = 0;
   std::uint32_t qkey = 0;
   std::size_t max_frame = 0;
+  std::size_t recv_buffers = 0;  // its receive pool, shared by every rank that sends to it
 
   std::string to_string() const;
-  // Strict: 32 hex digits, then decimal lid, qpn (24 bits), hex qkey, decimal max_frame, ':' between.
+  // Strict: 32 hex digits, then decimal lid, qpn (24 bits), hex qkey, decimal max_frame and receive
+  // buffers, ':' between.
   static base::Result<VerbsAddress> parse(std::string_view text);
 };
 
@@ -80,6 +82,8 @@ class VerbsPath final : public Path {
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override;
   std::size_t max_frame_to(Rank peer) const noexcept override;
+  // The peer's receive pool shared out among the job's ranks (each may send to it at once).
+  std::size_t frames_in_flight_limit(Rank peer) const noexcept override;
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   bool has_queued_frames() const noexcept override { return !queued_.empty(); }

@@ -143,6 +143,9 @@ class FaultPath final : public Path {
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return inner_->reaches(peer); }
   std::size_t max_frame_to(Rank peer) const noexcept override { return inner_->max_frame_to(peer); }
+  std::size_t frames_in_flight_limit(Rank peer) const noexcept override {
+    return inner_->frames_in_flight_limit(peer);
+  }
   // Applies the faults to this frame after releasing the held frames whose time has come. Returns the
   // inner path's error for this frame or for a held frame released now or by an earlier poll().
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;

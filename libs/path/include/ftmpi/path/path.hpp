@@ -124,6 +124,14 @@ class Path {
     return info().max_frame;
   }
 
+  // How many frames this path may have in flight to `peer` at once without the peer's end dropping
+  // some for want of room (a receive pool shared by all its senders, as verbs UD's); the engine's window
+  // for the peer on this rail never exceeds it. SIZE_MAX: no such limit.
+  virtual std::size_t frames_in_flight_limit(Rank peer) const noexcept {
+    (void)peer;
+    return SIZE_MAX;
+  }
+
   // Sends one frame to `peer`, or keeps it queued in order inside the path when there is no room now
   // (it then goes out from a later send or poll, before any later frame to that peer). Errors are of
   // rail severity (the rail is broken; the engine fails over) or caller severity (bad peer, frame too
