@@ -93,6 +93,7 @@ BOOST_AUTO_TEST_CASE(frames_cross_byte_for_byte_in_order) {
   Pair p;
   BOOST_TEST(p.a->info().max_frame == 4096u - kGrhSize);
   BOOST_TEST(p.a->reaches(1));
+  BOOST_TEST(p.a->info().name == "verbs emu0:1 127.0.0.1");
   const std::size_t sizes[] = {1, 48, 240, 1000, 4056, 3000, 17};
   Collect sink;
   for (int round = 0; round < 20; ++round) {

@@ -187,6 +187,14 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
                                               " (path.verbs.gid_index)");
   }
   local_.qkey = options.qkey & 0x7fffffffU;  // the top bit asks for a privileged (controlled) QKey
+  // The emulated device's rails differ only by address (its GID): name them by it, as UDP's are.
+  if (&api_ == &emulated_verbs()) {
+    const auto* g = local_.gid.raw;
+    const std::string ipv4 = std::to_string(g[12]) + "." + std::to_string(g[13]) + "." + std::to_string(g[14]) +
+                             "." + std::to_string(g[15]);
+    info_.name += " " + ipv4;
+    info_.rail = ipv4;
+  }
   info_.kind = PathKind::verbs_ud;
   info_.max_frame = local_.max_frame;
   info_.reliable = false;

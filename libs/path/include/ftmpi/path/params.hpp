@@ -67,12 +67,13 @@ inline constexpr base::ParamRow kUdpPlace{
 // The verbs UD driver (src/verbs/). Buffers are registered once; what they cost is count x (MTU + 40).
 inline constexpr base::ParamRow kVerbsDevice{
     "path.verbs.device", base::ParamType::string, "",
-    "InfiniBand/RoCE device of the verbs path (ibv_devices lists them); empty: the first with an active "
-    "port; 'emulated': the UD device emulated over UDP that the tests use",
+    "InfiniBand/RoCE rails of the verbs path, comma-separated, each a device (ibv_devices lists them) or "
+    "device:port; empty: the first active port of any device; 'emulated': the UD device emulated over "
+    "UDP that the tests use (a rail per path.verbs.emulated.address entry)",
     base::ParamLevel::basic, base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsPort{
     "path.verbs.port", base::ParamType::integer, "0",
-    "port of the verbs device, from 1; 0: its first active port", base::ParamLevel::advanced,
+    "port of a verbs device named without one, from 1; 0: its first active port", base::ParamLevel::advanced,
     base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsGidIndex{
     "path.verbs.gid_index", base::ParamType::integer, "0",
@@ -92,8 +93,9 @@ inline constexpr base::ParamRow kVerbsSendQps{
     base::ParamLevel::advanced, base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsEmulatedAddress{
     "path.verbs.emulated.address", base::ParamType::string, "127.0.0.1",
-    "with path.verbs.device=emulated: where this rank's emulated queue pairs listen (their GID): an "
-    "interface, a local IPv4 address or a subnet, as path.rails takes them",
+    "with path.verbs.device=emulated: where this rank's emulated queue pairs listen (their GID), one "
+    "rail per comma-separated entry: an interface, a local IPv4 address or a subnet, as path.rails "
+    "takes them",
     base::ParamLevel::advanced, base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsEmulatedPortDown{
     "path.verbs.emulated.port_down", base::ParamType::boolean, "false",
