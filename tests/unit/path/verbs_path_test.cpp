@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ftmpi/base/params.hpp"
+#include "ftmpi/path/params.hpp"
+#include "ftmpi/path/registry.hpp"
 #include "verbs/emulated_device.hpp"
 #include "verbs/verbs_path.hpp"
 
@@ -221,3 +224,33 @@ BOOST_AUTO_TEST_CASE(no_device_is_said) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Through the registered driver: a peer's address that cannot be used is said and that peer is left to
+// the job's other paths (connect does not fail the start-up); a good one is reached.
+BOOST_AUTO_TEST_CASE(the_driver_leaves_out_a_peer_whose_address_is_bad) {
+  ftmpi::base::ParamSet params;
+  BOOST_REQUIRE(params.add_table(path_params()).is_ok());
+  BOOST_REQUIRE(params.set("path.verbs.device", "emulated").is_ok());
+  const Driver* driver = find_driver("verbs");
+  BOOST_REQUIRE(driver != nullptr);
+  JobView view;
+  view.rank = 0;
+  view.size = 3;
+  view.local = {0, 1, 2};
+  view.shm_prefix = "ftmpi-test-verbs-driver-";
+  view.params = &params;
+  auto opened = driver->open(view);
+  BOOST_REQUIRE(opened.is_ok());
+  Endpoint& endpoint = **opened;
+  const std::string mine = endpoint.address();
+  BOOST_TEST(VerbsAddress::parse(mine).is_ok(), mine);
+  BOOST_TEST(endpoint.connect(0, mine).is_ok());
+  BOOST_TEST(endpoint.connect(1, "not an address").is_ok());
+  BOOST_TEST(endpoint.connect(2, "-").is_ok());
+  auto paths = endpoint.take_paths();
+  BOOST_REQUIRE(paths.size() == 1u);
+  BOOST_REQUIRE(paths[0] != nullptr);
+  BOOST_TEST(paths[0]->reaches(0));
+  BOOST_TEST(!paths[0]->reaches(1));
+  BOOST_TEST(!paths[0]->reaches(2));
+}
