@@ -48,7 +48,7 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
   require(describe(h).starts_with(to_string(h.type)), "describe() names the type", h);
   require(h.job_key == kLimits.job_key, "job key", h);
   require(h.source < kLimits.world_size && h.destination == kLimits.my_rank, "ranks", h);
-  require((h.flags & ~kKnownFlags) == 0, "known flags", h);
+  require((h.flags & ~(kKnownFlags | (h.type == FrameType::cancel_reply ? kFlagWithdrawn : 0))) == 0, "known flags", h);
   require(h.payload_checksum == 0 || (h.checksum_kind != ChecksumKind::none && h.payload_length > 0),
           "payload checksum only with a checksummed payload", h);
   if ((h.flags & kFlagAckValid) != 0) {

@@ -650,6 +650,7 @@ std::string describe(const FrameHeader& h) {
   add_flag(kFlagAckRequested, "ack-requested");
   add_flag(kFlagAckValid, "ack-valid");
   add_flag(kFlagSingleCopy, "single-copy");
+  add_flag(kFlagWithdrawn, "withdrawn");
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%.*s %" PRIu32 "->%" PRIu32 " ctx %" PRIu32 " tag %" PRId32 " msg %" PRIu64 " seq %" PRIu64

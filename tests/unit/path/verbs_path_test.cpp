@@ -211,6 +211,39 @@ BOOST_AUTO_TEST_CASE(a_port_that_goes_down_breaks_the_rail) {
   BOOST_TEST(last.message().find("verbs") != std::string::npos, last.message());
 }
 
+// A port that went down (sends completing in error) and comes back: the rail works again, as the
+// engine's probes would find (failback).
+BOOST_AUTO_TEST_CASE(a_port_that_comes_back_brings_the_rail_back) {
+  EmulatedConfig failing;
+  failing.port_down_after_sends = 3;
+  Pair p(options(), failing, {});
+  Collect ignore;
+  ftmpi::base::Status last;
+  for (int round = 0; round < 1000 && last.is_ok(); ++round) {
+    p.a->poll(ignore, 64);
+    Bytes f(frame_of(64, round));
+    last = p.a->send(1, f);
+  }
+  BOOST_REQUIRE((last.code() == Errc::rail_down));
+  BOOST_REQUIRE(set_emulated_port_state(p.a->context(), true));
+  for (int round = 0; round < 1000 && !last.is_ok(); ++round) {
+    p.a->poll(ignore, 64);
+    Bytes f(frame_of(77, 5));
+    last = p.a->send(1, f);
+  }
+  BOOST_REQUIRE_MESSAGE(last.is_ok(), last.to_string());
+  Collect sink;
+  std::size_t idle = 0;
+  while (idle < 100000 && (sink.frames.empty() || sink.frames.back() != frame_of(77, 5))) {
+    const std::size_t before = sink.frames.size();
+    p.a->poll(ignore, 64);
+    p.b->poll(sink, 64);
+    idle = sink.frames.size() == before ? idle + 1 : 0;
+  }
+  BOOST_REQUIRE(!sink.frames.empty());
+  BOOST_TEST((sink.frames.back() == frame_of(77, 5)));
+}
+
 BOOST_AUTO_TEST_CASE(no_device_is_said) {
   int count = 0;
   ibv_device** list = real_verbs().get_device_list(&count);

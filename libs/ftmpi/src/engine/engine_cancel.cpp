@@ -29,9 +29,16 @@ void EngineCore::cancel_send(Request& r) {
 }
 
 void EngineCore::handle_cancel(Peer& peer, const frag::FrameHeader& h) {
-  accept_sequenced(peer, h, /*delivered=*/true);
   const ParkedCancel cancel{h.message_seq, h.context, h.tag, h.sender_request};
-  if (answer_cancel(peer, cancel)) return;
+  const CancelAnswer answer = answer_cancel(peer, cancel);
+  // Beyond the matcher's window (a hole behind it): not taken, so not acknowledged either; the sender's
+  // retransmission brings it back once the hole has filled, as for an RTS so far ahead.
+  if (answer == CancelAnswer::ahead) {
+    ++counters_.dropped_ahead;
+    return;
+  }
+  accept_sequenced(peer, h, /*delivered=*/true);
+  if (answer != CancelAnswer::later) return;
   // One parked cancel per message the peer may have out of order (the matcher's window bounds msg_seq).
   for (const ParkedCancel& parked : peer.parked_cancels) {
     if (parked.msg_seq == cancel.msg_seq) {
@@ -40,10 +47,9 @@ void EngineCore::handle_cancel(Peer& peer, const frag::FrameHeader& h) {
     }
   }
   peer.parked_cancels.push_back(cancel);
-  ++parked_cancels_;
 }
 
-bool EngineCore::answer_cancel(Peer& peer, const ParkedCancel& cancel) {
+EngineCore::CancelAnswer EngineCore::answer_cancel(Peer& peer, const ParkedCancel& cancel) {
   IncomingMessage* seen = nullptr;
   bool refused = false;
   const auto may_take = [&](const match::Envelope& envelope) {
@@ -53,15 +59,16 @@ bool EngineCore::answer_cancel(Peer& peer, const ParkedCancel& cancel) {
   };
   match::Envelope taken{};
   const auto outcome = matcher_.withdraw(peer.rank, cancel.msg_seq, cancel.context, cancel.tag, may_take, &taken);
+  if (!outcome && outcome.code() == base::Errc::out_of_range) return CancelAnswer::ahead;
   if (!outcome || refused) {
     ++counters_.dropped_malformed;
     base::logger().debug("refused a cancel of message {} from rank {}: {}", cancel.msg_seq, peer.rank,
                          outcome ? std::string("not a rendezvous of that send") : outcome.status().to_string());
-    return true;
+    return CancelAnswer::refused;
   }
   using Withdrawal = match::Matcher::Withdrawal;
   // Not released, or its RTS waits for a resend (its first copy failed its checksum): ask again later.
-  if (*outcome == Withdrawal::not_released || *outcome == Withdrawal::kept) return false;
+  if (*outcome == Withdrawal::not_released || *outcome == Withdrawal::kept) return CancelAnswer::later;
   frag::FrameHeader reply = header_for(peer, frag::FrameType::cancel_reply);
   reply.message_seq = cancel.msg_seq;
   reply.sender_request = cancel.sender_cookie;
@@ -80,18 +87,14 @@ bool EngineCore::answer_cancel(Peer& peer, const ParkedCancel& cancel) {
     reply.flags |= frag::kFlagWithdrawn;
   }
   send_frame(peer, reply, {});
-  return true;
+  return CancelAnswer::answered;
 }
 
-void EngineCore::retry_parked_cancels() {
-  for (Peer& peer : peers_) {
-    if (peer.parked_cancels.empty()) continue;
-    std::erase_if(peer.parked_cancels, [&](const ParkedCancel& cancel) {
-      if (!answer_cancel(peer, cancel)) return false;
-      --parked_cancels_;
-      return true;
-    });
-  }
+// Called when a frame of the peer's messages was handled: a parked cancel can only be answered once its
+// message was released to matching or its RTS accepted, which only such a frame does.
+void EngineCore::retry_parked_cancels(Peer& peer) {
+  std::erase_if(peer.parked_cancels,
+                [&](const ParkedCancel& cancel) { return answer_cancel(peer, cancel) != CancelAnswer::later; });
 }
 
 void EngineCore::handle_cancel_reply(Peer& peer, const frag::FrameHeader& h) {

@@ -196,7 +196,6 @@ bool EngineCore::progress() {
     rebind_frames();
     did = true;
   }
-  if (parked_cancels_ != 0) [[unlikely]] retry_parked_cancels();
   if (!streaming_.empty()) did = push_streams() || did;
   // Timers every kTimerCheckRounds busy rounds, and every 4th idle one: an idle round is one look at
   // each path, and reading the clock at every one of them lengthens the wait for the next frame.

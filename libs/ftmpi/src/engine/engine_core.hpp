@@ -310,13 +310,15 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // Copies a fragment into place with verification; false on a checksum mismatch.
   bool place_payload(IncomingMessage& message, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void process_events();
-  // Send cancellation (engine_cancel.cpp): the sender's CANCEL, the receiver's answer (false: the
-  // message is not released yet, so the cancel is parked), and the sender's handling of the reply.
+  // Send cancellation (engine_cancel.cpp): the sender's CANCEL, the receiver's answer (later: the
+  // message is not released yet, so the cancel is parked; ahead: beyond the matcher's window, not
+  // acknowledged), and the sender's handling of the reply.
+  enum class CancelAnswer : std::uint8_t { answered, later, ahead, refused };
   void cancel_send(Request& r);
-  bool answer_cancel(Peer& peer, const ParkedCancel& cancel);
+  CancelAnswer answer_cancel(Peer& peer, const ParkedCancel& cancel);
   void handle_cancel(Peer& peer, const frag::FrameHeader& h);
   void handle_cancel_reply(Peer& peer, const frag::FrameHeader& h);
-  void retry_parked_cancels();
+  void retry_parked_cancels(Peer& peer);
   IncomingMessage* acquire_message();
   void release_message(IncomingMessage* message);
 
@@ -393,7 +395,6 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   bool any_tracking_ = false;
   bool rebind_pending_ = false;          // some peer has frames on a down route
   bool lost_pending_ = false;            // some peer was lost and is not forgotten yet
-  std::size_t parked_cancels_ = 0;       // over every peer's parked_cancels
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces

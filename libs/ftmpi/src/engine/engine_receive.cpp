@@ -440,6 +440,7 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
   }
   in_hand_ = nullptr;
   finish_message_if_complete(m);
+  if (!peer.parked_cancels.empty()) [[unlikely]] retry_parked_cancels(peer);
 }
 
 void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,

@@ -424,7 +424,6 @@ void EngineCore::forget_lost_peer(Peer& peer) {
   peer.retained.clear();
   peer.received_prefix = 0;
   peer.resend_now.clear();
-  parked_cancels_ -= peer.parked_cancels.size();
   peer.parked_cancels.clear();
   peer.frames_unacked = 0;
   for (Route& route : peer.rails) {

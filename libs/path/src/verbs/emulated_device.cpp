@@ -356,6 +356,20 @@ int query_gid(ibv_context* context, std::uint8_t port, int index, ibv_gid* gid) 
   return 0;
 }
 
+// Its one GID is RoCE v2's (an IPv4-mapped address, as a RoCE v2 port's usual choice).
+int query_gid_ex(ibv_context* context, std::uint32_t port, std::uint32_t index, ibv_gid_entry* entry,
+                 std::uint32_t flags) {
+  if (entry == nullptr || flags != 0) return EINVAL;
+  ibv_gid gid{};
+  if (query_gid(context, static_cast<std::uint8_t>(port), static_cast<int>(index), &gid) != 0) return ENODATA;
+  *entry = {};
+  entry->gid = gid;
+  entry->gid_index = index;
+  entry->port_num = port;
+  entry->gid_type = IBV_GID_TYPE_ROCE_V2;
+  return 0;
+}
+
 // ---- PD, MR --------------------------------------------------------------------------------------
 
 ibv_pd* alloc_pd(ibv_context* context) {
@@ -802,7 +816,8 @@ void ack_async_event(ibv_async_event*) {}
 
 constexpr VerbsApi kEmulated{
     "emulated",     get_device_list, free_device_list, get_device_name, open_device,
-    close_device,   query_device,    query_port,       query_gid,       alloc_pd,
+    close_device,   query_device,    query_port,       query_gid,       query_gid_ex,
+    alloc_pd,
     dealloc_pd,     reg_mr,          dereg_mr,         create_cq,       destroy_cq,
     create_qp,      modify_qp,       destroy_qp,       create_ah,       destroy_ah,
     post_send,      post_recv,       poll_cq,          get_async_event, ack_async_event,

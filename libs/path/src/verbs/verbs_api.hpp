@@ -24,6 +24,9 @@ struct VerbsApi {
   int (*query_device)(ibv_context* context, ibv_device_attr* attr);
   int (*query_port)(ibv_context* context, std::uint8_t port, ibv_port_attr* attr);
   int (*query_gid)(ibv_context* context, std::uint8_t port, int index, ibv_gid* gid);
+  // The entry with its type (RoCE v1 or v2, InfiniBand): how the path picks a RoCE v2 address.
+  int (*query_gid_ex)(ibv_context* context, std::uint32_t port, std::uint32_t index, ibv_gid_entry* entry,
+                      std::uint32_t flags);
   ibv_pd* (*alloc_pd)(ibv_context* context);
   int (*dealloc_pd)(ibv_pd* pd);
   ibv_mr* (*reg_mr)(ibv_pd* pd, void* addr, std::size_t length, int access);

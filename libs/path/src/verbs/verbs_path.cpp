@@ -79,7 +79,8 @@ VerbsOptions VerbsOptions::from_params(const base::ParamSet& params) {
   VerbsOptions o;
   o.device = params.get_string(kVerbsDevice);
   o.port = static_cast<std::uint8_t>(std::clamp<std::int64_t>(params.get_integer(kVerbsPort), 0, 255));
-  o.gid_index = static_cast<int>(std::clamp<std::int64_t>(params.get_integer(kVerbsGidIndex), 0, 1 << 16));
+  // An address handle names its source GID in 8 bits.
+  o.gid_index = static_cast<int>(std::clamp<std::int64_t>(params.get_integer(kVerbsGidIndex), -1, 255));
   o.recv_buffers = static_cast<std::size_t>(std::clamp<std::int64_t>(params.get_integer(kVerbsRecvBuffers), 2, 1 << 20));
   o.send_buffers = static_cast<std::size_t>(std::clamp<std::int64_t>(params.get_integer(kVerbsSendBuffers), 1, 1 << 20));
   o.send_qps = static_cast<std::size_t>(std::clamp<std::int64_t>(params.get_integer(kVerbsSendQps), 1, 64));
@@ -139,6 +140,7 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
   }
   // The device named, or the first whose port (the one named, or any) is active.
   std::string tried;
+  ibv_port_attr port_attr{};
   for (int d = 0; d < count && context_ == nullptr; ++d) {
     const std::string name = api_.get_device_name(list[d]);
     if (!options.device.empty() && options.device != "emulated" && options.device != name) continue;
@@ -162,6 +164,7 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
       }
       context_ = context;
       port_ = static_cast<std::uint8_t>(p);
+      port_attr = attr;
       local_.lid = attr.lid;
       const std::size_t mtu = mtu_bytes(attr.active_mtu);
       if (mtu <= kGrhSize + 256) {
@@ -171,7 +174,7 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
       }
       local_.max_frame = mtu - kGrhSize;
       info_.name = "verbs " + name + ":" + std::to_string(p);
-      info_.rail = name;
+      info_.rail = name + ":" + std::to_string(p);
       break;
     }
     if (context_ == nullptr) api_.close_device(context);
@@ -181,7 +184,7 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
     if (tried.empty()) tried = "no device named '" + options.device + "'";
     return Status(Errc::rail_down, "no usable verbs port: " + tried);
   }
-  gid_index_ = options.gid_index;
+  gid_index_ = options.gid_index >= 0 ? options.gid_index : choose_gid_index(port_attr);
   if (api_.query_gid(context_, port_, gid_index_, &local_.gid) != 0) {
     return Status(Errc::invalid_argument, info_.name + ": no GID at index " + std::to_string(gid_index_) +
                                               " (path.verbs.gid_index)");
@@ -257,6 +260,29 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
   return {};
 }
 
+// InfiniBand: GID 0. Ethernet (RoCE): a port lists each address twice, as RoCE v1 (not routable) and
+// v2 (UDP/IP, routable, the one fabrics tune), plus a link-local one, in an order that differs between
+// hosts; so the first RoCE v2 entry holding an IPv4 address, else the first RoCE v2 one, else 0.
+int VerbsPath::choose_gid_index(const ibv_port_attr& port) const {
+  if (port.link_layer != IBV_LINK_LAYER_ETHERNET) return 0;
+  int any_v2 = -1;
+  const int entries = std::min(port.gid_tbl_len, 256);
+  for (int i = 0; i < entries; ++i) {
+    ibv_gid_entry entry{};
+    if (api_.query_gid_ex(context_, port_, static_cast<std::uint32_t>(i), &entry, 0) != 0) continue;
+    if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
+    const auto& raw = entry.gid.raw;
+    bool zero = true;
+    for (std::uint8_t b : raw) zero = zero && b == 0;
+    if (zero) continue;
+    bool ipv4 = raw[10] == 0xff && raw[11] == 0xff;
+    for (int b = 0; b < 10; ++b) ipv4 = ipv4 && raw[b] == 0;
+    if (ipv4) return i;
+    if (any_v2 < 0) any_v2 = i;
+  }
+  return any_v2 >= 0 ? any_v2 : 0;
+}
+
 // RESET -> INIT -> RTR -> RTS, as every UD QP.
 base::Status VerbsPath::bring_up(ibv_qp* qp) {
   ibv_qp_attr attr{};
@@ -280,11 +306,12 @@ base::Status VerbsPath::bring_up(ibv_qp* qp) {
 }
 
 VerbsPath::~VerbsPath() {
+  // QPs first: work still queued on them may name an address handle.
+  for (ibv_qp* qp : send_qps_) api_.destroy_qp(qp);
+  if (recv_qp_ != nullptr) api_.destroy_qp(recv_qp_);
   for (Peer& p : peers_) {
     if (p.ah != nullptr) api_.destroy_ah(p.ah);
   }
-  for (ibv_qp* qp : send_qps_) api_.destroy_qp(qp);
-  if (recv_qp_ != nullptr) api_.destroy_qp(recv_qp_);
   if (send_mr_ != nullptr) api_.dereg_mr(send_mr_);
   if (recv_mr_ != nullptr) api_.dereg_mr(recv_mr_);
   if (send_cq_ != nullptr) api_.destroy_cq(send_cq_);
@@ -303,6 +330,7 @@ base::Status VerbsPath::add_peer(Rank peer, std::string_view address) {
     return Status(Errc::invalid_argument, "rank " + std::to_string(peer) + "'s verbs address has QKey " +
                                               std::to_string(parsed->qkey) + ", not the job's");
   }
+  if (peers_[peer].ah != nullptr) api_.destroy_ah(peers_[peer].ah);  // a peer given again
   peers_[peer] = {true, *parsed, nullptr};
   return {};
 }
@@ -334,7 +362,10 @@ base::Status VerbsPath::send(Rank peer, FrameWriter& frame) noexcept {
                                               std::to_string(max_frame_to(peer)) + ")");
   }
   if (broken_) return broken_status(peer);
-  if (free_send_.empty()) reap_send_completions();
+  if (free_send_.empty()) {
+    reap_send_completions();
+    if (broken_) return broken_status(peer);
+  }
   if (!queued_.empty() || free_send_.empty()) {
     // Wait in order inside the path: the frame is copied now (the writer does not outlive this call).
     QueuedFrame q{peer, std::vector<std::byte>(size)};
@@ -429,7 +460,10 @@ void VerbsPath::reap_send_completions() noexcept {
       free_send_.push_back(static_cast<std::uint32_t>(wc[i].wr_id));
       if (wc[i].status != IBV_WC_SUCCESS) {
         ++counters_.send_completion_errors;
-        mark_broken(std::string("a send completed in error (") + ibv_wc_status_str(wc[i].status) + ")");
+        // With the port down, that is what sends do: the rail comes back with the port.
+        ibv_port_attr port{};
+        const bool port_down = api_.query_port(context_, port_, &port) == 0 && port.state != IBV_PORT_ACTIVE;
+        mark_broken(std::string("a send completed in error (") + ibv_wc_status_str(wc[i].status) + ")", port_down);
       }
     }
     if (n < static_cast<int>(kPollBatch)) return;
@@ -437,7 +471,8 @@ void VerbsPath::reap_send_completions() noexcept {
 }
 
 void VerbsPath::repost_receives() noexcept {
-  if (to_repost_.empty() || broken_) return;
+  // A rail down only with its port keeps its pool posted, ready for the port's return.
+  if (to_repost_.empty() || (broken_ && !port_down_only_)) return;
   std::vector<ibv_recv_wr> wrs(to_repost_.size());
   std::vector<ibv_sge> sges(to_repost_.size());
   const std::size_t room = kGrhSize + frame_room_;
@@ -480,7 +515,10 @@ void VerbsPath::check_async_events() noexcept {
   while (api_.get_async_event(context_, &event) == 0) {
     ++counters_.async_events;
     const ibv_event_type type = event.event_type;
+    const bool port_event = type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_PORT_ACTIVE;
+    const bool other_port = port_event && event.element.port_num != port_;
     api_.ack_async_event(&event);
+    if (other_port) continue;  // every context on the device hears of every port
     switch (type) {
       case IBV_EVENT_PORT_ERR:
       case IBV_EVENT_DEVICE_FATAL:
@@ -494,6 +532,12 @@ void VerbsPath::check_async_events() noexcept {
       case IBV_EVENT_PORT_ACTIVE:
         // The port is back: a rail broken only by the port going down works again.
         if (broken_ && port_down_only_) {
+          // Sends that failed may have left a send queue in error: back to RTS (one in RTS stays so).
+          for (ibv_qp* qp : send_qps_) {
+            ibv_qp_attr attr{};
+            attr.qp_state = IBV_QPS_RTS;
+            (void)api_.modify_qp(qp, &attr, IBV_QP_STATE);
+          }
           broken_ = false;
           broken_reason_.clear();
           base::logger().info("{}: the port is active again", info_.name);
@@ -518,6 +562,7 @@ std::size_t VerbsPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   while (handed < budget) {
     const int want = static_cast<int>(std::min(kPollBatch, budget - handed));
     const int n = api_.poll_cq(recv_cq_, want, wc);
+    if (n < 0) mark_broken("polling the receive completion queue failed");
     if (n <= 0) break;
     for (int i = 0; i < n; ++i) {
       const std::uint32_t buffer = static_cast<std::uint32_t>(wc[i].wr_id);

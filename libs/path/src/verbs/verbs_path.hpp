@@ -32,7 +32,7 @@ inline constexpr std::size_t kGrhSize = 40;
 struct VerbsOptions {
   std::string device;             // "" the first device with an active port; "emulated" the test device
   std::uint8_t port = 0;          // 0: the device's first active port
-  int gid_index = 0;              // RoCE: which GID (address) of the port
+  int gid_index = -1;             // RoCE: which GID (address) of the port; -1: chosen (see the .cpp)
   std::size_t recv_buffers = 0;   // registered receive buffers (frames the peers may have in flight to us)
   std::size_t send_buffers = 0;   // registered send buffers (frames we may have in flight)
   std::size_t send_qps = 0;       // send QPs used in turn
@@ -90,6 +90,7 @@ class VerbsPath final : public Path {
   std::vector<PathCounterGroup> stats() const override;
 
   const VerbsCounters& counters() const noexcept { return counters_; }
+  ibv_context* context() const noexcept { return context_; }  // the device's (tests drive the emulated one)
 
  private:
   struct Peer {
@@ -105,6 +106,8 @@ class VerbsPath final : public Path {
   explicit VerbsPath(const VerbsApi& api) : api_(api) {}
   base::Status setup(const VerbsOptions& options);
   base::Status bring_up(ibv_qp* qp);
+  // The GID index to send from when none is given: see VerbsPath::setup.
+  int choose_gid_index(const ibv_port_attr& port) const;
   // Reposts the receive buffers consumed since the last repost, as one chain.
   void repost_receives() noexcept;
   // Takes the send CQ's completions: their buffers become free; an error marks the path broken.

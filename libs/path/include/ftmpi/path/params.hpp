@@ -76,8 +76,9 @@ inline constexpr base::ParamRow kVerbsPort{
     "port of a verbs device named without one, from 1; 0: its first active port", base::ParamLevel::advanced,
     base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsGidIndex{
-    "path.verbs.gid_index", base::ParamType::integer, "0",
-    "GID index of the port (RoCE: which address and RoCE version)", base::ParamLevel::advanced,
+    "path.verbs.gid_index", base::ParamType::integer, "-1",
+    "GID index of the port (RoCE: which address and RoCE version); -1: 0 on InfiniBand, on Ethernet the "
+    "first RoCE v2 IPv4 address (else the first RoCE v2 one, else 0)", base::ParamLevel::advanced,
     base::ParamScope::rank};
 inline constexpr base::ParamRow kVerbsRecvBuffers{
     "path.verbs.recv_buffers", base::ParamType::integer, "512",
