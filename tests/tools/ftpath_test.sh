@@ -6,6 +6,8 @@
 #                   moves 64 MB more; disabling rail 0 too is refused (exit 4, the last working rail);
 #                   `ftpath enable` rail 1: it comes back up and carries traffic again; every byte arrives
 #                   intact; `ftpath show` on the ended job says so (exit 3)
+#   disable-enable-verbs  the same with rail 0 UDP and rail 1 the verbs path (emulated device): `ftpath
+#                   show` lists rails of both kinds, and the verbs rail is disabled and enabled by index
 #   busy            rank 1 computes without MPI calls: `show --timeout 1` returns, names rank 1 as not
 #                   answering (exit 5) and still shows rank 0
 #   two-jobs        two jobs at once: list shows both, show without JOB asks for one (exit 3), each by id
@@ -52,8 +54,14 @@ only_job_id() { "$ftpath" list --json | jq -r '.jobs[0].id // empty'; }
 udp_rails=(--param path.kinds=udp --param path.rails=127.0.0.1,127.0.0.2)
 
 case $case_name in
-disable-enable)
-  start_job job -n 2 --timeout 170 "${udp_rails[@]}" "$bulk" -m 512 -s 262144 -u "$work/stop"
+disable-enable | disable-enable-verbs)
+  rails=("${udp_rails[@]}")
+  rail_1=127.0.0.2  # how `ftpath enable` names rail 1
+  if [ "$case_name" = disable-enable-verbs ]; then
+    rails=(--paths udp,verbs --param path.rails=127.0.0.1 --param path.verbs.device=emulated)
+    rail_1=1
+  fi
+  start_job job -n 2 --timeout 170 "${rails[@]}" "$bulk" -m 512 -s 262144 -u "$work/stop"
   wait_for '[ -n "$(only_job_id)" ]' || fail "the job never appeared in ftpath list"
   id=$(only_job_id)
   # Sum over both ranks of one rail's bytes sent, and rank 1's bytes received in all (the transfer's progress).
@@ -62,6 +70,11 @@ disable-enable)
   rail_states() { "$ftpath" show "$id" --json | jq -r "[.ranks[].rails[]? | select(.index == $1) | .state] | unique | join(\",\")"; }
   wait_for '[ "$(moved)" -gt 33554432 ]' || fail "the transfer did not start"
   [ "$(rail_sent 1)" -gt 0 ] || fail "rail 1 carried nothing before it was disabled (no striping?)"
+  if [ "$case_name" = disable-enable-verbs ]; then
+    names=$("$ftpath" show "$id" --json | jq -r '[.ranks[].rails[]? | .name] | unique | join(",")')
+    case $names in *udp*verbs* | *verbs*udp*) ;; *) fail "ftpath show should list a UDP and a verbs rail: $names" ;; esac
+    echo "ftpath_test: rails of both kinds: $names"
+  fi
 
   # Every rank applies the disable in the progress round that takes the request, moving the rail's frames
   # off at once; ftpath returns once all confirmed. From then on the rail must carry nothing: traffic
@@ -86,7 +99,7 @@ disable-enable)
   # Nothing changed (a loaded machine may make a rail suspect for a moment: still in service).
   case $(rail_states 0) in *disabled* | *down* | "") fail "rail 0 is $(rail_states 0) after a refused disable" ;; esac
 
-  out=$("$ftpath" enable "$id" 127.0.0.2) || fail "ftpath enable exited $?: $out"
+  out=$("$ftpath" enable "$id" "$rail_1") || fail "ftpath enable exited $?: $out"
   echo "$out"
   wait_for '[ "$(rail_states 1)" = up ]' 60 || fail "rail 1 did not come back up (it is $(rail_states 1))"
   back=$(rail_sent 1)
