@@ -174,6 +174,9 @@ contains
     call MPI_Type_create_f90_real(15, MPI_UNDEFINED, t)
     call MPI_Type_size(t, n)
     call expect(n == 8, 'type_create_f90_real(15) is 8 bytes')
+    ! C's datatypes are Fortran constants too, synonyms included.
+    call MPI_Type_size(MPI_LONG_LONG, n)
+    call expect(n == 8 .and. MPI_LONG_LONG == MPI_LONG_LONG_INT, 'MPI_LONG_LONG from Fortran')
     call MPI_Type_create_f90_integer(9, t)
     call MPI_Type_size(t, n)
     call expect(n == 8 .or. n == 4, 'type_create_f90_integer(9)')
