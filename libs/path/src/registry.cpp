@@ -6,6 +6,18 @@
 #include "drivers.hpp"
 
 namespace ftmpi::path {
+
+std::vector<std::string> split_list(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(separator, start), text.size());
+    parts.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
 std::span<const Driver* const> drivers() noexcept {
   // The registry: one line per driver, host-local ones first.
   static const Driver* const kDrivers[] = {

@@ -14,17 +14,6 @@ namespace {
 
 constexpr base::ParamRow kUdpParams[] = {kRails, kUdpMaxFrame, kUdpSendBuffer, kUdpReceiveBuffer, kUdpPlace};
 
-std::vector<std::string> split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(separator, start), text.size());
-    parts.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
 // The rails this process can use, by index: nullopt where a rail does not work here, which is reported
 // and left out. An entry that cannot be a rail at all is an error.
 base::Result<std::vector<std::optional<RailAddress>>> local_rails(const std::string& spec) {
@@ -35,7 +24,7 @@ base::Result<std::vector<std::optional<RailAddress>>> local_rails(const std::str
     for (auto& rail : *all) rails.emplace_back(std::move(rail));
     return rails;
   }
-  for (const std::string& entry : split(spec, ',')) {
+  for (const std::string& entry : split_list(spec, ',')) {
     auto one = resolve_rails(entry);
     if (one) {
       rails.emplace_back(std::move(one->front()));
@@ -63,7 +52,7 @@ class UdpEndpoint final : public Endpoint {
   }
 
   base::Status connect(Rank peer, std::string_view address) override {
-    const std::vector<std::string> endpoints = split(address, ';');
+    const std::vector<std::string> endpoints = split_list(address, ';');
     for (std::size_t k = 0; k < paths_.size() && k < endpoints.size(); ++k) {
       if (!paths_[k] || endpoints[k] == "-") continue;
       const std::size_t slash = endpoints[k].find('/');

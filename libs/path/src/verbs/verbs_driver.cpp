@@ -31,17 +31,6 @@ std::uint32_t job_qkey(std::string_view job_prefix) noexcept {
   return hash == 0 ? 1 : hash;
 }
 
-std::vector<std::string> split(std::string_view text, char separator) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t end = std::min(text.find(separator, start), text.size());
-    parts.emplace_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
 // Rail k of every rank talks to rail k of its peers, as on UDP: published as the rails' addresses
 // separated by ';', "-" for a rail that does not work on this rank.
 class VerbsEndpoint final : public Endpoint {
@@ -58,7 +47,7 @@ class VerbsEndpoint final : public Endpoint {
   }
 
   base::Status connect(Rank peer, std::string_view address) override {
-    const std::vector<std::string> rails = split(address, ';');
+    const std::vector<std::string> rails = split_list(address, ';');
     for (std::size_t k = 0; k < paths_.size() && k < rails.size(); ++k) {
       if (!paths_[k] || rails[k] == "-") continue;
       if (auto s = paths_[k]->add_peer(peer, rails[k]); !s) {
@@ -104,7 +93,7 @@ class VerbsDriver final : public Driver {
     };
     if (common.device == "emulated") {
       const std::string where = job.params->get_string(kVerbsEmulatedAddress);
-      std::vector<std::string> entries = split(where, ',');
+      std::vector<std::string> entries = split_list(where, ',');
       for (std::size_t k = 0; k < entries.size(); ++k) {
         // An interface, address or subnet, as path.rails takes them: one value serves every host.
         auto rail = resolve_rails(entries[k]);
@@ -127,7 +116,7 @@ class VerbsDriver final : public Driver {
       }
     } else {
       const std::vector<std::string> entries = common.device.empty() ? std::vector<std::string>{""}
-                                                                     : split(common.device, ',');
+                                                                     : split_list(common.device, ',');
       for (std::size_t k = 0; k < entries.size(); ++k) {
         verbs::VerbsOptions options = common;
         const std::size_t colon = entries[k].find(':');
