@@ -45,7 +45,6 @@ constexpr int kMaxSge = 16;
 constexpr int kMaxCqe = 65536;
 constexpr std::uint32_t kMaxInline = 256;
 
-std::size_t mtu_bytes(ibv_mtu mtu) { return std::size_t{128} << static_cast<int>(mtu); }
 
 // The configuration open_device copies: set and read under a lock, since tests run ranks as threads.
 EmulatedConfig& default_config() {
@@ -567,10 +566,7 @@ ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
     errno = EINVAL;
     return nullptr;
   }
-  const std::uint8_t* raw = attr->grh.dgid.raw;
-  const bool v4_mapped = std::all_of(raw, raw + 10, [](std::uint8_t b) { return b == 0; }) && raw[10] == 0xff &&
-                         raw[11] == 0xff;
-  if (!v4_mapped) {
+  if (!ipv4_mapped(attr->grh.dgid)) {
     errno = EINVAL;
     return nullptr;
   }
@@ -578,7 +574,7 @@ ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   ah->handle.ibv.context = pd->context;
   ah->handle.ibv.pd = pd;
   ah->handle.ibv.handle = ctx->next_handle++;
-  std::memcpy(&ah->ipv4, raw + 12, 4);
+  std::memcpy(&ah->ipv4, attr->grh.dgid.raw + 12, 4);
   ah->handle.state = ah.get();
   ctx->ahs.push_back(std::move(ah));
   return &ctx->ahs.back()->handle.ibv;

@@ -51,4 +51,22 @@ struct VerbsApi {
 const VerbsApi& real_verbs() noexcept;
 const VerbsApi& emulated_verbs() noexcept;
 
+// What the driver and the emulated device both need to read of verbs values.
+// An ibv_mtu in bytes; 0 for a value that is none of them.
+inline std::size_t mtu_bytes(ibv_mtu mtu) noexcept {
+  return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? std::size_t{128} << static_cast<int>(mtu) : 0;
+}
+// Whether a GID is an IPv4-mapped address (::ffff:a.b.c.d), as RoCE v2 gives an IPv4 interface.
+inline bool ipv4_mapped(const ibv_gid& gid) noexcept {
+  for (int b = 0; b < 10; ++b) {
+    if (gid.raw[b] != 0) return false;
+  }
+  return gid.raw[10] == 0xff && gid.raw[11] == 0xff;
+}
+// Its IPv4 address, host order (as ftmpi/path/udp.hpp's parse_ipv4 and format_ipv4 take them).
+inline std::uint32_t ipv4_of(const ibv_gid& gid) noexcept {
+  return (std::uint32_t{gid.raw[12]} << 24) | (std::uint32_t{gid.raw[13]} << 16) | (std::uint32_t{gid.raw[14]} << 8) |
+         gid.raw[15];
+}
+
 }  // namespace ftmpi::path::verbs

@@ -92,8 +92,11 @@ class VerbsDriver final : public Driver {
       paths.push_back(nullptr);
     };
     if (common.device == "emulated") {
-      const std::string where = job.params->get_string(kVerbsEmulatedAddress);
-      std::vector<std::string> entries = split_list(where, ',');
+      verbs::EmulatedConfig config;
+      config.port_down = job.params->get_bool(kVerbsEmulatedPortDown);
+      const std::int64_t after = job.params->get_integer(kVerbsEmulatedPortDownAfterSends);
+      config.port_down_after_sends = after > 0 ? static_cast<std::uint64_t>(after) : 0;
+      const std::vector<std::string> entries = split_list(job.params->get_string(kVerbsEmulatedAddress), ',');
       for (std::size_t k = 0; k < entries.size(); ++k) {
         // An interface, address or subnet, as path.rails takes them: one value serves every host.
         auto rail = resolve_rails(entries[k]);
@@ -101,11 +104,7 @@ class VerbsDriver final : public Driver {
           left_out(k, entries[k], "path.verbs.emulated.address: " + rail.status().message());
           continue;
         }
-        verbs::EmulatedConfig config;
         config.address = format_ipv4(rail->front().ipv4);
-        config.port_down = job.params->get_bool(kVerbsEmulatedPortDown);
-        const std::int64_t after = job.params->get_integer(kVerbsEmulatedPortDownAfterSends);
-        config.port_down_after_sends = after > 0 ? static_cast<std::uint64_t>(after) : 0;
         verbs::configure_emulated_verbs(config);
         auto path = verbs::VerbsPath::open(verbs::emulated_verbs(), common);
         if (!path) {

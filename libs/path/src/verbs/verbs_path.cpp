@@ -28,10 +28,12 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "ftmpi/base/log.hpp"
 #include "emulated_device.hpp"
 #include "ftmpi/path/params.hpp"
+#include "ftmpi/path/udp.hpp"
 
 namespace ftmpi::path::verbs {
 namespace {
@@ -43,15 +45,14 @@ constexpr std::size_t kRepostBatch = 16;
 constexpr std::size_t kPollBatch = 32;
 constexpr std::uint32_t kEventCheckPolls = 64;  // async events are looked for every so many polls
 
-std::size_t mtu_bytes(ibv_mtu mtu) noexcept {
-  switch (mtu) {
-    case IBV_MTU_256: return 256;
-    case IBV_MTU_512: return 512;
-    case IBV_MTU_1024: return 1024;
-    case IBV_MTU_2048: return 2048;
-    case IBV_MTU_4096: return 4096;
+// A frame into `room` (exactly its size): from its bytes when they exist whole, else written there.
+void write_frame(FrameWriter& frame, std::span<std::byte> room) noexcept {
+  const auto whole = frame.bytes();
+  if (!whole.empty()) {
+    std::memcpy(room.data(), whole.data(), room.size());
+  } else {
+    frame.write(room);
   }
-  return 0;
 }
 
 std::string errno_text(int err) { return std::string(std::strerror(err)); }
@@ -192,9 +193,7 @@ base::Status VerbsPath::setup(const VerbsOptions& options) {
   local_.qkey = options.qkey & 0x7fffffffU;  // the top bit asks for a privileged (controlled) QKey
   // The emulated device's rails differ only by address (its GID): name them by it, as UDP's are.
   if (&api_ == &emulated_verbs()) {
-    const auto* g = local_.gid.raw;
-    const std::string ipv4 = std::to_string(g[12]) + "." + std::to_string(g[13]) + "." + std::to_string(g[14]) +
-                             "." + std::to_string(g[15]);
+    const std::string ipv4 = format_ipv4(ipv4_of(local_.gid));
     info_.name += " " + ipv4;
     info_.rail = ipv4;
   }
@@ -272,12 +271,8 @@ int VerbsPath::choose_gid_index(const ibv_port_attr& port) const {
     if (api_.query_gid_ex(context_, port_, static_cast<std::uint32_t>(i), &entry, 0) != 0) continue;
     if (entry.gid_type != IBV_GID_TYPE_ROCE_V2) continue;
     const auto& raw = entry.gid.raw;
-    bool zero = true;
-    for (std::uint8_t b : raw) zero = zero && b == 0;
-    if (zero) continue;
-    bool ipv4 = raw[10] == 0xff && raw[11] == 0xff;
-    for (int b = 0; b < 10; ++b) ipv4 = ipv4 && raw[b] == 0;
-    if (ipv4) return i;
+    if (std::all_of(std::begin(raw), std::end(raw), [](std::uint8_t b) { return b == 0; })) continue;
+    if (ipv4_mapped(entry.gid)) return i;
     if (any_v2 < 0) any_v2 = i;
   }
   return any_v2 >= 0 ? any_v2 : 0;
@@ -369,25 +364,14 @@ base::Status VerbsPath::send(Rank peer, FrameWriter& frame) noexcept {
   if (!queued_.empty() || free_send_.empty()) {
     // Wait in order inside the path: the frame is copied now (the writer does not outlive this call).
     QueuedFrame q{peer, std::vector<std::byte>(size)};
-    const auto whole = frame.bytes();
-    if (!whole.empty()) {
-      std::memcpy(q.bytes.data(), whole.data(), size);
-    } else {
-      frame.write(q.bytes);
-    }
+    write_frame(frame, q.bytes);
     queued_.push_back(std::move(q));
     ++counters_.frames_queued;
     flush_queue();
     return broken_ ? broken_status(peer) : Status{};
   }
   const std::uint32_t buffer = free_send_.back();
-  std::byte* room = send_slab_.get() + std::size_t{buffer} * frame_room_;
-  const auto whole = frame.bytes();
-  if (!whole.empty()) {
-    std::memcpy(room, whole.data(), size);
-  } else {
-    frame.write({room, size});
-  }
+  write_frame(frame, {send_slab_.get() + std::size_t{buffer} * frame_room_, size});
   free_send_.pop_back();
   return post_frame(peer, buffer, size);
 }
