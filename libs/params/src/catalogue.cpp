@@ -19,7 +19,8 @@ constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,       kShmEager
                                       kAckDelay,      kSpinRounds,     kProgressThread,      kProgressThreadSleep,
                                       kWindow,        kWindowFrames,   kRailDownAfter,       kPeerTimeout,
                                       kProbeMin,      kProbeMax,       kReport,              kFlightEvents,
-                                      kFlightInterval, kFlightWrite,   kFlightDir,           kHostId};
+                                      kFlightInterval, kFlightWrite,   kFlightDir,           kHostId,
+                                      kTestOverlapTag};
 
 }  // namespace
 

@@ -35,7 +35,9 @@ void EngineCore::serve_control() {
   std::vector<rte::Control> controls = env_.take_control();
   if (env_.take_peer_statuses) {
     for (const rte::PeerStatus& status : env_.take_peer_statuses()) {
-      if (status.peer < peers_.size()) peers_[status.peer].rails.peer_checked(status.polling);
+      if (status.peer >= peers_.size()) continue;
+      const PeerGuard peer_lock(*this, status.peer);
+      peers_[status.peer].rails.peer_checked(status.polling);
     }
   }
   for (rte::Control& control : controls) {
@@ -57,6 +59,7 @@ void EngineCore::serve_control() {
 }
 
 base::Result<std::string> EngineCore::answer_control(std::string_view line) {
+  const AllPeersGuard peer_locks(*this);  // rails of every peer change at once, or none
   auto request = rte::parse_control_request(line);
   if (!request) return request.status();
   switch (request->op) {

@@ -38,9 +38,66 @@ int CommView::comm_rank_of(int world_rank) const noexcept {
   return it == world_ranks.end() ? -1 : static_cast<int>(it - world_ranks.begin());
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Threads (engine_core.hpp)
+
+EngineCore::EngineGuard::EngineGuard(const EngineCore& engine) noexcept {
+  if (!base::multi_threaded() || holds_engine_lock_) return;
+  engine.engine_lock_waiters_.fetch_add(1, std::memory_order_relaxed);
+  engine.engine_lock_.lock();
+  engine.engine_lock_waiters_.fetch_sub(1, std::memory_order_relaxed);
+  holds_engine_lock_ = true;
+  engine_ = &engine;
+}
+
+EngineCore::EngineGuard::~EngineGuard() {
+  if (engine_ == nullptr) return;
+  holds_engine_lock_ = false;
+  engine_->engine_lock_.unlock();
+}
+
+EngineCore::PeerGuard::PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept : outer_(held_peer_) {
+  if (!base::multi_threaded() || held_peer_ == rank || held_peer_ == kAllPeers) return;
+  mutex_ = &engine.peer_locks_[rank];
+  mutex_->lock();
+  held_peer_ = rank;
+}
+
+EngineCore::PeerGuard::~PeerGuard() {
+  if (mutex_ == nullptr) return;
+  held_peer_ = outer_;
+  mutex_->unlock();
+}
+
+EngineCore::AllPeersGuard::AllPeersGuard(const EngineCore& engine) noexcept {
+  if (!base::multi_threaded() || held_peer_ == kAllPeers) return;
+  // One may be held already: a send that failed for good writes the flight recorder (with the
+  // statistics) before the job ends.
+  outer_ = held_peer_;
+  for (std::uint32_t r = 0; r < engine.id_.size; ++r) {
+    if (r != outer_) engine.peer_locks_[r].lock();
+  }
+  held_peer_ = kAllPeers;
+  engine_ = &engine;
+}
+
+EngineCore::AllPeersGuard::~AllPeersGuard() {
+  if (engine_ == nullptr) return;
+  held_peer_ = outer_;
+  for (std::uint32_t r = 0; r < engine_->id_.size; ++r) {
+    if (r != outer_) engine_->peer_locks_[r].unlock();
+  }
+}
+
+void EngineCore::record_flight(FlightEvent event) {
+  const std::lock_guard lock(flight_lock_);
+  flight_.record(std::move(event));
+}
+
 EngineCore::EngineCore(Identity identity, EngineConfig config,
                        std::vector<std::unique_ptr<path::Path>> paths, Environment environment)
-    : id_(identity),
+    : peer_locks_(std::make_unique<base::OptionalMutex[]>(identity.size)),
+      id_(identity),
       config_(config),
       paths_(std::move(paths)),
       env_(std::move(environment)),
@@ -153,8 +210,10 @@ bool EngineCore::is_complete(const Request* r, Completion* out) const noexcept {
 }
 
 void EngineCore::cancel(Request* r) {
+  const EngineGuard engine_lock(*this);
   if (r->complete) return;
   if (r->kind == RequestKind::send) {
+    const PeerGuard peer_lock(*this, r->peer);
     cancel_send(*r);
     return;
   }
@@ -167,6 +226,7 @@ void EngineCore::cancel(Request* r) {
 }
 
 void EngineCore::release(Request* r) {
+  const EngineGuard engine_lock(*this);
   if (r->complete) {
     requests_.free(r);
   } else {
@@ -175,6 +235,18 @@ void EngineCore::release(Request* r) {
 }
 
 bool EngineCore::progress() {
+  if (!base::multi_threaded() || holds_engine_lock_) [[likely]] return progress_locked();
+  // Another thread progressing does our work too; one that waits for the lock to start an operation
+  // goes first (a mutex hands nothing over by itself: we would take it straight back).
+  if (engine_lock_waiters_.load(std::memory_order_relaxed) != 0 || !engine_lock_.try_lock()) return false;
+  holds_engine_lock_ = true;
+  const bool did = progress_locked();
+  holds_engine_lock_ = false;
+  engine_lock_.unlock();
+  return did;
+}
+
+bool EngineCore::progress_locked() {
   bool did = false;
   if (env_.control_pending != nullptr && env_.control_pending->load(std::memory_order_relaxed)) [[unlikely]] {
     serve_control();
@@ -215,6 +287,7 @@ void EngineCore::idle(std::uint64_t idle_rounds) noexcept {
 }
 
 base::Status EngineCore::finalize() {
+  const EngineGuard engine_lock(*this);
   // 1. Everything this rank sent is safe at its peer: streams pushed out, nothing left queued in a path,
   //    and every sequenced frame received (verified and held in the peer's memory; whether the program
   //    there received the message is its own business, and a send nobody receives must not hang us).
@@ -225,6 +298,7 @@ base::Status EngineCore::finalize() {
       if (p->has_queued_frames()) return false;
     }
     for (const Peer& peer : peers_) {
+      const PeerGuard peer_lock(*this, peer.rank);
       for (std::size_t i = peer.received_prefix; i < peer.retained.size(); ++i) {
         if (!peer.retained[i].received) return false;
       }

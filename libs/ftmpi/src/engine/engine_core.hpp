@@ -30,6 +30,16 @@
 //     waiting for its receive to be posted, gets a longer timer instead of a resend).
 // Invariants: delivered is a subset of received; a message completes exactly once; a cookie from the
 // wire is looked up in the request table, never dereferenced.
+//
+// Threads (MPI_THREAD_MULTIPLE, base::multi_threaded()): the engine's lock (engine_lock_) covers receiving
+// and progress (the matcher, message records, streams, polling the paths, timers); each peer has a lock of
+// its own (peer_lock) for everything in its Peer (sequence state both ways, retained frames, credit,
+// rails). A send takes only its peer's lock, so threads sending to different peers run at once;
+// receives, probes and progress take the engine's lock, and a peer's lock for each frame from it and
+// each action toward it. Order: the engine's lock, then one peer's, then a path's own (a leaf, inside
+// the driver). progress() only tries the engine's lock: a thread that finds another one progressing
+// waits for its request, whose completion it reads without a lock (Request::complete). In a process
+// that did not ask for MULTIPLE every lock is an untaken branch.
 #pragma once
 
 #include <sys/uio.h>
@@ -48,6 +58,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "ftmpi/frag/checksum.hpp"
 #include "ftmpi/frag/fragmenter.hpp"
 #include "ftmpi/frag/wire.hpp"
@@ -97,6 +108,7 @@ struct EngineConfig {
   std::chrono::nanoseconds flight_interval{};
   enum class FlightWrite : std::uint8_t { never, abnormal, always } flight_write = FlightWrite::abnormal;
   std::string flight_file;  // where the ring is written; empty: nowhere (start.cpp names it)
+  std::int64_t test_overlap_tag = -1;  // engine.test.overlap_tag
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -252,6 +264,60 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   class OutgoingFrame;
   class ShortFrame;
 
+  static constexpr std::uint32_t kNoPeer = ~std::uint32_t{0};
+  static constexpr std::uint32_t kAllPeers = kNoPeer - 1;
+  // The engine's lock for one entry point (see "Threads"); re-entrant, so that finalize's progress and
+  // the callbacks of one call may call in again.
+  class EngineGuard {
+   public:
+    explicit EngineGuard(const EngineCore& engine) noexcept;
+    ~EngineGuard();
+    EngineGuard(const EngineGuard&) = delete;
+    EngineGuard& operator=(const EngineGuard&) = delete;
+
+   private:
+    const EngineCore* engine_ = nullptr;  // null: held already by this thread
+  };
+  // A peer's lock, unless this thread holds it already (handling a frame re-enters its peer's sends).
+  class PeerGuard {
+   public:
+    PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept;
+    ~PeerGuard();
+    PeerGuard(const PeerGuard&) = delete;
+    PeerGuard& operator=(const PeerGuard&) = delete;
+
+   private:
+    base::OptionalMutex* mutex_ = nullptr;  // null: held already
+    std::uint32_t outer_;
+  };
+  // Every peer's lock, in rank order (control requests, statistics: rare, and they span peers).
+  class AllPeersGuard {
+   public:
+    explicit AllPeersGuard(const EngineCore& engine) noexcept;
+    ~AllPeersGuard();
+    AllPeersGuard(const AllPeersGuard&) = delete;
+    AllPeersGuard& operator=(const AllPeersGuard&) = delete;
+
+   private:
+    const EngineCore* engine_ = nullptr;  // null: held already
+    std::uint32_t outer_ = kNoPeer;
+  };
+
+  static inline thread_local bool holds_engine_lock_ = false;
+  static inline thread_local std::uint32_t held_peer_ = kNoPeer;
+  mutable base::OptionalMutex engine_lock_;
+  mutable std::atomic<std::uint32_t> engine_lock_waiters_{0};  // progress() lets them in first
+  std::unique_ptr<base::OptionalMutex[]> peer_locks_;
+  base::OptionalMutex spare_frames_lock_;  // spare_frames_: filled by ACKs, emptied by sends
+  mutable base::OptionalMutex flight_lock_;       // flight_: rails record into it from any send
+  // progress() under the engine's lock (see "Threads").
+  bool progress_locked();
+  // The flight recorder, under flight_lock_.
+  void record_flight(FlightEvent event);
+  // engine.test.overlap_tag: waits, holding a peer's lock, for a send to another peer to be under way.
+  void await_overlapping_send();
+  std::atomic<std::uint32_t> overlap_senders_{0};
+
   void handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_short_frame(std::span<const std::byte> frame);
   // A whole message (its payload is all of it) straight into the posted receive that takes it next in
@@ -393,8 +459,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   IncomingMessage* in_hand_ = nullptr;   // the message whose frame is being handled: not completed
                                          // (and freed) by events raised during its own handling
   bool any_tracking_ = false;
-  bool rebind_pending_ = false;          // some peer has frames on a down route
-  bool lost_pending_ = false;            // some peer was lost and is not forgotten yet
+  // Set from a send that holds only its peer's lock (a refused frame, a lost peer); taken by progress.
+  std::atomic<bool> rebind_pending_{false};  // some peer has frames on a down route
+  std::atomic<bool> lost_pending_{false};    // some peer was lost and is not forgotten yet
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces

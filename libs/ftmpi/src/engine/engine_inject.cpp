@@ -136,7 +136,7 @@ base::Result<std::string> EngineCore::inject_fault(const rte::ControlRequest& re
   event.kind = FlightKind::inject;
   event.rail = rail.empty() ? kEveryRail : targets->front();
   event.text = path::to_string(installed);
-  flight_.record(std::move(event));
+  record_flight(std::move(event));
   base::logger().info("fault injected by the operator: {} on {}", path::to_string(*spec),
                       rail.empty() ? std::string("every rail") : "rail " + std::to_string(targets->front()));
   return std::move(w).text();
@@ -167,7 +167,7 @@ base::Result<std::string> EngineCore::clear_faults(const rte::ControlRequest& re
   event.at = std::chrono::system_clock::now();
   event.kind = FlightKind::clear;
   event.rail = request.rail.empty() || targets.empty() ? kEveryRail : targets.front();
-  flight_.record(std::move(event));
+  record_flight(std::move(event));
   return std::move(w).text();
 }
 
@@ -208,6 +208,7 @@ std::string EngineCore::faults_json() const {
 std::string EngineCore::events_json(std::uint64_t after) const {
   // A reply stays well inside the control plane's bound; the tool asks again from the last it got.
   constexpr std::size_t kMaxEventsPerReply = 2000;
+  const std::lock_guard flight_lock(flight_lock_);
   std::vector<const FlightEvent*> events = flight_.after(after);
   const bool more = events.size() > kMaxEventsPerReply;
   if (more) events.resize(kMaxEventsPerReply);
@@ -228,10 +229,10 @@ void EngineCore::rail_changed(std::uint32_t peer, std::uint32_t rail, const Rail
   event.at = change.at;
   event.kind = FlightKind::rail_state;
   event.peer = peer;
-  event.rail = peers_[peer].rails[rail].path_index;
+  event.rail = peers_[peer].rails[rail].path_index;  // called with the peer's lock held
   event.text = std::string(to_string(change.state));
   event.reason = change.reason;
-  flight_.record(std::move(event));
+  record_flight(std::move(event));
 }
 
 void EngineCore::record_traffic(Clock::time_point now) {
@@ -240,6 +241,7 @@ void EngineCore::record_traffic(Clock::time_point now) {
   if (flight_.capacity() == 0) return;
   const auto wall = std::chrono::system_clock::now();
   for (const Peer& peer : peers_) {
+    const PeerGuard peer_lock(*this, peer.rank);
     std::vector<RailCounters>& sampled = flight_sampled_[peer.rank];
     for (std::uint32_t k = 0; k < peer.rails.size() && k < sampled.size(); ++k) {
       const RailCounters& c = peer.rails[k].counters;
@@ -260,7 +262,7 @@ void EngineCore::record_traffic(Clock::time_point now) {
       event.retransmits = c.retransmits - last.retransmits;
       event.timeouts = c.timeouts - last.timeouts;
       event.checksum_failures = c.checksum_failures - last.checksum_failures;
-      flight_.record(std::move(event));
+      record_flight(std::move(event));
       last = c;
     }
   }
@@ -273,6 +275,7 @@ std::string EngineCore::write_flight_file(std::string_view why) {
   w.field("written", iso8601(std::chrono::system_clock::now()));
   w.key("stats").raw(report_json(stats()));
   w.key("events").begin_array();
+  const std::lock_guard flight_lock(flight_lock_);
   for (const FlightEvent* e : flight_.after(0)) w.raw(flight_json(*e));
   w.end_array().end_object();
   if (base::Status s = base::write_file(config_.flight_file, base::zstd_compress(std::move(w).text())); !s) {

@@ -43,6 +43,7 @@ std::span<std::byte> EngineCore::place(std::span<const std::byte> header, std::s
   if (r->layout != nullptr || h.fragment_offset > r->capacity || h.payload_length > r->capacity - h.fragment_offset) return {};
   const Peer& peer = peers_[h.source];
   if (peer.tracking) {
+    const PeerGuard peer_lock(*this, h.source);
     const auto coverage = peer.in.received().coverage(h.seq_first, h.seq_first + h.seq_count - 1);
     if (!coverage || *coverage != seq::Coverage::none) return {};
   }

@@ -35,6 +35,7 @@ Request* EngineCore::irecv_pieces(const CommView& comm, void* base, const frag::
 
 Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t capacity,
                                    const frag::PiecesLayout* layout, int source, int tag) {
+  const EngineGuard engine_lock(*this);
   Request* r = requests_.allocate(RequestKind::receive);
   r->comm = comm;
   r->recv_buf = static_cast<std::byte*>(buf);
@@ -49,15 +50,20 @@ Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t 
   }
   if (*taken) {
     auto* message = reinterpret_cast<IncomingMessage*>((*taken)->handle);
+    const PeerGuard peer_lock(*this, message->peer);
     on_matched(r, message);
     finish_message_if_complete(message);
-  } else if (r->source != kAnySource && peers_[static_cast<std::uint32_t>(r->source)].lost) [[unlikely]] {
-    fail_lost(r, static_cast<std::uint32_t>(r->source));  // nothing more will come from it
+  } else if (r->source != kAnySource) {
+    const PeerGuard peer_lock(*this, static_cast<std::uint32_t>(r->source));
+    if (peers_[static_cast<std::uint32_t>(r->source)].lost) [[unlikely]] {
+      fail_lost(r, static_cast<std::uint32_t>(r->source));  // nothing more will come from it
+    }
   }
   return r;
 }
 
 bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* out) {
+  const EngineGuard engine_lock(*this);
   const match::Pattern pattern = pattern_for(comm, source, tag);
   auto found = matcher_.probe(pattern);
   if (!found) return false;
@@ -74,6 +80,7 @@ bool EngineCore::iprobe(const CommView& comm, int source, int tag, Completion* o
 // A taken message is still the engine's IncomingMessage (its fragments keep arriving into `early`); the
 // MPI layer only holds it, as an opaque handle, until its mrecv.
 MatchedMessage* EngineCore::improbe(const CommView& comm, int source, int tag, Completion* out) {
+  const EngineGuard engine_lock(*this);
   auto taken = matcher_.take_unexpected(pattern_for(comm, source, tag));
   if (!taken) return nullptr;
   auto* message = reinterpret_cast<IncomingMessage*>(taken->handle);
@@ -97,6 +104,8 @@ Request* EngineCore::mrecv_pieces(const CommView& comm, MatchedMessage* message,
 
 Request* EngineCore::receive_matched(const CommView& comm, IncomingMessage* message, void* buf, std::size_t capacity,
                                      const frag::PiecesLayout* layout) {
+  const EngineGuard engine_lock(*this);
+  const PeerGuard peer_lock(*this, message->peer);
   Request* r = requests_.allocate(RequestKind::receive);
   r->comm = comm;
   r->recv_buf = static_cast<std::byte*>(buf);
@@ -183,6 +192,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
     }
     return;
   }
+  const PeerGuard peer_lock(*this, s.source);
   Peer& peer = peers_[s.source];
   if (peer.lost) [[unlikely]] return;
   counters_.bytes_received += frame.size();
@@ -207,6 +217,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
 
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {
   using frag::FrameType;
+  const PeerGuard peer_lock(*this, h.source);
   Peer& peer = peers_[h.source];
   if (peer.lost) [[unlikely]] return;  // what it was owed and owes is gone: its frames mean nothing now
   counters_.bytes_received += frag::kHeaderSize + payload.size();
@@ -525,6 +536,7 @@ void EngineCore::process_events() {
   for (const match::Event& e : events_) {
     if (e.kind != match::Event::Kind::matched) continue;
     auto* message = reinterpret_cast<IncomingMessage*>(e.message.handle);
+    const PeerGuard peer_lock(*this, message->peer);
     on_matched(reinterpret_cast<Request*>(e.receive), message);
     finish_message_if_complete(message);
   }

@@ -106,6 +106,7 @@ void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point 
 }
 
 void EngineCore::recycle(FrameBytes& bytes) {
+  const std::lock_guard spare_lock(spare_frames_lock_);
   if (bytes.capacity() != 0 && spare_frames_.size() < kSpareFrames) {
     spare_frames_.push_back(std::move(bytes));
   } else {
@@ -245,7 +246,9 @@ bool EngineCore::service_timers() {
   bool did = false;
   const Clock::time_point now = Clock::now();
   for (Peer& peer : peers_) {
-    if (!peer.tracking || peer.lost) continue;
+    if (!peer.tracking) continue;
+    const PeerGuard peer_lock(*this, peer.rank);
+    if (peer.lost) continue;
     if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
       send_ack(peer);
       did = true;
@@ -302,6 +305,7 @@ void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base:
 void EngineCore::rebind_frames() {
   rebind_pending_ = false;
   for (Peer& peer : peers_) {
+    const PeerGuard peer_lock(*this, peer.rank);
     if (peer.lost) peer.rebind_needed = false;  // nothing of it is resent (forget_lost_peers)
     while (peer.rebind_needed) {
       peer.rebind_needed = false;
@@ -393,7 +397,7 @@ void EngineCore::no_rail_left(std::uint32_t rank, std::string message) {
   event.kind = FlightKind::peer_lost;
   event.peer = rank;
   event.text = peer.lost_reason;
-  flight_.record(std::move(event));
+  record_flight(std::move(event));
   lost_pending_ = true;
 }
 
@@ -401,6 +405,7 @@ void EngineCore::forget_lost_peers() {
   lost_pending_ = false;
   bool forgot = false;
   for (Peer& peer : peers_) {
+    const PeerGuard peer_lock(*this, peer.rank);
     if (peer.lost && !peer.forgotten) {
       forget_lost_peer(peer);
       forgot = true;
@@ -411,6 +416,7 @@ void EngineCore::forget_lost_peers() {
   const std::string file = write_flight_file("a peer was lost");
   if (file.empty()) return;
   for (Peer& peer : peers_) {
+    const PeerGuard peer_lock(*this, peer.rank);
     if (peer.lost && peer.lost_reason.find("(flight recorder: ") == std::string::npos) {
       peer.lost_reason += " (flight recorder: " + file + ")";
     }
@@ -431,14 +437,14 @@ void EngineCore::forget_lost_peer(Peer& peer) {
     route.frames_in_flight = 0;
   }
   std::erase_if(streaming_, [&](const Request* r) { return r->peer == rank; });
-  requests_.for_each_live([&](Request& r) {
-    if (r.complete) return;
-    if (r.kind == RequestKind::send) {
-      if (r.peer == rank) fail_lost(&r, rank);
-    } else if (r.message != nullptr ? r.message->peer == rank : r.source == static_cast<std::int32_t>(rank)) {
-      fail_lost(&r, rank);
+  for (Request* r : requests_.live_requests()) {
+    if (r->complete) continue;
+    if (r->kind == RequestKind::send) {
+      if (r->peer == rank) fail_lost(r, rank);
+    } else if (r->message != nullptr ? r->message->peer == rank : r->source == static_cast<std::int32_t>(rank)) {
+      fail_lost(r, rank);
     }
-  });
+  }
 }
 
 void EngineCore::fail_lost(Request* r, std::uint32_t peer) {
@@ -459,6 +465,7 @@ void EngineCore::fail_lost(Request* r, std::uint32_t peer) {
 
 std::string EngineCore::lost_reason(int world_rank) const {
   if (world_rank < 0 || static_cast<std::size_t>(world_rank) >= peers_.size()) return {};
+  const PeerGuard peer_lock(*this, static_cast<std::uint32_t>(world_rank));
   return peers_[static_cast<std::size_t>(world_rank)].lost_reason;
 }
 
@@ -466,6 +473,11 @@ std::string EngineCore::lost_reason(int world_rank) const {
 // Statistics
 
 EngineStats EngineCore::stats() const {
+  // Not the engine's lock after a peer's (the lock order): a send that failed for good asks for the
+  // statistics of the flight recorder it writes before the job ends, and gets them as they are.
+  std::optional<EngineGuard> engine_lock;
+  if (held_peer_ == kNoPeer) engine_lock.emplace(*this);
+  const AllPeersGuard peer_locks(*this);
   EngineStats out;
   out.rank = id_.rank;
   out.size = id_.size;

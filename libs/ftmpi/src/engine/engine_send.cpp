@@ -1,7 +1,10 @@
 // Sending: a message's protocol (eager as DATA fragments or one short frame, rendezvous with an RTS and a
 // stream after the CTS, single copy), its sequence numbers, and each frame built in one pass into the
 // room a path found (OutgoingFrame), kept whole for resending when the peer is tracked.
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "engine_core.hpp"
@@ -45,6 +48,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     if (!peer.in.received().has_gaps()) peer.frames_unacked = 0;
     if (sequenced) {
       keep = &peer.retained.emplace_back();
+      const std::lock_guard spare_lock(spare_frames_lock_);
       if (!spare_frames_.empty()) {
         keep->bytes = std::move(spare_frames_.back());
         spare_frames_.pop_back();
@@ -162,7 +166,10 @@ Peer& EngineCore::prepare_send(Request& r, const CommView& comm, const void* buf
 
 bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                             SendMode mode) {
-  const Peer& to = peers_[static_cast<std::uint32_t>(comm.world_rank_of(dest))];
+  const auto rank = static_cast<std::uint32_t>(comm.world_rank_of(dest));
+  const PeerGuard peer_lock(*this, rank);  // and no more: see "Threads" in engine_core.hpp
+  if (tag == config_.test_overlap_tag) [[unlikely]] await_overlapping_send();
+  const Peer& to = peers_[rank];
   if (to.lost || !goes_eager(to, bytes, mode)) return false;  // isend reports a lost peer
   // Never in the table: an eager message's frames name no request.
   Request r;
@@ -201,6 +208,8 @@ Request* EngineCore::isend_pieces(const CommView& comm, const void* base, const 
 
 Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size_t bytes,
                                 const frag::PiecesLayout* layout, int dest, int tag, SendMode mode) {
+  const PeerGuard peer_lock(*this, static_cast<std::uint32_t>(comm.world_rank_of(dest)));
+  if (tag == config_.test_overlap_tag) [[unlikely]] await_overlapping_send();
   Request* r = requests_.allocate(RequestKind::send);
   Peer& peer = prepare_send(*r, comm, buf, bytes, dest, tag, mode);
   r->layout = layout;
@@ -259,6 +268,7 @@ bool EngineCore::push_streams() {
   bool did = false;
   for (std::size_t i = 0; i < streaming_.size();) {
     Request* r = streaming_[i];
+    const PeerGuard peer_lock(*this, r->peer);
     Peer& peer = peers_[r->peer];
     if (peer.lost) [[unlikely]] {  // failed, not finished, by forget_lost_peers
       ++i;
@@ -285,6 +295,21 @@ bool EngineCore::push_streams() {
     }
   }
   return did;
+}
+
+// Two senders are under way at once only if sends to different peers do not serialise on one lock: the
+// first to come waits for the second (a blocking send's eager path and isend both come here, holding only
+// their peer's lock). A job whose sends serialise ends here, with the reason.
+void EngineCore::await_overlapping_send() {
+  overlap_senders_.fetch_add(1, std::memory_order_acq_rel);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (overlap_senders_.load(std::memory_order_acquire) < 2) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      abort(1, "engine.test.overlap_tag: no send to another peer got under way within 30 s of this one: "
+               "sends to different peers are serialised");
+    }
+    ::sched_yield();
+  }
 }
 
 }  // namespace ftmpi::engine

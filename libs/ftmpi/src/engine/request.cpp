@@ -5,6 +5,7 @@
 namespace ftmpi::engine {
 
 Request* RequestTable::allocate(RequestKind kind) {
+  const std::lock_guard lock(lock_);
   std::uint32_t slot = 0;
   std::uint32_t generation = 1;
   if (!free_.empty()) {
@@ -27,18 +28,34 @@ Request* RequestTable::allocate(RequestKind kind) {
 }
 
 void RequestTable::free(Request* request) {
+  const std::lock_guard lock(lock_);
   request->in_use = false;
   request->message = nullptr;
   free_.push_back(request->slot);
 }
 
 Request* RequestTable::find(std::uint64_t cookie, RequestKind kind) noexcept {
+  const std::lock_guard lock(lock_);
   const auto slot = static_cast<std::uint32_t>(cookie & 0xffffffffu);
   const auto generation = static_cast<std::uint32_t>(cookie >> 32);
   if (generation == 0 || slot >= slots_.size()) return nullptr;
   Request& r = slots_[slot];
   if (!r.in_use || r.generation != generation || r.kind != kind) return nullptr;
   return &r;
+}
+
+std::size_t RequestTable::live() noexcept {
+  const std::lock_guard lock(lock_);
+  return slots_.size() - free_.size();
+}
+
+std::vector<Request*> RequestTable::live_requests() {
+  const std::lock_guard lock(lock_);
+  std::vector<Request*> live;
+  for (Request& r : slots_) {
+    if (r.in_use) live.push_back(&r);
+  }
+  return live;
 }
 
 }  // namespace ftmpi::engine

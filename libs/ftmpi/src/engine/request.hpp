@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "ftmpi/base/threads.hpp"
 
 namespace ftmpi::engine {
 
@@ -28,7 +29,9 @@ enum class SendState : std::uint8_t {
 class Request {
  public:
   RequestKind kind = RequestKind::send;
-  bool complete = false;
+  // Set last, with release order, once `completion` is filled in: under MPI_THREAD_MULTIPLE the thread
+  // that waits reads it without the engine's lock (Engine::is_complete).
+  base::ReleaseFlag complete;
   bool released = false;  // the application gave it back; recycle once complete
   bool in_use = false;    // false while the slot sits on the free list
   std::uint32_t slot = 0;
@@ -62,22 +65,20 @@ class Request {
   std::uint64_t cookie() const noexcept { return (static_cast<std::uint64_t>(generation) << 32) | slot; }
 };
 
+// Sends start under their peer's lock alone (engine_core.hpp, "Threads"), so the table has a lock of its own,
+// taken only around its own bookkeeping.
 class RequestTable {
  public:
   Request* allocate(RequestKind kind);
   void free(Request* request);
   // The live request a cookie names, of the expected kind, or null.
   Request* find(std::uint64_t cookie, RequestKind kind) noexcept;
-  std::size_t live() const noexcept { return slots_.size() - free_.size(); }
-  // Calls fn(Request&) for every request in use.
-  template <typename Fn>
-  void for_each_live(Fn&& fn) {
-    for (Request& r : slots_) {
-      if (r.in_use) fn(r);
-    }
-  }
+  std::size_t live() noexcept;
+  // The requests in use now (fn may complete and free them).
+  std::vector<Request*> live_requests();
 
  private:
+  base::OptionalMutex lock_;
   std::deque<Request> slots_;  // deque: requests never move
   std::vector<std::uint32_t> free_;
 };

@@ -11,37 +11,39 @@
 #include <vector>
 
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "ftmpi/path/path.hpp"
 
 namespace ftmpi::engine {
 
-// Counters of frames the engine sent, refused or repaired, over every peer and rail.
+// Counters of frames the engine sent, refused or repaired, over every peer and rail. Count: threads
+// holding different peers' locks bump them at once under MPI_THREAD_MULTIPLE (threads.hpp).
 struct EngineCounters {
-  std::uint64_t frames_received = 0;
-  std::uint64_t frames_sent = 0;
-  std::uint64_t dropped_malformed = 0;    // decode refused it (truncated, bad header checksum, ...)
-  std::uint64_t dropped_wrong_job = 0;
-  std::uint64_t dropped_bad_payload = 0;  // payload checksum mismatch
-  std::uint64_t dropped_ahead = 0;  // messages match.ahead_window or more past the next expected: resent later
-  std::uint64_t refused_single_copy = 0;  // single-copy requests not from the peer's shared memory or pid
-  std::uint64_t duplicates = 0;
-  std::uint64_t retransmits = 0;
-  std::uint64_t acks_sent = 0;
-  std::uint64_t nacks_sent = 0;
-  std::uint64_t nacks_ignored = 0;  // asked to resend a frame sent less than half a round trip ago
-  std::uint64_t credit_rendezvous = 0;  // eager-sized sends that went by rendezvous: out of eager credit
-  std::uint64_t credits_sent = 0;       // eager credit granted to peers (CREDIT frames)
-  std::uint64_t rails_down = 0;  // rail-to-peer failures detected
-  std::uint64_t rails_up = 0;    // failbacks
-  std::uint64_t peers_lost = 0;  // peers every rail to which failed: their operations failed
-  std::uint64_t single_copy_fallbacks = 0;  // single copies that could not read the sender's memory: piped
-  std::uint64_t sends_cancelled = 0;  // our sends the receiver withdrew before matching them (MPI_Cancel)
-  std::uint64_t messages_withdrawn = 0;  // peers' messages withdrawn from our matching at their request
+  base::Count frames_received = 0;
+  base::Count frames_sent = 0;
+  base::Count dropped_malformed = 0;    // decode refused it (truncated, bad header checksum, ...)
+  base::Count dropped_wrong_job = 0;
+  base::Count dropped_bad_payload = 0;  // payload checksum mismatch
+  base::Count dropped_ahead = 0;  // messages match.ahead_window or more past the next expected: resent later
+  base::Count refused_single_copy = 0;  // single-copy requests not from the peer's shared memory or pid
+  base::Count duplicates = 0;
+  base::Count retransmits = 0;
+  base::Count acks_sent = 0;
+  base::Count nacks_sent = 0;
+  base::Count nacks_ignored = 0;  // asked to resend a frame sent less than half a round trip ago
+  base::Count credit_rendezvous = 0;  // eager-sized sends that went by rendezvous: out of eager credit
+  base::Count credits_sent = 0;       // eager credit granted to peers (CREDIT frames)
+  base::Count rails_down = 0;  // rail-to-peer failures detected
+  base::Count rails_up = 0;    // failbacks
+  base::Count peers_lost = 0;  // peers every rail to which failed: their operations failed
+  base::Count single_copy_fallbacks = 0;  // single copies that could not read the sender's memory: piped
+  base::Count sends_cancelled = 0;  // our sends the receiver withdrew before matching them (MPI_Cancel)
+  base::Count messages_withdrawn = 0;  // peers' messages withdrawn from our matching at their request
   // The longest a suspect rail stayed silent before the peer answered on it (a maximum, not a sum): how
   // close a live peer came to engine.peer.timeout.
-  std::uint64_t longest_answered_silence_us = 0;
-  std::uint64_t bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count
-  std::uint64_t bytes_received = 0;
+  base::Count longest_answered_silence_us = 0;
+  base::Count bytes_sent = 0;      // whole frames on every path: what fault windows in traffic count
+  base::Count bytes_received = 0;
 };
 
 enum class RailState : std::uint8_t {

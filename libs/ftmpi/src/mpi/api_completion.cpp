@@ -159,6 +159,30 @@ int status_query(std::string_view name, const MPI_Status* status, MPI_Datatype d
   });
 }
 
+// How a wait or test holds the thread lock (thread_lock.hpp): shared when every request is a plain
+// point-to-point one (the engine completes it), exclusive when one is a collective's, a generalized
+// request or an MPI_Isendrecv, whose state is the MPI layer's. Read before the lock: a request is used
+// by one thread at a time (MPI-3.1 section 12.4.4), and a handle that is not live is refused under the
+// lock, exclusive.
+Access access_for(const MPI_Request* requests, int count) noexcept {
+  if (!ThreadLock::enabled() || requests == nullptr || count < 0) return Access::exclusive;
+  for (int i = 0; i < count; ++i) {
+    const MPI_Request h = requests[i];
+    if (h == MPI_REQUEST_NULL) continue;
+    if (!RequestPool::is_live(h) || h->companion != nullptr) return Access::exclusive;
+    switch (h->mode) {
+      case Mode::standard:
+      case Mode::synchronous:
+      case Mode::ready:
+      case Mode::receive:
+        break;
+      default:
+        return Access::exclusive;
+    }
+  }
+  return Access::shared;
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -167,7 +191,7 @@ using namespace ftmpi::mpi;
 extern "C" {
 
 int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
-  return api_call("MPI_Wait", [&](Call& call) {
+  return api_call_as(access_for(request, 1), "MPI_Wait", [&](Call& call) {
     if (!check_arg(call, request, "request") || !check_arg(call, status, "status")) return;
     if (*request != MPI_REQUEST_NULL && check_request(call, *request) == nullptr) return;
     if (is_pending(*request)) progress_until([&] { return refresh(**request); });
@@ -177,7 +201,7 @@ int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
 #pragma weak MPI_Wait = PMPI_Wait
 
 int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  return api_call("MPI_Test", [&](Call& call) {
+  return api_call_as(access_for(request, 1), "MPI_Test", [&](Call& call) {
     if (!check_arg(call, request, "request") || !check_arg(call, flag, "flag") || !check_arg(call, status, "status")) {
       return;
     }
@@ -190,7 +214,7 @@ int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 #pragma weak MPI_Test = PMPI_Test
 
 int PMPI_Waitall(int count, MPI_Request* array_of_requests, MPI_Status* array_of_statuses) {
-  return api_call("MPI_Waitall", [&](Call& call) {
+  return api_call_as(access_for(array_of_requests, count), "MPI_Waitall", [&](Call& call) {
     if (!check_requests(call, count, array_of_requests) ||
         (count > 0 && !check_arg(call, array_of_statuses, "array_of_statuses"))) {
       return;
@@ -203,7 +227,7 @@ int PMPI_Waitall(int count, MPI_Request* array_of_requests, MPI_Status* array_of
 #pragma weak MPI_Waitall = PMPI_Waitall
 
 int PMPI_Testall(int count, MPI_Request* array_of_requests, int* flag, MPI_Status* array_of_statuses) {
-  return api_call("MPI_Testall", [&](Call& call) {
+  return api_call_as(access_for(array_of_requests, count), "MPI_Testall", [&](Call& call) {
     if (!check_requests(call, count, array_of_requests) || !check_arg(call, flag, "flag") ||
         (count > 0 && !check_arg(call, array_of_statuses, "array_of_statuses"))) {
       return;

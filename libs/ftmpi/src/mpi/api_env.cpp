@@ -22,6 +22,7 @@
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/rte/job.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
 #include "mpi/call.hpp"
@@ -133,10 +134,13 @@ int init(std::string_view name, int required, int* provided) {
           call.fail(MPI_ERR_OTHER, "MPI is initialized already");
           return;
         }
-        start_runtime(name);
         // Every level: the library keeps no per-thread state, so FUNNELED and SERIALIZED need nothing
-        // more than SINGLE; MULTIPLE takes the thread lock in every call from now on (thread_lock.hpp).
+        // more than SINGLE; MULTIPLE takes the thread lock in every call from now on (thread_lock.hpp),
+        // and the engine's and paths' locks (base::multi_threaded), switched on before the engine
+        // starts its own threads.
         rt.thread_level = std::clamp(required, int{MPI_THREAD_SINGLE}, int{MPI_THREAD_MULTIPLE});
+        if (rt.thread_level == MPI_THREAD_MULTIPLE) base::enable_multi_threaded();
+        start_runtime(name);
         if (rt.thread_level == MPI_THREAD_MULTIPLE) ThreadLock::enable();
         *provided = rt.thread_level;
         set_info_env(rt);

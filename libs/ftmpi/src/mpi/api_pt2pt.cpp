@@ -19,7 +19,7 @@ namespace {
 
 int blocking_send(std::string_view name, Mode mode, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                   int tag, MPI_Comm comm) noexcept {
-  return api_call(name, [&](Call& call) {
+  return api_call_as(mode == Mode::buffered ? Access::exclusive : Access::shared, name, [&](Call& call) {
     if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) run(call, mode, *t, MPI_STATUS_IGNORE);
   });
 }
@@ -38,14 +38,15 @@ void post(Call& call, Mode mode, bool persistent, const Transfer& transfer, MPI_
 
 int post_send(std::string_view name, Mode mode, bool persistent, const void* buf, MPI_Count count,
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) noexcept {
-  return api_call(name, [&](Call& call) {
+  const Access access = persistent || mode == Mode::buffered ? Access::exclusive : Access::shared;
+  return api_call_as(access, name, [&](Call& call) {
     if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) post(call, mode, persistent, *t, request);
   });
 }
 
 int post_recv(std::string_view name, bool persistent, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, MPI_Request* request) noexcept {
-  return api_call(name, [&](Call& call) {
+  return api_call_as(persistent ? Access::exclusive : Access::shared, name, [&](Call& call) {
     if (auto t = check_recv(call, buf, count, datatype, source, tag, comm)) {
       post(call, Mode::receive, persistent, *t, request);
     }
@@ -117,7 +118,7 @@ bool check_startable(Call& call, const Request& request) {
 
 int recv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
               MPI_Comm comm, MPI_Status* status) noexcept {
-  return api_call(name, [&](Call& call) {
+  return api_call_as(Access::shared, name, [&](Call& call) {
     auto t = check_recv(call, buf, count, datatype, source, tag, comm);
     if (t && check_arg(call, status, "status")) run(call, Mode::receive, *t, status);
   });
@@ -126,7 +127,7 @@ int recv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype da
 int sendrecv_call(std::string_view name, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
                   int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Status* status) noexcept {
-  return api_call(name, [&](Call& call) {
+  return api_call_as(Access::shared, name, [&](Call& call) {
     auto send = check_send(call, sendbuf, sendcount, sendtype, dest, sendtag, comm);
     if (!send) return;
     auto recv = check_recv(call, recvbuf, recvcount, recvtype, source, recvtag, comm);
@@ -136,7 +137,7 @@ int sendrecv_call(std::string_view name, const void* sendbuf, MPI_Count sendcoun
 
 int sendrecv_replace_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                           int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status) noexcept {
-  return api_call(name, [&](Call& call) {
+  return api_call_as(Access::shared, name, [&](Call& call) {
     auto send = check_send(call, buf, count, datatype, dest, sendtag, comm);
     if (!send) return;
     auto recv = check_recv(call, buf, count, datatype, source, recvtag, comm);
@@ -403,7 +404,7 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request* request) {
 #pragma weak MPI_Comm_iflush_buffer = PMPI_Comm_iflush_buffer
 
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return api_call("MPI_Probe", [&](Call& call) {
+  return api_call_as(Access::shared, "MPI_Probe", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
     if (c == nullptr || !check_source(call, *c, source) || !check_recv_tag(call, tag) ||
         !check_arg(call, status, "status")) {
@@ -481,7 +482,7 @@ int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* messag
 #pragma weak MPI_Imrecv = PMPI_Imrecv
 
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  return api_call("MPI_Iprobe", [&](Call& call) {
+  return api_call_as(Access::shared, "MPI_Iprobe", [&](Call& call) {
     const Comm* c = check_comm(call, comm);
     if (c == nullptr || !check_source(call, *c, source) || !check_recv_tag(call, tag) ||
         !check_arg(call, flag, "flag") || !check_arg(call, status, "status")) {

@@ -57,9 +57,11 @@ class Call {
 // What a call needs before its body may run: MPI running (all but a few), or nothing.
 enum class Needs : std::uint8_t { running, nothing };
 
+// Runs an MPI call's body under the thread lock (MPI_THREAD_MULTIPLE only; thread_lock.hpp), held as
+// `access` says: shared only for calls that read MPI objects and leave the rest to the engine.
 template <typename Body>
-int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
-  const ThreadLockGuard lock;  // MPI_THREAD_MULTIPLE only (thread_lock.hpp)
+int api_call_as(Access access, std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
+  const ThreadLockGuard lock(access);
   Call call(name);
   try {
     if (needs == Needs::running && runtime().phase != Phase::running) [[unlikely]] require_running(name);
@@ -72,6 +74,11 @@ int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) n
     call.fail(MPI_ERR_INTERN, "unknown exception");
   }
   return call.finish();
+}
+
+template <typename Body>
+int api_call(std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
+  return api_call_as(Access::exclusive, name, std::forward<Body>(body), needs);
 }
 
 // Argument checks. Each fails the call with the class MPI prescribes and returns null/false/nullopt.

@@ -5,11 +5,15 @@
 namespace ftmpi::mpi {
 
 Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persistent) {
-  Request* request = free_;
-  if (request != nullptr) {
-    free_ = request->next_free;
-  } else {
-    request = &slots_.emplace_back();
+  Request* request = nullptr;
+  {
+    const std::lock_guard lock(lock_);
+    request = free_;
+    if (request != nullptr) {
+      free_ = request->next_free;
+    } else {
+      request = &slots_.emplace_back();
+    }
   }
   *request = Request{};
   request->magic = Request::kLive;
@@ -29,6 +33,7 @@ void RequestPool::release(Request& request) noexcept {
   request.restart = nullptr;
   request.pieces.reset();
   request.transfer.layout.reset();
+  const std::lock_guard lock(lock_);
   request.next_free = free_;
   free_ = &request;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/engine.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "mpi/api.hpp"
 #include "mpi/comm.hpp"
 
@@ -95,6 +96,7 @@ class RequestPool {
   static bool is_live(const Request* request) noexcept { return request->magic == Request::kLive; }
 
  private:
+  base::OptionalMutex lock_;   // point-to-point calls of several threads at once (thread_lock.hpp)
   std::deque<Request> slots_;  // a deque never moves its elements
   Request* free_ = nullptr;
 };

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <numeric>
 
 #include "mpi/collective.hpp"
@@ -41,6 +42,17 @@ void poll_collectives() {
   std::vector<CollOp*>& pending = runtime().pending_collectives;
   // test() may complete an op, never add or remove one: indices stay valid.
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i]->test();
+}
+
+// Threads holding the thread lock shared never create or free collectives (exclusive calls do), but two
+// of them must not move the same ones along at once: one polls, the others go on waiting.
+void poll_background_shared() {
+  static std::mutex background;
+  if (!background.try_lock()) return;
+  const std::lock_guard lock(background, std::adopt_lock);
+  Runtime& rt = runtime();
+  if (!rt.pending_collectives.empty()) poll_collectives();
+  if (rt.shm_bcast_busy) service_shm_bcasts();
 }
 
 void fatal(int code, std::string_view what) noexcept {

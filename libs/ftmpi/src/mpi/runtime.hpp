@@ -128,12 +128,22 @@ void poll_collectives();
 // Answers resend requests of shared-memory broadcasts this rank wrote (shm_coll.hpp).
 void service_shm_bcasts();
 // One round of engine progress, then the pending collectives: what the test calls do.
-inline void progress_once() {
-  if (ThreadLock::enabled()) [[unlikely]] ThreadLock::pass();
-  engine().progress();
+// poll_background under a thread lock held shared: in one such thread at a time (runtime.cpp).
+void poll_background_shared();
+// Moves the MPI layer's own pending work along: nonblocking collectives, broadcast resends.
+inline void poll_background() {
+  if (ThreadLock::held_shared()) [[unlikely]] {
+    poll_background_shared();
+    return;
+  }
   Runtime& rt = runtime();
   if (!rt.pending_collectives.empty()) poll_collectives();
   if (rt.shm_bcast_busy) service_shm_bcasts();
+}
+inline void progress_once() {
+  if (ThreadLock::enabled()) [[unlikely]] ThreadLock::pass();
+  engine().progress();
+  poll_background();
 }
 // Makes progress until done() returns true, moving the pending collectives along meanwhile: what every
 // waiting call of the MPI layer uses instead of Engine::progress_until.
@@ -141,8 +151,7 @@ template <typename Done>
 void progress_until(Done&& done) {
   Runtime& rt = runtime();
   auto polled_done = [&] {
-    if (!rt.pending_collectives.empty()) poll_collectives();
-    if (rt.shm_bcast_busy) service_shm_bcasts();
+    poll_background();
     return done();
   };
   if (!ThreadLock::enabled()) [[likely]] {

@@ -54,7 +54,13 @@ FaultPath::FaultPath(std::unique_ptr<Path> inner, std::vector<FaultSpec> specs, 
 
 FaultPath::~FaultPath() = default;
 
+bool FaultPath::has_queued_frames() const noexcept {
+  const std::lock_guard lock(lock_);
+  return !held_.empty() || inner_->has_queued_frames();
+}
+
 void FaultPath::set_specs(std::vector<FaultSpec> specs) {
+  const std::lock_guard lock(lock_);
   specs_ = std::move(specs);
   windows_.assign(specs_.size(), specs_.empty() ? Window{} : window_from_now(clock()));
   std::uint64_t seed = kDefaultFaultSeed;
@@ -69,6 +75,7 @@ void FaultPath::set_specs(std::vector<FaultSpec> specs) {
 
 void FaultPath::add_specs(std::vector<FaultSpec> specs) {
   if (specs.empty()) return;
+  const std::lock_guard lock(lock_);
   const Window installed = window_from_now(clock());
   std::optional<std::uint64_t> seed;
   for (FaultSpec& spec : specs) {
@@ -225,6 +232,7 @@ void FaultPath::frame_left(Rank peer) {
 }
 
 base::Status FaultPath::send(Rank peer, FrameWriter& frame) noexcept {
+  const std::lock_guard lock(lock_);
   if (specs_.empty() && held_.empty() && pending_error_.is_ok()) [[likely]] {
     base::Status status = inner_->send(peer, frame);
     if (status.severity() != base::Severity::caller) ++counters_.frames_seen;
@@ -293,7 +301,7 @@ base::Status FaultPath::send(Rank peer, FrameWriter& frame) noexcept {
 }
 
 std::size_t FaultPath::poll(FrameSink& sink, std::size_t budget) noexcept {
-  if (!held_.empty()) {
+  if (const std::lock_guard lock(lock_); !held_.empty()) {
     base::Status status = release_ready(clock());
     if (!status && pending_error_.is_ok()) pending_error_ = std::move(status);
   }
@@ -301,6 +309,7 @@ std::size_t FaultPath::poll(FrameSink& sink, std::size_t budget) noexcept {
 }
 
 std::vector<PathCounterGroup> FaultPath::stats() const {
+  const std::lock_guard lock(lock_);
   std::vector<PathCounterGroup> groups = inner_->stats();
   const FaultCounters& f = counters_;
   groups.push_back({"faults", info_.name,

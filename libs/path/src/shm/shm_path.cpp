@@ -307,6 +307,7 @@ ShmPath::ShmPath(const ShmConfig& config, std::byte* base, std::size_t size, boo
       slot_size_(config.geometry.slot_size),
       max_frame_(static_cast<std::uint32_t>(config.geometry.max_frame())),
       out_(local_size_),
+      out_locks_(std::make_unique<base::OptionalMutex[]>(local_size_)),
       in_(local_size_) {
   const auto [lo, hi] = std::minmax_element(config.world_ranks.begin(), config.world_ranks.end());
   first_world_rank_ = *lo;
@@ -380,6 +381,7 @@ Status ShmPath::send(Rank peer, FrameWriter& frame) noexcept {
                                     std::to_string(max_frame_) + " (path.shm.slot_size - 16)"};
   }
   if (queued_ != 0) [[unlikely]] drain_overflow();
+  const std::lock_guard lock(out_locks_[local]);
   Outgoing& out = out_[local];
   if (out.overflow.empty()) [[likely]] {
     if (std::byte* slot = claim_slot(out)) [[likely]] {
@@ -397,7 +399,11 @@ Status ShmPath::send(Rank peer, FrameWriter& frame) noexcept {
 }
 
 void ShmPath::drain_overflow() noexcept {
-  for (Outgoing& out : out_) {
+  for (std::uint32_t local = 0; local < local_size_; ++local) {
+    Outgoing& out = out_[local];
+    // A sender busy with this FIFO drains it itself at its next send, or the next poll does.
+    if (!out_locks_[local].try_lock()) continue;
+    const std::lock_guard lock(out_locks_[local], std::adopt_lock);
     while (!out.overflow.empty()) {
       std::byte* slot = claim_slot(out);
       if (slot == nullptr) break;

@@ -385,6 +385,7 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
                                     ", interface MTU - 28, 65507)"};
   }
   const Lane lane = frame.bulk() ? kLong : kShort;
+  const std::lock_guard lock(send_lock_);
   Socket& socket = sockets_[lane];
   if (!socket.queue.empty()) [[unlikely]] {
     flush(lane);
@@ -645,6 +646,7 @@ std::size_t UdpPath::receive_placing(Lane lane, FrameSink& sink, std::size_t lim
 
 std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   if (queued_ != 0) [[unlikely]] {
+    const std::lock_guard lock(send_lock_);
     flush(kShort);
     flush(kLong);
   }
@@ -677,6 +679,7 @@ std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
 }
 
 std::vector<PathCounterGroup> UdpPath::stats() const {
+  const std::lock_guard lock(send_lock_);
   const UdpSocketCounters& s = counters_.short_socket;
   const UdpSocketCounters& l = counters_.long_socket;
   return {{"udp",

@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "ftmpi/base/threads.hpp"
+
 namespace ftmpi::path::verbs {
 namespace {
 
@@ -53,6 +55,12 @@ EmulatedConfig& default_config() {
 }
 std::mutex& config_mutex() {
   static std::mutex mutex;
+  return mutex;
+}
+// Under MPI_THREAD_MULTIPLE a rank posts sends from several threads while one polls: the device's state
+// is kept under one lock, as a real provider's is under its own.
+base::OptionalMutex& device_mutex() {
+  static base::OptionalMutex mutex;
   return mutex;
 }
 
@@ -511,6 +519,7 @@ ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
 
 // The UD transitions of ibv_modify_qp(3): the attributes each requires and those it may change.
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
+  const std::lock_guard device_lock(device_mutex());
   Context* ctx = context_of(qp->context);
   if (ctx == nullptr || attr == nullptr) return EINVAL;
   Qp& q = *state_of<Qp>(qp);
@@ -561,6 +570,7 @@ int destroy_qp(ibv_qp* qp) {
 // ---- AH ------------------------------------------------------------------------------------------
 
 ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
+  const std::lock_guard device_lock(device_mutex());
   Context* ctx = pd == nullptr ? nullptr : context_of(pd->context);
   if (ctx == nullptr || attr == nullptr || attr->is_global != 1 || attr->port_num != kPort) {
     errno = EINVAL;
@@ -642,6 +652,7 @@ void execute_send(Context& ctx, Qp& qp, const ibv_send_wr& wr) {
 }
 
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  const std::lock_guard device_lock(device_mutex());
   Context* ctx = context_of(qp->context);
   if (ctx == nullptr) {
     *bad_wr = wr;
@@ -667,6 +678,7 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 }
 
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+  const std::lock_guard device_lock(device_mutex());
   Context* ctx = context_of(qp->context);
   if (ctx == nullptr) {
     *bad_wr = wr;
@@ -769,6 +781,7 @@ void deliver(Context& ctx, Qp& qp, std::size_t size) {
 }
 
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  const std::lock_guard device_lock(device_mutex());
   Context* ctx = context_of(cq->context);
   if (ctx == nullptr || num_entries < 0) return -1;
   Cq& c = *state_of<Cq>(cq);
@@ -794,6 +807,7 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 }
 
 int get_async_event(ibv_context* context, ibv_async_event* event) {
+  const std::lock_guard device_lock(device_mutex());
   Context* ctx = context_of(context);
   if (ctx == nullptr || event == nullptr) {
     errno = EINVAL;

@@ -356,6 +356,7 @@ base::Status VerbsPath::send(Rank peer, FrameWriter& frame) noexcept {
                                               std::to_string(peer) + " (at most " +
                                               std::to_string(max_frame_to(peer)) + ")");
   }
+  const std::lock_guard lock(send_lock_);
   if (broken_) return broken_status(peer);
   if (free_send_.empty()) {
     reap_send_completions();
@@ -534,26 +535,35 @@ void VerbsPath::check_async_events() noexcept {
 }
 
 std::size_t VerbsPath::poll(FrameSink& sink, std::size_t budget) noexcept {
-  if (++polls_since_event_check_ >= kEventCheckPolls) {
-    polls_since_event_check_ = 0;
-    check_async_events();
+  {
+    const std::lock_guard lock(send_lock_);
+    if (++polls_since_event_check_ >= kEventCheckPolls) {
+      polls_since_event_check_ = 0;
+      check_async_events();
+    }
+    reap_send_completions();
+    flush_queue();
   }
-  reap_send_completions();
-  flush_queue();
   std::size_t handed = 0;
   ibv_wc wc[kPollBatch];
   const std::size_t room = kGrhSize + frame_room_;
   while (handed < budget) {
     const int want = static_cast<int>(std::min(kPollBatch, budget - handed));
     const int n = api_.poll_cq(recv_cq_, want, wc);
-    if (n < 0) mark_broken("polling the receive completion queue failed");
+    if (n < 0) {
+      const std::lock_guard lock(send_lock_);
+      mark_broken("polling the receive completion queue failed");
+    }
     if (n <= 0) break;
     for (int i = 0; i < n; ++i) {
       const std::uint32_t buffer = static_cast<std::uint32_t>(wc[i].wr_id);
       to_repost_.push_back(buffer);
       if (wc[i].status != IBV_WC_SUCCESS) {
         ++counters_.recv_completion_errors;
-        if (wc[i].status == IBV_WC_WR_FLUSH_ERR) mark_broken("the receive queue was flushed (the QP is in error)");
+        if (wc[i].status == IBV_WC_WR_FLUSH_ERR) {
+          const std::lock_guard lock(send_lock_);
+          mark_broken("the receive queue was flushed (the QP is in error)");
+        }
         continue;
       }
       if (wc[i].byte_len < kGrhSize) {
@@ -566,11 +576,15 @@ std::size_t VerbsPath::poll(FrameSink& sink, std::size_t budget) noexcept {
     }
     if (n < want) break;
   }
-  if (to_repost_.size() >= std::min(kRepostBatch, recv_count_ / 2 + 1)) repost_receives();
+  if (to_repost_.size() >= std::min(kRepostBatch, recv_count_ / 2 + 1)) {
+    const std::lock_guard lock(send_lock_);  // reads broken_
+    repost_receives();
+  }
   return handed;
 }
 
 std::vector<PathCounterGroup> VerbsPath::stats() const {
+  const std::lock_guard lock(send_lock_);
   std::vector<PathCounterGroup> groups{{"verbs",
                                         info_.name,
                                         {{"frames_sent", counters_.frames_sent},

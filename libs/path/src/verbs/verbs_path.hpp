@@ -21,6 +21,7 @@
 
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "ftmpi/path/path.hpp"
 #include "verbs_api.hpp"
 
@@ -142,6 +143,9 @@ class VerbsPath final : public Path {
   std::deque<QueuedFrame> queued_;
 
   std::vector<Peer> peers_;
+  // Sends come from several threads at once in a multi-threaded process (base::multi_threaded()) while
+  // one polls: the sending side (send buffers, queue, address handles, broken_) is kept under this lock.
+  mutable base::OptionalMutex send_lock_;
   bool broken_ = false;
   bool port_down_only_ = false;  // broken only by a port that went down
   std::string broken_reason_;

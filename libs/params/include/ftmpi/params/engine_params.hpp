@@ -139,6 +139,12 @@ inline constexpr ParamRow kFlightDir{
     "directory of the flight recorder files <job id>.rank<R>.flight.zst (default: the runtime directory, "
     "$XDG_RUNTIME_DIR/ftmpi or /tmp/ftmpi-<uid>)",
     ParamLevel::advanced, ParamScope::rank};
+inline constexpr ParamRow kTestOverlapTag{
+    "engine.test.overlap_tag", ParamType::integer, "-1",
+    "tests only: a send with this tag waits, holding its peer's lock, until a send with the same tag to "
+    "another peer is under way too, and ends the job if none comes within 30 s: proves that "
+    "MPI_THREAD_MULTIPLE sends to different peers run at once (tests/mpi/threads_overlap.c); -1: off",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",

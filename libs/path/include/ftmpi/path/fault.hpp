@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "ftmpi/path/path.hpp"
 
 namespace ftmpi::path {
@@ -151,7 +152,7 @@ class FaultPath final : public Path {
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;
   // Releases held frames whose time has come, then polls the inner path.
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
-  bool has_queued_frames() const noexcept override { return !held_.empty() || inner_->has_queued_frames(); }
+  bool has_queued_frames() const noexcept override;
   void expect_bulk(bool expected) noexcept override { inner_->expect_bulk(expected); }
   std::optional<std::int64_t> peer_pid(Rank peer) const noexcept override { return inner_->peer_pid(peer); }
 
@@ -217,6 +218,10 @@ class FaultPath final : public Path {
   base::Status release_ready(FaultClock::time_point now);
   void frame_left(Rank peer);
 
+  // Sends come from several threads at once in a multi-threaded process (base::multi_threaded()): the
+  // plan, the generator, the held frames and the counters are kept under this lock (the inner path's
+  // own lock is taken inside it).
+  mutable base::OptionalMutex lock_;
   std::unique_ptr<Path> inner_;
   std::vector<FaultSpec> specs_;
   std::vector<Window> windows_;  // by spec

@@ -14,12 +14,15 @@
 // process holding it exits or dies, even by SIGKILL: nothing is left in /dev/shm. Only a crash between
 // create and unlink_name leaves the name behind; the launcher removes names with the job's prefix.
 //
-// A ShmPath is used by one thread at a time. send() may be called from inside FrameSink::on_frame;
-// poll() may not. Destroying a path drops the frames it still queues (see has_queued_frames()).
+// A ShmPath is polled by one thread at a time; send() may be called from inside FrameSink::on_frame, and,
+// in a multi-threaded process (base::multi_threaded()), from other threads at once, for different peers
+// each (the engine holds the peer's lock): each FIFO's sending end has a lock of its own. poll() may not
+// be called from on_frame. Destroying a path drops the frames it still queues (see has_queued_frames()).
 #pragma once
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -30,6 +33,7 @@
 
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "ftmpi/path/path.hpp"
 
 namespace ftmpi::path {
@@ -133,9 +137,10 @@ class ShmPath final : public Path {
   Rank first_world_rank_ = 0;
   std::vector<std::uint16_t> local_of_;  // world rank - first_world_rank_ -> local rank + 1, or 0
   std::vector<Outgoing> out_;            // by receiver's local rank
+  std::unique_ptr<base::OptionalMutex[]> out_locks_;  // by receiver's local rank: its Outgoing
   std::vector<Incoming> in_;             // by sender's local rank
   std::uint32_t next_in_ = 0;            // where the next poll starts: after the last FIFO served
-  std::size_t queued_ = 0;               // frames in all overflow lists
+  std::atomic<std::size_t> queued_{0};   // frames in all overflow lists
   PathInfo info_;
 };
 

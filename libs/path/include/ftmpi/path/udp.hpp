@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -33,6 +34,7 @@
 
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/base/threads.hpp"
 #include "ftmpi/path/path.hpp"
 
 namespace ftmpi::path {
@@ -184,7 +186,7 @@ class UdpPath final : public Path {
   // While false, poll() reads the long socket only every kIdleLongPolls-th time (see poll()).
   void expect_bulk(bool expected) noexcept override { bulk_expected_ = expected; }
 
-  std::size_t queued_frames() const noexcept { return queued_; }
+  std::size_t queued_frames() const noexcept { return queued_.load(std::memory_order_relaxed); }
   const UdpCounters& counters() const noexcept { return counters_; }
   // One "udp" group: per socket (short_, long_) frames sent, received, queued, send and receive errors;
   // frames placed and placements declined (both sockets); datagrams from unknown senders; truncated.
@@ -249,7 +251,10 @@ class UdpPath final : public Path {
   std::vector<Peer> peers_;  // by rank
   // (address << 16 | port) of every known peer socket -> how many peers use it.
   std::unordered_map<std::uint64_t, std::uint32_t> known_sources_;
-  std::size_t queued_ = 0;  // frames in both queues
+  // Sends come from several threads at once in a multi-threaded process (base::multi_threaded()), while
+  // one polls: the sending side (queues, scratch_, send counters) is kept under this lock.
+  mutable base::OptionalMutex send_lock_;
+  std::atomic<std::size_t> queued_{0};  // frames in both queues
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
   bool place_ = false;                    // long-socket payloads go where the sink places them
   bool long_deferred_ = false;            // the last poll skipped the long socket (see poll())
