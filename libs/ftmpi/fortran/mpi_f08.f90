@@ -19,8 +19,8 @@
 !
 ! Not here, as not in `use mpi` either: one-sided, I/O, MPI_Status_f2f08 and the other conversions
 ! between the two bindings, MPI_Sizeof; the PMPI_ names; MPI_FILE_NULL (MPI_File exists as a type
-! only); MPI_2REAL and MPI_2DOUBLE_PRECISION (mpif.h has none). Of the large-count calls,
-! MPI_Op_create_c, MPI_Type_get_envelope_c and MPI_Type_get_contents_c are not here.
+! only). Of the large-count calls, MPI_Op_create_c, MPI_Type_get_envelope_c and
+! MPI_Type_get_contents_c are not here.
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: c_double, c_int, c_ptr
   implicit none

@@ -173,7 +173,8 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
  * each laid out as the C type of its size (gfortran's default kinds: MPI_INTEGER and MPI_LOGICAL as
  * int, MPI_REAL as float, MPI_COMPLEX as float _Complex). The optional ones no C type here matches
  * are MPI_DATATYPE_NULL, as MPI allows: MPI_INTEGER16, MPI_REAL2, MPI_REAL16, MPI_COMPLEX4,
- * MPI_COMPLEX32. MPI_2REAL and MPI_2DOUBLE_PRECISION are not provided. */
+ * MPI_COMPLEX32. MPI_2REAL and MPI_2DOUBLE_PRECISION are pairs of REAL and DOUBLE PRECISION, as
+ * MPI_2INTEGER is of INTEGER (MINLOC and MAXLOC). */
 #define MPI_INTEGER ((MPI_Datatype)0x4c000027)
 #define MPI_REAL ((MPI_Datatype)0x4c000028)
 #define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x4c000029)
@@ -190,6 +191,8 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_COMPLEX8 ((MPI_Datatype)0x4c000034)
 #define MPI_COMPLEX16 ((MPI_Datatype)0x4c000035)
 #define MPI_2INTEGER ((MPI_Datatype)0x4c000036)
+#define MPI_2REAL ((MPI_Datatype)0x4c000037)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)0x4c000038)
 #define MPI_INTEGER16 ((MPI_Datatype)0)
 #define MPI_REAL2 ((MPI_Datatype)0)
 #define MPI_REAL16 ((MPI_Datatype)0)

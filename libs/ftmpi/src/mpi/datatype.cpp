@@ -15,11 +15,11 @@
 namespace ftmpi::mpi {
 namespace {
 
-// A pair type is the C struct {value; int index;} of MINLOC/MAXLOC.
-template <typename T>
+// A pair type is the C struct {value; int index;} of MINLOC/MAXLOC (Fortran's: an index of the value's type).
+template <typename T, typename I = int>
 struct Pair {
   T value;
-  int index;
+  I index;
 };
 
 template <typename T>
@@ -37,15 +37,16 @@ std::shared_ptr<const TypeNode> basic(int handle) {
   return node;
 }
 
-template <typename T>
+template <typename T, typename I = int>
 std::shared_ptr<const TypeNode> pair(int handle) {
+  using P = Pair<T, I>;
   auto node = std::make_shared<TypeNode>();
-  node->parts = {{static_cast<std::ptrdiff_t>(offsetof(Pair<T>, value)), sizeof(T)},
-                 {static_cast<std::ptrdiff_t>(offsetof(Pair<T>, index)), sizeof(int)}};
-  node->size = sizeof(T) + sizeof(int);
-  node->ub = static_cast<std::ptrdiff_t>(sizeof(Pair<T>));
-  node->true_ub = static_cast<std::ptrdiff_t>(offsetof(Pair<T>, index) + sizeof(int));
-  node->alignment = alignof(Pair<T>);
+  node->parts = {{static_cast<std::ptrdiff_t>(offsetof(P, value)), sizeof(T)},
+                 {static_cast<std::ptrdiff_t>(offsetof(P, index)), sizeof(I)}};
+  node->size = sizeof(T) + sizeof(I);
+  node->ub = static_cast<std::ptrdiff_t>(sizeof(P));
+  node->true_ub = static_cast<std::ptrdiff_t>(offsetof(P, index) + sizeof(I));
+  node->alignment = alignof(P);
   node->elements = 2;
   node->base = handle;
   node->base_count = 1;
@@ -115,6 +116,9 @@ const Predefined kPredefined[] = {
     {MPI_2INT, "MPI_2INT", pair<int>, coll::Kind::two_int},
     {MPI_SHORT_INT, "MPI_SHORT_INT", pair<short>, coll::Kind::short_int},
     {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair<long double>, coll::Kind::long_double_int},
+    // Fortran's pairs of REAL and DOUBLE PRECISION (MINLOC/MAXLOC), which no C type matches.
+    {MPI_2REAL, "MPI_2REAL", pair<float, float>, coll::Kind::two_float},
+    {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", pair<double, double>, coll::Kind::two_double},
 };
 
 // Fortran's types: handles and names of their own, each the layout, elements and reductions of the C

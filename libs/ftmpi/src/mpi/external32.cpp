@@ -92,6 +92,8 @@ Elements elements_of(int predefined) noexcept {
     case MPI_2INT: return two(c_int, c_int);
     case MPI_SHORT_INT: return two(integer<short>("MPI_SHORT"), c_int);
     case MPI_LONG_DOUBLE_INT: return two(long_double(), c_int);
+    case MPI_2REAL: return two(ieee<float>("MPI_2REAL"), ieee<float>("MPI_2REAL"));
+    case MPI_2DOUBLE_PRECISION: return two(ieee<double>("MPI_2DOUBLE_PRECISION"), ieee<double>("MPI_2DOUBLE_PRECISION"));
     default: return {};
   }
 }
