@@ -102,7 +102,7 @@ const Predefined kPredefined[] = {
     {MPI_UINT32_T, "MPI_UINT32_T", basic<std::uint32_t>, coll::Kind::uint32},
     {MPI_UINT64_T, "MPI_UINT64_T", basic<std::uint64_t>, coll::Kind::uint64},
     {MPI_C_BOOL, "MPI_C_BOOL", basic<bool>, coll::Kind::c_bool},
-    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", basic<std::complex<float>>, coll::Kind::c_float_complex},
+    {MPI_C_COMPLEX, "MPI_C_COMPLEX", basic<std::complex<float>>, coll::Kind::c_float_complex},
     {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", basic<std::complex<double>>, coll::Kind::c_double_complex},
     {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", basic<std::complex<long double>>,
      coll::Kind::c_long_double_complex},
@@ -121,14 +121,14 @@ const Predefined kPredefined[] = {
     {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", pair<double, double>, coll::Kind::two_double},
 };
 
-// Fortran's types: handles and names of their own, each the layout, elements and reductions of the C
-// type of its size (its twin, in kPredefined).
-struct FortranType {
+// Fortran's and C++'s types: handles and names of their own, each the layout, elements and reductions
+// of the C type of its size (its twin, in kPredefined), so that either may receive what the other sent.
+struct TwinType {
   int handle;
   const char* name;
   int twin;
 };
-const FortranType kFortran[] = {
+const TwinType kTwins[] = {
     {MPI_INTEGER, "MPI_INTEGER", MPI_INT},
     {MPI_REAL, "MPI_REAL", MPI_FLOAT},
     {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", MPI_DOUBLE},
@@ -145,6 +145,10 @@ const FortranType kFortran[] = {
     {MPI_COMPLEX8, "MPI_COMPLEX8", MPI_C_FLOAT_COMPLEX},
     {MPI_COMPLEX16, "MPI_COMPLEX16", MPI_C_DOUBLE_COMPLEX},
     {MPI_2INTEGER, "MPI_2INTEGER", MPI_2INT},
+    {MPI_CXX_BOOL, "MPI_CXX_BOOL", MPI_C_BOOL},
+    {MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", MPI_C_COMPLEX},
+    {MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX},
+    {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX},
 };
 
 const Predefined* find_predefined(int handle) noexcept {
@@ -221,12 +225,12 @@ void add_predefined_datatypes(DatatypeTable& table) {
     table.put(*index, std::move(type));
   };
   for (const Predefined& p : kPredefined) put(p.handle, p.name, p);
-  for (const FortranType& f : kFortran) put(f.handle, f.name, *find_predefined(f.twin));
+  for (const TwinType& t : kTwins) put(t.handle, t.name, *find_predefined(t.twin));
 }
 
 int c_twin(int handle) noexcept {
-  for (const FortranType& f : kFortran) {
-    if (f.handle == handle) return f.twin;
+  for (const TwinType& t : kTwins) {
+    if (t.handle == handle) return t.twin;
   }
   return handle;
 }
