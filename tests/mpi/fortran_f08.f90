@@ -5,17 +5,9 @@
 ! a section that is not contiguous refused.
 module checks_f08
   use mpi_f08
+  use fortran_check
   implicit none
 contains
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    if (.not. ok) then
-      print *, 'FAIL: ', what
-      call MPI_Abort(MPI_COMM_WORLD, 99)
-    end if
-  end subroutine expect
-
   ! Affine maps x -> p*x + q as (p, q) pairs, composed: in o inout. Associative, not commutative.
   subroutine affine(invec, inoutvec, len, datatype)
     use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer

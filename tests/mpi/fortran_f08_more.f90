@@ -10,19 +10,11 @@
 ! For 2 to 4 ranks.
 module f08_more_state
   use mpi_f08
+  use fortran_check
   implicit none
   integer :: handler_calls = 0, last_code = MPI_SUCCESS
   integer :: copies = 0, deletes = 0, grequest_frees = 0
 contains
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    if (.not. ok) then
-      print *, 'FAIL: ', what
-      call MPI_Abort(MPI_COMM_WORLD, 99)
-    end if
-  end subroutine expect
-
   ! Completes a nonblocking call (2) or starts and completes a persistent one, then frees it (3).
   subroutine complete(how, request)
     integer, intent(in) :: how

@@ -1,21 +1,6 @@
 ! `use mpi`, free form: a derived type (a column of a matrix), a user reduction written in Fortran,
 ! MINLOC on MPI_2INTEGER, gather and scatter, MPI_WAITANY's index from 1, MPI_TESTALL, a matched probe,
 ! MPI_COMM_IDUP and MPI_COMM_CREATE_GROUP, MPI_PACK_EXTERNAL, a persistent allreduce, the MPI_TAG_UB attribute, and errors returned to the program (MPI_ERRORS_RETURN).
-module checks
-  use mpi
-  implicit none
-contains
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      print *, 'FAIL: ', what
-      call MPI_ABORT(MPI_COMM_WORLD, 99, e)
-    end if
-  end subroutine expect
-end module checks
-
 ! Affine maps x -> p*x + q as (p, q) pairs, composed: in o inout, (p1, q1) o (p2, q2) = (p1*p2, p1*q2 + q1).
 ! Associative, as MPI requires, and not commutative: the result shows the order of the operands.
 subroutine affine(invec, inoutvec, len, datatype)
@@ -30,7 +15,7 @@ end subroutine affine
 
 program fmod
   use mpi
-  use checks
+  use fortran_check
   implicit none
   external affine
   integer :: ierr, rank, size, i, j, column, op, n, idx, msg

@@ -12,20 +12,11 @@
 ! communicator's own buffer.
 module more_state
   use mpi
+  use fortran_check
   implicit none
   integer :: handler_calls = 0, last_code = MPI_SUCCESS
   integer :: copies = 0, deletes = 0, frees = 0
   integer(kind=MPI_ADDRESS_KIND) :: seen_in = -1, seen_extra = -1, seen_delete = -1
-contains
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      print *, 'FAIL: ', what
-      call MPI_ABORT(MPI_COMM_WORLD, 99, e)
-    end if
-  end subroutine expect
 end module more_state
 
 ! A communicator error handler: records the code.

@@ -2,7 +2,8 @@
  *   - each has its own handle, name (MPI_Type_get_name), size and extent, and MPI_COMBINER_NAMED;
  *     the optional ones without a C type of their size are MPI_DATATYPE_NULL;
  *   - reductions on them: MPI_SUM on MPI_INTEGER, MPI_REAL8, MPI_DOUBLE_COMPLEX, MPI_LAND on
- *     MPI_LOGICAL, MPI_MAXLOC on MPI_2INTEGER; external32 of MPI_INTEGER4 is big-endian;
+ *     MPI_LOGICAL, MPI_MAXLOC on MPI_2INTEGER, MPI_2REAL and MPI_2DOUBLE_PRECISION; external32 of
+ *     MPI_INTEGER4 is big-endian;
  *   - MPI_Type_match_size for every class and size, and MPI_ERR_ARG for one that has none;
  *   - MPI_Type_create_f90_integer/_real/_complex: the kind chosen (by size), the same handle for the
  *     same arguments, MPI_COMBINER_F90_* with p and r as contents, usable in reductions and as the old
@@ -31,7 +32,8 @@ static void names_and_sizes(void) {
       {MPI_INTEGER4, "MPI_INTEGER4", 4},     {MPI_INTEGER8, "MPI_INTEGER8", 8},
       {MPI_REAL4, "MPI_REAL4", 4},           {MPI_REAL8, "MPI_REAL8", 8},
       {MPI_COMPLEX8, "MPI_COMPLEX8", 8},     {MPI_COMPLEX16, "MPI_COMPLEX16", 16},
-      {MPI_2INTEGER, "MPI_2INTEGER", 8},
+      {MPI_2INTEGER, "MPI_2INTEGER", 8},     {MPI_2REAL, "MPI_2REAL", 8},
+      {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", 16},
   };
   for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i) {
     char name[MPI_MAX_OBJECT_NAME];
@@ -83,6 +85,13 @@ static void reductions(void) {
     }
   }
   CHECK(best[0] == want && best[1] == at, "MPI_2INTEGER maxloc: %d at %d, not %d at %d", best[0], best[1], want, at);
+  float real_pair[2] = {(float)((rank * 7) % size), (float)rank}, best_real[2];
+  CHECK_MPI(MPI_Allreduce(real_pair, best_real, 1, MPI_2REAL, MPI_MAXLOC, MPI_COMM_WORLD));
+  CHECK(best_real[0] == want && best_real[1] == at, "MPI_2REAL maxloc: %g at %g", best_real[0], best_real[1]);
+  double double_pair[2] = {(double)((rank * 7) % size), (double)rank}, best_double[2];
+  CHECK_MPI(MPI_Allreduce(double_pair, best_double, 1, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, MPI_COMM_WORLD));
+  CHECK(best_double[0] == want && best_double[1] == at, "MPI_2DOUBLE_PRECISION maxloc: %g at %g", best_double[0],
+        best_double[1]);
   /* A type of Fortran integers: a vector of MPI_INTEGER reduces with MPI_SUM too. */
   MPI_Datatype pairs;
   CHECK_MPI(MPI_Type_contiguous(2, MPI_INTEGER, &pairs));

@@ -8,7 +8,7 @@
 #   -DBUILD_DIR=<the build tree>  -DWORK_DIR=<scratch directory>  -DSOURCE=<an MPI C program>
 #   -DSOURCE_CXX=<an MPI C++ program>  -DGENERATOR=<CMake generator for the consumer project>
 #   [-DSOURCE_F77=<fixed-form Fortran, mpif.h> -DSOURCE_F90=<free-form Fortran, use mpi>
-#    -DSOURCE_F08=<free-form Fortran, use mpi_f08>]
+#    -DSOURCE_F08=<free-form Fortran, use mpi_f08> -DSOURCE_FCHECK=<the module both free-form ones use>]
 cmake_minimum_required(VERSION 3.25)
 
 function(run)
@@ -101,7 +101,7 @@ if(SOURCE_F77)
   run(COMMAND ${prefix}/bin/mpifort -show ${SOURCE_F77} EXPECT "^gfortran -I${prefix}/include")
   run(COMMAND ${CMAKE_COMMAND} -E env FC=${prefix}/bin/mpifort ${prefix}/bin/mpif77 ${SOURCE_F77} -o ${WORK_DIR}/f77)
   run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f77 EXPECT "fortran_f77: 2 ranks passed")
-  run(COMMAND ${prefix}/bin/mpifort -J ${WORK_DIR} ${SOURCE_F90} -o ${WORK_DIR}/f90)
+  run(COMMAND ${prefix}/bin/mpifort -J ${WORK_DIR} ${SOURCE_FCHECK} ${SOURCE_F90} -o ${WORK_DIR}/f90)
   run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f90 EXPECT "fortran_mod: 2 ranks passed")
   refused(COMMAND ${CMAKE_COMMAND} -E env FTMPI_FC=${prefix}/bin/mpifort ${prefix}/bin/mpif90 ${SOURCE_F90}
           EXPECT "is ftfort itself; set FTMPI_FC to a compiler")
@@ -111,7 +111,7 @@ if(SOURCE_F08)
   if(NOT EXISTS ${prefix}/include/mpi_f08.mod)
     message(FATAL_ERROR "not installed: include/mpi_f08.mod")
   endif()
-  run(COMMAND ${prefix}/bin/mpifort -J ${WORK_DIR} ${SOURCE_F08} -o ${WORK_DIR}/f08)
+  run(COMMAND ${prefix}/bin/mpifort -J ${WORK_DIR} ${SOURCE_FCHECK} ${SOURCE_F08} -o ${WORK_DIR}/f08)
   run(COMMAND ${ftrun} -n 2 ${WORK_DIR}/f08 EXPECT "fortran_f08: ok")
 endif()
 

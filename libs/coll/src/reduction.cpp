@@ -271,6 +271,8 @@ Kernel kernel_for(Op op, Kind kind) {
     case Kind::two_int: return or_generic<TwoInt>(op, pair_kernel<TwoInt>(op));
     case Kind::short_int: return or_generic<ShortInt>(op, pair_kernel<ShortInt>(op));
     case Kind::long_double_int: return or_generic<LongDoubleInt>(op, pair_kernel<LongDoubleInt>(op));
+    case Kind::two_float: return or_generic<TwoFloat>(op, pair_kernel<TwoFloat>(op));
+    case Kind::two_double: return or_generic<TwoDouble>(op, pair_kernel<TwoDouble>(op));
     case Kind::character: return or_generic<char>(op, nullptr);
     case Kind::wchar: return or_generic<wchar_t>(op, nullptr);
     case Kind::byte: return or_generic<Byte>(op, byte_kernel(op));
@@ -306,6 +308,8 @@ std::string_view to_string(Kind kind) noexcept {
     case Kind::two_int: return "2int";
     case Kind::short_int: return "short_int";
     case Kind::long_double_int: return "long_double_int";
+    case Kind::two_float: return "2float";
+    case Kind::two_double: return "2double";
     case Kind::character: return "char";
     case Kind::wchar: return "wchar";
     case Kind::byte: return "byte";
@@ -351,6 +355,8 @@ std::size_t element_size(Kind kind) noexcept {
     case Kind::two_int: return sizeof(TwoInt);
     case Kind::short_int: return sizeof(ShortInt);
     case Kind::long_double_int: return sizeof(LongDoubleInt);
+    case Kind::two_float: return sizeof(TwoFloat);
+    case Kind::two_double: return sizeof(TwoDouble);
     case Kind::wchar: return sizeof(wchar_t);
   }
   return 0;

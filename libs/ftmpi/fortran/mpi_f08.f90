@@ -14,9 +14,13 @@
 ! MPI_ERR_BUFFER). MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.: give buffers of nonblocking calls the
 ! ASYNCHRONOUS attribute, or keep them alive and untouched, as MPI says.
 !
+! A call that C has an MPI_X_c of (large counts) takes INTEGER(KIND=MPI_COUNT_KIND) counts too: the
+! generic resolves to its specific MPI_X_f08c by the counts' kind (MPI-4.0 section 19.2).
+!
 ! Not here, as not in `use mpi` either: one-sided, I/O, MPI_Status_f2f08 and the other conversions
-! between the two bindings, MPI_Sizeof, the _c (large count) calls; the PMPI_ names; MPI_FILE_NULL
-! (MPI_File exists as a type only); MPI_2REAL and MPI_2DOUBLE_PRECISION (mpif.h has none).
+! between the two bindings, MPI_Sizeof; the PMPI_ names; MPI_FILE_NULL (MPI_File exists as a type
+! only). Of the large-count calls, MPI_Op_create_c, MPI_Type_get_envelope_c and
+! MPI_Type_get_contents_c are not here.
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: c_double, c_int, c_ptr
   implicit none

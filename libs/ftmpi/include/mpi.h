@@ -121,8 +121,9 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)0x68ffffff)
 
-/* Predefined datatypes. Synonyms share a handle: MPI_LONG_LONG is MPI_LONG_LONG_INT, MPI_C_COMPLEX
- * is MPI_C_FLOAT_COMPLEX. */
+/* Predefined datatypes, each with a handle and a name (MPI_Type_get_name) of its own, except the two
+ * the standard calls synonyms, which share their type's: MPI_LONG_LONG is MPI_LONG_LONG_INT,
+ * MPI_C_FLOAT_COMPLEX is MPI_C_COMPLEX. */
 #define MPI_DATATYPE_NULL ((MPI_Datatype)0)
 #define MPI_CHAR ((MPI_Datatype)0x4c000001)
 #define MPI_SIGNED_CHAR ((MPI_Datatype)0x4c000002)
@@ -150,8 +151,8 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_UINT32_T ((MPI_Datatype)0x4c000017)
 #define MPI_UINT64_T ((MPI_Datatype)0x4c000018)
 #define MPI_C_BOOL ((MPI_Datatype)0x4c000019)
-#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)0x4c00001a)
-#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_COMPLEX ((MPI_Datatype)0x4c00001a)
+#define MPI_C_FLOAT_COMPLEX MPI_C_COMPLEX
 #define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00001b)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00001c)
 #define MPI_AINT ((MPI_Datatype)0x4c00001d)
@@ -164,16 +165,12 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_2INT ((MPI_Datatype)0x4c000024)
 #define MPI_SHORT_INT ((MPI_Datatype)0x4c000025)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x4c000026)
-/* C++'s types are the C types of the same layout (same handles). */
-#define MPI_CXX_BOOL MPI_C_BOOL
-#define MPI_CXX_FLOAT_COMPLEX MPI_C_FLOAT_COMPLEX
-#define MPI_CXX_DOUBLE_COMPLEX MPI_C_DOUBLE_COMPLEX
-#define MPI_CXX_LONG_DOUBLE_COMPLEX MPI_C_LONG_DOUBLE_COMPLEX
 /* Fortran's types (MPI-3.1 section 3.2.2), also from C: handles and names of their own,
  * each laid out as the C type of its size (gfortran's default kinds: MPI_INTEGER and MPI_LOGICAL as
  * int, MPI_REAL as float, MPI_COMPLEX as float _Complex). The optional ones no C type here matches
  * are MPI_DATATYPE_NULL, as MPI allows: MPI_INTEGER16, MPI_REAL2, MPI_REAL16, MPI_COMPLEX4,
- * MPI_COMPLEX32. MPI_2REAL and MPI_2DOUBLE_PRECISION are not provided. */
+ * MPI_COMPLEX32. MPI_2REAL and MPI_2DOUBLE_PRECISION are pairs of REAL and DOUBLE PRECISION, as
+ * MPI_2INTEGER is of INTEGER (MINLOC and MAXLOC). */
 #define MPI_INTEGER ((MPI_Datatype)0x4c000027)
 #define MPI_REAL ((MPI_Datatype)0x4c000028)
 #define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x4c000029)
@@ -190,11 +187,18 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_COMPLEX8 ((MPI_Datatype)0x4c000034)
 #define MPI_COMPLEX16 ((MPI_Datatype)0x4c000035)
 #define MPI_2INTEGER ((MPI_Datatype)0x4c000036)
+#define MPI_2REAL ((MPI_Datatype)0x4c000037)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)0x4c000038)
 #define MPI_INTEGER16 ((MPI_Datatype)0)
 #define MPI_REAL2 ((MPI_Datatype)0)
 #define MPI_REAL16 ((MPI_Datatype)0)
 #define MPI_COMPLEX4 ((MPI_Datatype)0)
 #define MPI_COMPLEX32 ((MPI_Datatype)0)
+/* C++'s types: handles and names of their own, each laid out as the C type it matches. */
+#define MPI_CXX_BOOL ((MPI_Datatype)0x4c000039)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)0x4c00003a)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00003b)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00003c)
 
 /* Attribute keys predefined on every communicator (MPI_Comm_get_attr). */
 #define MPI_KEYVAL_INVALID 0

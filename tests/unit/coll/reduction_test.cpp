@@ -33,7 +33,8 @@ Family family_of(Kind k) {
     case Kind::c_bool: return Family::logical;
     case Kind::byte: return Family::byte;
     case Kind::float_int: case Kind::double_int: case Kind::long_int: case Kind::two_int:
-    case Kind::short_int: case Kind::long_double_int: return Family::pair;
+    case Kind::short_int: case Kind::long_double_int: case Kind::two_float: case Kind::two_double:
+      return Family::pair;
     case Kind::character: case Kind::wchar: return Family::text;
   }
   return Family::text;
@@ -154,6 +155,8 @@ void naive_reduce(Op op, Kind kind, const std::byte* in, std::byte* inout, std::
     case Kind::two_int: pair(TwoInt{}); break;
     case Kind::short_int: pair(ShortInt{}); break;
     case Kind::long_double_int: pair(LongDoubleInt{}); break;
+    case Kind::two_float: pair(TwoFloat{}); break;
+    case Kind::two_double: pair(TwoDouble{}); break;
     case Kind::character: case Kind::wchar: break;
   }
 }
@@ -187,6 +190,8 @@ void fill(Kind kind, std::byte* out, std::size_t count, std::mt19937_64& rng) {
       case Kind::two_int: store(p, TwoInt{tie(rng), index}); break;
       case Kind::short_int: store(p, ShortInt{static_cast<short>(tie(rng)), index}); break;
       case Kind::long_double_int: store(p, LongDoubleInt{static_cast<long double>(tie(rng)), index}); break;
+      case Kind::two_float: store(p, TwoFloat{static_cast<float>(tie(rng)), static_cast<float>(index)}); break;
+      case Kind::two_double: store(p, TwoDouble{static_cast<double>(tie(rng)), static_cast<double>(index)}); break;
       default: {
         const std::uint64_t v = rng();
         std::memcpy(p, &v, es);

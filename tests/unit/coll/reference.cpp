@@ -136,6 +136,8 @@ void fill_elements(const ReductionCase& rc, std::byte* out, std::size_t count, s
       case Kind::long_double_int:
         store(p, LongDoubleInt{small_int<long double>(rng, -3, 3), small_int<int>(rng, 0, 99)});
         break;
+      case Kind::two_float: store(p, TwoFloat{small_int<float>(rng, -3, 3), small_int<float>(rng, 0, 99)}); break;
+      case Kind::two_double: store(p, TwoDouble{small_int<double>(rng, -3, 3), small_int<double>(rng, 0, 99)}); break;
       default: {  // integers and bytes: any bits (sums and products wrap)
         const std::uint64_t v = rng();
         std::memcpy(p, &v, es);
@@ -163,6 +165,8 @@ std::optional<std::size_t> first_difference(const ReductionCase& rc, const std::
       case Kind::two_int: same = pair_equal_at<TwoInt>(a, b, i); break;
       case Kind::short_int: same = pair_equal_at<ShortInt>(a, b, i); break;
       case Kind::long_double_int: same = pair_equal_at<LongDoubleInt>(a, b, i); break;
+      case Kind::two_float: same = pair_equal_at<TwoFloat>(a, b, i); break;
+      case Kind::two_double: same = pair_equal_at<TwoDouble>(a, b, i); break;
       default: same = std::memcmp(a + i * es, b + i * es, es) == 0; break;
     }
     if (!same) return i;

@@ -15,11 +15,11 @@
 namespace ftmpi::mpi {
 namespace {
 
-// A pair type is the C struct {value; int index;} of MINLOC/MAXLOC.
-template <typename T>
+// A pair type is the C struct {value; int index;} of MINLOC/MAXLOC (Fortran's: an index of the value's type).
+template <typename T, typename I = int>
 struct Pair {
   T value;
-  int index;
+  I index;
 };
 
 template <typename T>
@@ -37,15 +37,16 @@ std::shared_ptr<const TypeNode> basic(int handle) {
   return node;
 }
 
-template <typename T>
+template <typename T, typename I = int>
 std::shared_ptr<const TypeNode> pair(int handle) {
+  using P = Pair<T, I>;
   auto node = std::make_shared<TypeNode>();
-  node->parts = {{static_cast<std::ptrdiff_t>(offsetof(Pair<T>, value)), sizeof(T)},
-                 {static_cast<std::ptrdiff_t>(offsetof(Pair<T>, index)), sizeof(int)}};
-  node->size = sizeof(T) + sizeof(int);
-  node->ub = static_cast<std::ptrdiff_t>(sizeof(Pair<T>));
-  node->true_ub = static_cast<std::ptrdiff_t>(offsetof(Pair<T>, index) + sizeof(int));
-  node->alignment = alignof(Pair<T>);
+  node->parts = {{static_cast<std::ptrdiff_t>(offsetof(P, value)), sizeof(T)},
+                 {static_cast<std::ptrdiff_t>(offsetof(P, index)), sizeof(I)}};
+  node->size = sizeof(T) + sizeof(I);
+  node->ub = static_cast<std::ptrdiff_t>(sizeof(P));
+  node->true_ub = static_cast<std::ptrdiff_t>(offsetof(P, index) + sizeof(I));
+  node->alignment = alignof(P);
   node->elements = 2;
   node->base = handle;
   node->base_count = 1;
@@ -101,7 +102,7 @@ const Predefined kPredefined[] = {
     {MPI_UINT32_T, "MPI_UINT32_T", basic<std::uint32_t>, coll::Kind::uint32},
     {MPI_UINT64_T, "MPI_UINT64_T", basic<std::uint64_t>, coll::Kind::uint64},
     {MPI_C_BOOL, "MPI_C_BOOL", basic<bool>, coll::Kind::c_bool},
-    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", basic<std::complex<float>>, coll::Kind::c_float_complex},
+    {MPI_C_COMPLEX, "MPI_C_COMPLEX", basic<std::complex<float>>, coll::Kind::c_float_complex},
     {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", basic<std::complex<double>>, coll::Kind::c_double_complex},
     {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", basic<std::complex<long double>>,
      coll::Kind::c_long_double_complex},
@@ -115,16 +116,19 @@ const Predefined kPredefined[] = {
     {MPI_2INT, "MPI_2INT", pair<int>, coll::Kind::two_int},
     {MPI_SHORT_INT, "MPI_SHORT_INT", pair<short>, coll::Kind::short_int},
     {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair<long double>, coll::Kind::long_double_int},
+    // Fortran's pairs of REAL and DOUBLE PRECISION (MINLOC/MAXLOC), which no C type matches.
+    {MPI_2REAL, "MPI_2REAL", pair<float, float>, coll::Kind::two_float},
+    {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", pair<double, double>, coll::Kind::two_double},
 };
 
-// Fortran's types: handles and names of their own, each the layout, elements and reductions of the C
-// type of its size (its twin, in kPredefined).
-struct FortranType {
+// Fortran's and C++'s types: handles and names of their own, each the layout, elements and reductions
+// of the C type of its size (its twin, in kPredefined), so that either may receive what the other sent.
+struct TwinType {
   int handle;
   const char* name;
   int twin;
 };
-const FortranType kFortran[] = {
+const TwinType kTwins[] = {
     {MPI_INTEGER, "MPI_INTEGER", MPI_INT},
     {MPI_REAL, "MPI_REAL", MPI_FLOAT},
     {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", MPI_DOUBLE},
@@ -141,6 +145,10 @@ const FortranType kFortran[] = {
     {MPI_COMPLEX8, "MPI_COMPLEX8", MPI_C_FLOAT_COMPLEX},
     {MPI_COMPLEX16, "MPI_COMPLEX16", MPI_C_DOUBLE_COMPLEX},
     {MPI_2INTEGER, "MPI_2INTEGER", MPI_2INT},
+    {MPI_CXX_BOOL, "MPI_CXX_BOOL", MPI_C_BOOL},
+    {MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", MPI_C_COMPLEX},
+    {MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", MPI_C_DOUBLE_COMPLEX},
+    {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", MPI_C_LONG_DOUBLE_COMPLEX},
 };
 
 const Predefined* find_predefined(int handle) noexcept {
@@ -217,12 +225,12 @@ void add_predefined_datatypes(DatatypeTable& table) {
     table.put(*index, std::move(type));
   };
   for (const Predefined& p : kPredefined) put(p.handle, p.name, p);
-  for (const FortranType& f : kFortran) put(f.handle, f.name, *find_predefined(f.twin));
+  for (const TwinType& t : kTwins) put(t.handle, t.name, *find_predefined(t.twin));
 }
 
 int c_twin(int handle) noexcept {
-  for (const FortranType& f : kFortran) {
-    if (f.handle == handle) return f.twin;
+  for (const TwinType& t : kTwins) {
+    if (t.handle == handle) return t.twin;
   }
   return handle;
 }

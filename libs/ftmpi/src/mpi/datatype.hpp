@@ -150,7 +150,7 @@ void add_predefined_datatypes(DatatypeTable& table);
 // A new derived type (uncommitted) in the table; returns its handle.
 int add_datatype(std::shared_ptr<const TypeNode> node, std::shared_ptr<const Envelope> envelope = nullptr);
 
-// The C type a Fortran type is laid out as (MPI_INTEGER: MPI_INT); any other handle itself.
+// The C type a Fortran or C++ type is laid out as (MPI_INTEGER: MPI_INT); any other handle itself.
 int c_twin(int handle) noexcept;
 
 // The reduction element kind of a predefined type; nullopt for MPI_PACKED.

@@ -52,7 +52,7 @@ Elements elements_of(int predefined) noexcept {
   const auto two = [](Element a, Element b) { return Elements{{a, b}, 2}; };
   const Element c_int = integer<int>("MPI_INT");
   const Element c_long = integer<long>("MPI_LONG", 4);
-  switch (c_twin(predefined)) {  // a Fortran type converts as its C twin
+  switch (c_twin(predefined)) {  // a Fortran or C++ type converts as its C twin
     case MPI_CHAR: return one(raw("MPI_CHAR"));
     case MPI_SIGNED_CHAR: return one(raw("MPI_SIGNED_CHAR"));
     case MPI_UNSIGNED_CHAR: return one(raw("MPI_UNSIGNED_CHAR"));
@@ -83,7 +83,7 @@ Elements elements_of(int predefined) noexcept {
     case MPI_FLOAT: return one(ieee<float>("MPI_FLOAT"));
     case MPI_DOUBLE: return one(ieee<double>("MPI_DOUBLE"));
     case MPI_LONG_DOUBLE: return one(long_double());
-    case MPI_C_FLOAT_COMPLEX: return two(ieee<float>("MPI_C_FLOAT_COMPLEX"), ieee<float>("MPI_C_FLOAT_COMPLEX"));
+    case MPI_C_COMPLEX: return two(ieee<float>("MPI_C_COMPLEX"), ieee<float>("MPI_C_COMPLEX"));
     case MPI_C_DOUBLE_COMPLEX: return two(ieee<double>("MPI_C_DOUBLE_COMPLEX"), ieee<double>("MPI_C_DOUBLE_COMPLEX"));
     case MPI_C_LONG_DOUBLE_COMPLEX: return two(long_double(), long_double());
     case MPI_FLOAT_INT: return two(ieee<float>("MPI_FLOAT_INT"), c_int);
@@ -92,6 +92,8 @@ Elements elements_of(int predefined) noexcept {
     case MPI_2INT: return two(c_int, c_int);
     case MPI_SHORT_INT: return two(integer<short>("MPI_SHORT"), c_int);
     case MPI_LONG_DOUBLE_INT: return two(long_double(), c_int);
+    case MPI_2REAL: return two(ieee<float>("MPI_2REAL"), ieee<float>("MPI_2REAL"));
+    case MPI_2DOUBLE_PRECISION: return two(ieee<double>("MPI_2DOUBLE_PRECISION"), ieee<double>("MPI_2DOUBLE_PRECISION"));
     default: return {};
   }
 }

@@ -19,6 +19,7 @@
 
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
+#include "mpi/fortran.hpp"
 #include "mpi/thread_lock.hpp"
 
 #define FTMPI_FORTRAN extern "C" __attribute__((visibility("default")))
@@ -37,15 +38,35 @@ __attribute__((visibility("default"))) F ftmpi_f_unweighted_[1];
 __attribute__((visibility("default"))) F ftmpi_f_weights_empty_[1];
 }
 
-namespace {
-
-static_assert(sizeof(MPI_Status) == 6 * sizeof(F), "MPI_STATUS_SIZE in mpif.h is 6");
+namespace ftmpi::mpi::fortran {
 
 void* buffer(void* p) noexcept {
   if (p == &ftmpi_f_in_place_) return MPI_IN_PLACE;
   if (p == &ftmpi_f_bottom_) return MPI_BOTTOM;
   return p;
 }
+
+bool ignores_status(const F* f) noexcept { return f == ftmpi_f_status_ignore_ || f == ftmpi_f_statuses_ignore_; }
+
+MPI_Status status_in(const F* f) noexcept {
+  MPI_Status c{};
+  std::memcpy(&c, f, sizeof c);
+  return c;
+}
+
+std::string text(const char* s, std::size_t length) {
+  std::size_t n = length;
+  while (n > 0 && s[n - 1] == ' ') --n;
+  return std::string(s, n);
+}
+
+}  // namespace ftmpi::mpi::fortran
+
+using namespace ftmpi::mpi::fortran;
+
+namespace {
+
+static_assert(sizeof(MPI_Status) == 6 * sizeof(F), "MPI_STATUS_SIZE in mpif.h is 6");
 
 // A distributed graph's weights: mpif.h's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are common blocks too.
 int* weights(F* p) noexcept {
@@ -54,40 +75,6 @@ int* weights(F* p) noexcept {
   return p;
 }
 
-bool ignores_status(const F* f) noexcept { return f == ftmpi_f_status_ignore_ || f == ftmpi_f_statuses_ignore_; }
-
-// A status the C call fills and the Fortran array receives.
-class StatusOut {
- public:
-  // Starts from the program's status, so that the fields a call does not set (MPI_ERROR, which
-  // single-completion calls leave alone) come back unchanged.
-  explicit StatusOut(F* f) noexcept : f_(f) {
-    if (!ignores_status(f_)) std::memcpy(&c_, f_, sizeof c_);
-  }
-  ~StatusOut() {
-    if (!ignores_status(f_)) std::memcpy(f_, &c_, sizeof c_);
-  }
-  StatusOut(const StatusOut&) = delete;
-  StatusOut& operator=(const StatusOut&) = delete;
-  MPI_Status* get() noexcept { return ignores_status(f_) ? MPI_STATUS_IGNORE : &c_; }
-
- private:
-  F* f_;
-  MPI_Status c_{};
-};
-
-MPI_Status status_in(const F* f) noexcept {
-  MPI_Status c{};
-  std::memcpy(&c, f, sizeof c);
-  return c;
-}
-
-// A Fortran string (blank-padded, `length` long) as a C string.
-std::string text(const char* s, std::size_t length) {
-  std::size_t n = length;
-  while (n > 0 && s[n - 1] == ' ') --n;
-  return std::string(s, n);
-}
 // An info key or value: Fortran's leading and trailing blanks are not part of it (MPI-3.1 section 9).
 std::string trimmed(const char* s, std::size_t length) {
   std::size_t first = 0;

@@ -15,6 +15,8 @@
 //   the INTEGER status, so both are passed to the old bindings as they are. MPI_STATUS_IGNORE,
 //   MPI_IN_PLACE ... are the same common blocks, recognised there by their addresses;
 // - LOGICALs are gfortran's default LOGICAL, an int that is 0 or 1, as the INTEGER flags of `use mpi`;
+// - a large-count specific (MPI_X_f08c, MPI-4.0 section 19.2) calls C's MPI_X_c itself, since `use mpi`
+//   has no large-count calls; it shares fortran.cpp's sentinels and statuses (fortran.hpp);
 // - callbacks of f08 take their arguments as those of `use mpi` do (all by reference, TYPE(MPI_Comm)
 //   as an INTEGER), so they are passed on as they are. A user reduction of f08 (TYPE(C_PTR), VALUE ::
 //   invec, inoutvec; INTEGER :: len; TYPE(MPI_Datatype) :: datatype) has C's MPI_User_function
@@ -23,11 +25,13 @@
 #include <initializer_list>
 
 #include "mpi/api.hpp"
+#include "mpi/fortran.hpp"
 
 #define FTMPI_FORTRAN extern "C" __attribute__((visibility("default")))
 
 using F = MPI_Fint;
 using A = MPI_Aint;
+namespace fortran = ftmpi::mpi::fortran;
 
 namespace {
 

@@ -35,6 +35,7 @@ enum class Kind : std::uint8_t {
   c_bool,
   c_float_complex, c_double_complex, c_long_double_complex,
   float_int, double_int, long_int, two_int, short_int, long_double_int,  // MINLOC/MAXLOC pairs
+  two_float, two_double,                                                  // Fortran's (MPI_2REAL ...)
   character, wchar, byte,                                                 // copy only (byte: bit ops)
 };
 inline constexpr std::size_t kKindCount = static_cast<std::size_t>(Kind::byte) + 1;
@@ -48,13 +49,16 @@ enum class Op : std::uint8_t {
 };
 inline constexpr std::size_t kOpCount = static_cast<std::size_t>(Op::no_op) + 1;
 
-// The pair kinds' layouts (the C structs MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT describe).
+// The pair kinds' layouts (the C structs MPI_FLOAT_INT ... MPI_LONG_DOUBLE_INT describe; Fortran's
+// MPI_2REAL and MPI_2DOUBLE_PRECISION are two of a kind, the index as REAL as the value).
 struct FloatInt { float value; int index; };
 struct DoubleInt { double value; int index; };
 struct LongInt { long value; int index; };
 struct TwoInt { int value; int index; };
 struct ShortInt { short value; int index; };
 struct LongDoubleInt { long double value; int index; };
+struct TwoFloat { float value; float index; };
+struct TwoDouble { double value; double index; };
 
 std::string_view to_string(Kind kind) noexcept;
 std::string_view to_string(Op op) noexcept;
