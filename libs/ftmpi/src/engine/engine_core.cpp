@@ -56,8 +56,12 @@ EngineCore::EngineGuard::~EngineGuard() {
   engine_->engine_lock_.unlock();
 }
 
-EngineCore::PeerGuard::PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept : outer_(held_peer_) {
-  if (!base::multi_threaded() || held_peer_ == rank || held_peer_ == kAllPeers) return;
+// The thread-locals are read only in a multi-threaded process: in a shared library each read is a call
+// (__tls_get_addr), which a single-threaded send would otherwise pay.
+EngineCore::PeerGuard::PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept {
+  if (!base::multi_threaded()) [[likely]] return;
+  outer_ = held_peer_;
+  if (outer_ == rank || outer_ == kAllPeers) return;
   mutex_ = &engine.peer_locks_[rank];
   mutex_->lock();
   held_peer_ = rank;

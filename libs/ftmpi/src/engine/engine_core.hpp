@@ -287,8 +287,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
     PeerGuard& operator=(const PeerGuard&) = delete;
 
    private:
-    base::OptionalMutex* mutex_ = nullptr;  // null: held already
-    std::uint32_t outer_;
+    base::OptionalMutex* mutex_ = nullptr;  // null: held already, or a single-threaded process
+    std::uint32_t outer_ = kNoPeer;
   };
   // Every peer's lock, in rank order (control requests, statistics: rare, and they span peers).
   class AllPeersGuard {
