@@ -5,7 +5,7 @@ module fortran_check
   use mpi, only: MPI_COMM_WORLD
   implicit none
   private
-  public :: expect
+  public :: expect, compose_affine
 contains
   subroutine expect(ok, what)
     logical, intent(in) :: ok
@@ -16,4 +16,13 @@ contains
       call MPI_ABORT(MPI_COMM_WORLD, 99, e)
     end if
   end subroutine expect
+
+  ! Affine maps x -> p*x + q as (p, q) pairs, composed pair by pair: b = a o b. Associative, not
+  ! commutative: the user reductions of the f08 tests, which must apply it in rank order.
+  subroutine compose_affine(a, b)
+    integer, intent(in) :: a(:, :)
+    integer, intent(inout) :: b(:, :)
+    b(2, :) = a(1, :) * b(2, :) + a(2, :)
+    b(1, :) = a(1, :) * b(1, :)
+  end subroutine compose_affine
 end module fortran_check

@@ -4,11 +4,35 @@
 ! those specifics this program does not compile. Each call's data is checked: point-to-point in every
 ! form (blocking, nonblocking, persistent, sendrecv, matched probe), counts from the status,
 ! collectives with scalar and array counts, datatype constructors (one of more than 2**31 elements,
-! whose size only the large Type_size can give), pack and unpack, native and external32.
+! whose size only the large Type_size can give), pack and unpack, native and external32;
+! MPI_Op_create_c (its reduction an MPI_User_function_c: len INTEGER(KIND=MPI_COUNT_KIND)) in
+! MPI_Allreduce, and the large MPI_Type_get_envelope / MPI_Type_get_contents (num_large_counts,
+! array_of_large_counts) of types whose stride and displacement pass 2**31, next to the classic ones.
 ! For 2 ranks and more; ranks 0 and 1 do the point-to-point part.
+module f08_large_op
+  use mpi_f08
+  use fortran_check
+  implicit none
+contains
+  ! Affine maps composed: inout = in o inout (fortran_check's compose_affine), len an MPI_Count.
+  subroutine affine_c(invec, inoutvec, len, datatype)
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
+    type(c_ptr), value :: invec, inoutvec
+    integer(kind=MPI_COUNT_KIND) :: len
+    type(MPI_Datatype) :: datatype
+    integer, pointer :: a(:, :), b(:, :)
+    call expect(datatype == MPI_2INTEGER, 'MPI_User_function_c datatype')
+    call expect(len >= 1 .and. len <= 64, 'MPI_User_function_c len')
+    call c_f_pointer(invec, a, [2_MPI_COUNT_KIND, len])
+    call c_f_pointer(inoutvec, b, [2_MPI_COUNT_KIND, len])
+    call compose_affine(a, b)
+  end subroutine affine_c
+end module f08_large_op
+
 program fortran_f08_large
   use mpi_f08
   use fortran_check
+  use f08_large_op
   implicit none
   integer, parameter :: ck = MPI_COUNT_KIND, ak = MPI_ADDRESS_KIND, n = 64
   integer :: rank, nranks, i, r, values(n), got(n), peer
@@ -20,7 +44,11 @@ program fortran_f08_large
   type(MPI_Status) :: status
   type(MPI_Request) :: requests(2)
   type(MPI_Message) :: message
-  type(MPI_Datatype) :: pair, strided, huge_type, record
+  type(MPI_Datatype) :: pair, strided, huge_type, record, classic, far_vector, far_struct, types(4)
+  type(MPI_Op) :: op
+  integer :: affines(2, n), reduced(2, n), want(2, n), combiner, ints(8), num_ints, num_addrs, num_types
+  integer(ak) :: addrs(8)
+  integer(ck) :: large(8), n_ints, n_addrs, n_large, n_types
   character(len=1024) :: packed
 
   call MPI_Init()
@@ -202,6 +230,72 @@ program fortran_f08_large
                            MPI_INTEGER)
   call expect(all_equal(got, rank, n), 'Unpack_external')
 
+  ! MPI_Op_create_c: a non-commutative reduction with MPI_User_function_c's signature, applied in
+  ! rank order to n pairs, against the same composition done here; large and int counts.
+  call MPI_Op_create_c(affine_c, .false., op)
+  affines = affine_maps(rank)
+  want = affine_maps(0)
+  do r = 1, nranks - 1
+    reduced = affine_maps(r)
+    call compose_affine(want, reduced)
+    want = reduced
+  end do
+  reduced = -1
+  call MPI_Allreduce(affines, reduced, count, MPI_2INTEGER, op, MPI_COMM_WORLD)
+  call expect(all(reduced == want), 'Allreduce with MPI_Op_create_c')
+  reduced = -1
+  call MPI_Allreduce(affines, reduced, n, MPI_2INTEGER, op, MPI_COMM_WORLD)
+  call expect(all(reduced == want), 'Allreduce with MPI_Op_create_c, int count')
+  call MPI_Op_free(op)
+
+  ! The large envelope and contents: counts and displacements of a large-count constructor come
+  ! back in array_of_large_counts, in argument order. An hvector whose stride, and a struct whose
+  ! displacement, pass 2**31 bytes.
+  call MPI_Type_create_hvector(3_ck, 2_ck, 2_ck**33, MPI_INTEGER, far_vector)
+  call MPI_Type_get_envelope(far_vector, n_ints, n_addrs, n_large, n_types, combiner)
+  call expect(combiner == MPI_COMBINER_HVECTOR .and. n_ints == 0 .and. n_addrs == 0 .and. &
+              n_large == 3 .and. n_types == 1, 'large Type_get_envelope of an hvector')
+  large = -1
+  call MPI_Type_get_contents(far_vector, 8_ck, 8_ck, 8_ck, 4_ck, ints, addrs, large, types)
+  call expect(all(large(1:3) == [3_ck, 2_ck, 2_ck**33]) .and. large(4) == -1 .and. &
+              types(1) == MPI_INTEGER, 'large Type_get_contents of an hvector')
+  call MPI_Type_create_struct(2_ck, [1_ck, 3_ck], [8_ck, 2_ck**32 + 4_ck], [MPI_INTEGER, far_vector], &
+                              far_struct)
+  call MPI_Type_get_envelope(far_struct, n_ints, n_addrs, n_large, n_types, combiner)
+  call expect(combiner == MPI_COMBINER_STRUCT .and. n_ints == 0 .and. n_addrs == 0 .and. &
+              n_large == 5 .and. n_types == 2, 'large Type_get_envelope of a struct')
+  large = -1
+  call MPI_Type_get_contents(far_struct, n_ints, n_addrs, n_large, n_types, ints, addrs, large, types)
+  call expect(all(large(1:5) == [2_ck, 1_ck, 3_ck, 8_ck, 2_ck**32 + 4_ck]) .and. large(6) == -1 .and. &
+              types(1) == MPI_INTEGER, 'large Type_get_contents of a struct')
+  ! Its hvector comes back as a new derived type, with the same envelope.
+  call expect(types(2) /= far_vector, 'Type_get_contents: a new handle')
+  call MPI_Type_get_envelope(types(2), n_ints, n_addrs, n_large, n_types, combiner)
+  large = -1
+  call MPI_Type_get_contents(types(2), 8_ck, 8_ck, 8_ck, 2_ck, ints, addrs, large, types(3:))
+  call expect(combiner == MPI_COMBINER_HVECTOR .and. n_large == 3 .and. &
+              all(large(1:3) == [3_ck, 2_ck, 2_ck**33]) .and. types(3) == MPI_INTEGER, &
+              'large Type_get_contents of the struct''s hvector')
+  call MPI_Type_free(types(2))
+  ! A type of int counts: the classic queries, and the large ones with no large counts.
+  call MPI_Type_vector(2, 1, 3, MPI_INTEGER, classic)
+  call MPI_Type_get_envelope(classic, num_ints, num_addrs, num_types, combiner)
+  call expect(combiner == MPI_COMBINER_VECTOR .and. num_ints == 3 .and. num_addrs == 0 .and. &
+              num_types == 1, 'Type_get_envelope of a vector')
+  ints = -1
+  call MPI_Type_get_contents(classic, 8, 8, 4, ints, addrs, types)
+  call expect(all(ints(1:4) == [2, 1, 3, -1]) .and. types(1) == MPI_INTEGER, 'Type_get_contents of a vector')
+  call MPI_Type_get_envelope(classic, n_ints, n_addrs, n_large, n_types, combiner)
+  call expect(combiner == MPI_COMBINER_VECTOR .and. n_ints == 3 .and. n_addrs == 0 .and. &
+              n_large == 0 .and. n_types == 1, 'large Type_get_envelope of a vector')
+  ints = -1
+  call MPI_Type_get_contents(classic, 8_ck, 8_ck, 0_ck, 4_ck, ints, addrs, large, types)
+  call expect(all(ints(1:4) == [2, 1, 3, -1]) .and. types(1) == MPI_INTEGER, &
+              'large Type_get_contents of a vector')
+  call MPI_Type_free(classic)
+  call MPI_Type_free(far_struct)
+  call MPI_Type_free(far_vector)
+
   call MPI_Type_free(strided)
   call MPI_Type_free(pair)
   call MPI_Type_free(record)
@@ -217,4 +311,11 @@ contains
     integer :: j
     all_equal = all([(a(j) == from * 1000 + j, j = 1, k)])
   end function all_equal
+
+  ! Rank r's n affine maps (p, q) for the user reduction.
+  function affine_maps(r) result(maps)
+    integer, intent(in) :: r
+    integer :: maps(2, n), j
+    maps = reshape([([2 + modulo(r + j, 3), r + j], j = 1, n)], [2, n])
+  end function affine_maps
 end program fortran_f08_large

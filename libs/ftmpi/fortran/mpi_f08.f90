@@ -15,12 +15,14 @@
 ! ASYNCHRONOUS attribute, or keep them alive and untouched, as MPI says.
 !
 ! A call that C has an MPI_X_c of (large counts) takes INTEGER(KIND=MPI_COUNT_KIND) counts too: the
-! generic resolves to its specific MPI_X_f08c by the counts' kind (MPI-4.0 section 19.2).
+! generic resolves to its specific MPI_X_f08c by the counts' kind (MPI-4.0 section 19.2);
+! MPI_Type_get_envelope's and MPI_Type_get_contents's have the large-count arguments of C's too
+! (num_large_counts ...). MPI_Op_create_c has a name of its own, as in MPI-4.0, and its reduction
+! the interface MPI_User_function_c.
 !
 ! Not here, as not in `use mpi` either: one-sided, I/O, MPI_Status_f2f08 and the other conversions
 ! between the two bindings, MPI_Sizeof; the PMPI_ names; MPI_FILE_NULL (MPI_File exists as a type
-! only). Of the large-count calls, MPI_Op_create_c, MPI_Type_get_envelope_c and
-! MPI_Type_get_contents_c are not here.
+! only).
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: c_double, c_int, c_ptr
   implicit none
@@ -86,12 +88,18 @@ module mpi_f08
 
   ! MPI-3.1 17.2.2's callbacks. The C library calls them with every argument by reference, as
   ! gfortran passes them (src/mpi/fortran.cpp calls the attribute and grequest ones through
-  ! trampolines). The reduction has C's MPI_User_function signature exactly.
+  ! trampolines). The reductions have C's MPI_User_function and MPI_User_function_c signatures exactly.
   abstract interface
     subroutine MPI_User_function(invec, inoutvec, len, datatype)
       import :: c_ptr, MPI_Datatype
       type(c_ptr), value :: invec, inoutvec
       integer :: len
+      type(MPI_Datatype) :: datatype
+    end subroutine
+    subroutine MPI_User_function_c(invec, inoutvec, len, datatype)
+      import :: c_ptr, MPI_Datatype, MPI_COUNT_KIND
+      type(c_ptr), value :: invec, inoutvec
+      integer(kind=MPI_COUNT_KIND) :: len
       type(MPI_Datatype) :: datatype
     end subroutine
     subroutine MPI_Comm_errhandler_function(comm, error_code)

@@ -20,7 +20,8 @@
 // - callbacks of f08 take their arguments as those of `use mpi` do (all by reference, TYPE(MPI_Comm)
 //   as an INTEGER), so they are passed on as they are. A user reduction of f08 (TYPE(C_PTR), VALUE ::
 //   invec, inoutvec; INTEGER :: len; TYPE(MPI_Datatype) :: datatype) has C's MPI_User_function
-//   signature exactly: no trampoline is needed there either.
+//   signature exactly, and MPI-4.0's MPI_User_function_c (len INTEGER(KIND=MPI_COUNT_KIND)) C's
+//   MPI_User_function_c: no trampoline is needed there either.
 #include <cstddef>
 #include <initializer_list>
 
@@ -120,6 +121,12 @@ FTMPI_FORTRAN void mpi_comm_detach_buffer_f08_(const F* comm, void** buffer_addr
   const int e = MPI_Comm_detach_buffer(*comm, &address, size);
   if (e == MPI_SUCCESS) *buffer_addr = address;
   give(ierror, e);
+}
+
+// MPI-4.0's MPI_Op_create_c, which `use mpi` has not: its own name in f08 (not a specific of
+// MPI_Op_create), the reduction an MPI_User_function_c, which C calls as it calls its own.
+FTMPI_FORTRAN void mpi_op_create_c_f08_(MPI_User_function_c* user_fn, const F* commute, F* op, F* ierror) {
+  give(ierror, MPI_Op_create_c(user_fn, *commute != 0, op));
 }
 
 // ---- handle comparison (operator(==) and operator(/=) of every handle type) -------------------------
