@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# A private single-node Slurm (munged, slurmctld, slurmd from Debian's packages) for ftmpi's tests,
+# started without systemd and with every file in one state directory: nothing in /etc is written, and
+# the daemons listen on free ports, so it runs beside a system Slurm or another harness.
+#
+#   slurm_harness.sh check              exit 0 if it can run here, else 77 and the reason (CTest: skip)
+#   slurm_harness.sh up DIR             start the daemons with their state in DIR (made; must not exist),
+#                                       wait until the node is idle; DIR/env then holds SLURM_CONF=...
+#   slurm_harness.sh down DIR           cancel the jobs, end every process started under DIR's Slurm (the
+#                                       daemons, and step daemons and tasks left behind), remove DIR
+#   slurm_harness.sh run [--] CMD...    up in a fresh temporary DIR, run CMD with SLURM_CONF and
+#                                       HARNESS_SLURM_DIR=DIR set, down on any exit; CMD's exit status
+#
+# NCPUS (default 4) CPUs are declared for the node, more than this machine's cores if need be, so that
+# `srun -n 4` runs on a 2-core machine.
+#
+# Every process this Slurm starts has SLURM_CONF=DIR/slurm.conf in its environment: the daemons because
+# they are started with it, the step daemons because slurmd passes its environment on, and the tasks
+# because srun passes its own. `down` finds what is left by that mark, so it ends only this instance's.
+set -euo pipefail
+
+ncpus=${NCPUS:-4}
+wait_seconds=${SLURM_HARNESS_WAIT:-30}
+
+say() { echo "slurm_harness: $*" >&2; }
+
+# Whether this machine can run the harness; prints why not.
+why_not() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "needs root (slurmd starts tasks as their user)"
+    return
+  fi
+  local missing=()
+  for p in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd; do [ -x "$p" ] || missing+=("$p"); done
+  for c in srun sinfo squeue scancel munge ss; do command -v "$c" >/dev/null || missing+=("$c"); done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "missing ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client munge iproute2)"
+  fi
+}
+
+# A TCP port nobody listens on, from the dynamic range.
+free_port() {
+  local port
+  for _ in $(seq 1 100); do
+    port=$((20000 + RANDOM % 40000))
+    if ! ss -Htln "sport = :$port" | grep -q .; then
+      echo "$port"
+      return
+    fi
+  done
+  say "no free port found"
+  return 1
+}
+
+# Polls `condition` (a command) every 0.1 s for up to $2 seconds.
+wait_until() {
+  local condition=$1 seconds=$2
+  local tries=$((seconds * 10))
+  for _ in $(seq 1 "$tries"); do
+    if eval "$condition"; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# Whether any of the pids given still runs.
+any_alive() {
+  local pid
+  for pid in "$@"; do
+    if kill -0 "$pid" 2>/dev/null; then return 0; fi
+  done
+  return 1
+}
+
+# Pids of the processes that carry this instance's mark (SLURM_CONF=$1/slurm.conf), this script's own
+# excepted.
+marked_pids() {
+  local mark="SLURM_CONF=$1/slurm.conf"
+  local pid
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    [ "$pid" != "$$" ] && [ "$pid" != "$BASHPID" ] || continue
+    # Kernel threads and processes that just ended have no environment to read.
+    if grep -qszxF "$mark" "$environ"; then echo "$pid"; fi
+  done
+}
+
+# Starts one daemon in the foreground of a background job, its output in DIR/log, its pid in DIR/pids.
+start_daemon() {
+  local dir=$1 name=$2
+  shift 2
+  env SLURM_CONF="$dir/slurm.conf" "$@" </dev/null >"$dir/log/$name.out" 2>&1 &
+  echo "$! $name" >>"$dir/pids"
+}
+
+up() {
+  local dir=$1
+  local reason
+  reason=$(why_not)
+  if [ -n "$reason" ]; then
+    say "cannot run here: $reason"
+    return 77
+  fi
+  if [ -e "$dir" ]; then
+    say "$dir exists: give a new directory"
+    return 1
+  fi
+  # munged wants every directory above its socket searchable by all and the key its own, 0400.
+  mkdir -p "$dir"/{state,spool,log,pmix,munge}
+  chmod 0755 "$dir" "$dir/munge"
+  : >"$dir/pids"
+  # Anything failing from here leaves nothing running.
+  trap 'say "start-up failed; logs in $dir/log:"; tail -n 5 "$dir"/log/* >&2 || true; down "$dir"' ERR
+  head -c 1024 /dev/urandom >"$dir/munge.key"
+  chmod 0400 "$dir/munge.key"
+  start_daemon "$dir" munged /usr/sbin/munged --foreground --socket="$dir/munge/munge.sock" \
+    --key-file="$dir/munge.key" --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
+    --seed-file="$dir/munged.seed"
+  if ! wait_until "[ -S '$dir/munge/munge.sock' ]" "$wait_seconds"; then
+    say "munged did not start"
+    false
+  fi
+
+  local node ctld_port slurmd_port
+  node=$(hostname -s)
+  ctld_port=$(free_port)
+  slurmd_port=$(free_port)
+  cat >"$dir/slurm.conf" <<CONF
+ClusterName=ftmpitest
+SlurmctldHost=$node(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.sock
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+SchedulerType=sched/builtin
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MailProg=/bin/true
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=2
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$ncpus RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+  # Read from beside slurm.conf: the PMIx plugin's per-step directories stay in DIR.
+  echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf"
+  echo "SLURM_CONF=$dir/slurm.conf" >"$dir/env"
+
+  start_daemon "$dir" slurmctld /usr/sbin/slurmctld -D -i
+  start_daemon "$dir" slurmd /usr/sbin/slurmd -D -N "$node"
+  if ! wait_until "SLURM_CONF='$dir/slurm.conf' sinfo -h -o %T 2>/dev/null | grep -qx idle" "$wait_seconds"; then
+    say "the node did not become idle within ${wait_seconds}s"
+    false
+  fi
+  trap - ERR
+}
+
+down() {
+  local dir=$1
+  [ -d "$dir" ] || return 0
+  local conf="$dir/slurm.conf"
+  if [ -f "$conf" ]; then
+    # Cancelled jobs take their steps and tasks with them, after KillWait at most.
+    local jobs
+    jobs=$(SLURM_CONF="$conf" squeue -h -o %i 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      # shellcheck disable=SC2086 # one job id per word
+      SLURM_CONF="$conf" scancel $jobs 2>/dev/null || true
+      wait_until "[ -z \"\$(SLURM_CONF='$conf' squeue -h -o %i 2>/dev/null)\" ]" 10 || say "jobs still listed: $jobs"
+    fi
+  fi
+  # The daemons, by the pids recorded when they started, then whatever still carries the mark.
+  local pids=()
+  if [ -f "$dir/pids" ]; then
+    while read -r pid _; do pids+=("$pid"); done <"$dir/pids"
+  fi
+  mapfile -t -O "${#pids[@]}" pids < <(marked_pids "$dir")
+  if [ "${#pids[@]}" -gt 0 ]; then
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    if ! wait_until "! any_alive ${pids[*]}" 5; then
+      kill -KILL "${pids[@]}" 2>/dev/null || true
+    fi
+  fi
+  local left
+  left=$(marked_pids "$dir")
+  if [ -n "$left" ]; then
+    # shellcheck disable=SC2086 # one pid per word
+    kill -KILL $left 2>/dev/null || true
+    wait_until "[ -z \"\$(marked_pids '$dir')\" ]" 5 || say "processes left: $(marked_pids "$dir" | tr '\n' ' ')"
+  fi
+  rm -rf "$dir"
+}
+
+run() {
+  [ "${1:-}" != "--" ] || shift
+  if [ "$#" -eq 0 ]; then
+    say "run: no command"
+    return 2
+  fi
+  # Global: the EXIT trap reads it after run has returned.
+  run_dir=$(mktemp -u "${TMPDIR:-/tmp}/ftmpi-slurm.XXXXXX")
+  trap 'down "$run_dir"' EXIT
+  trap 'exit 143' TERM INT
+  local rc=0
+  up "$run_dir" || rc=$?
+  [ "$rc" -eq 0 ] || return "$rc"
+  env SLURM_CONF="$run_dir/slurm.conf" HARNESS_SLURM_DIR="$run_dir" "$@" || rc=$?
+  return "$rc"
+}
+
+case "${1:-}" in
+  check)
+    reason=$(why_not)
+    if [ -n "$reason" ]; then
+      echo "SKIP: Slurm harness: $reason"
+      exit 77
+    fi
+    ;;
+  up) up "${2:?up DIR}" ;;
+  down) down "${2:?down DIR}" ;;
+  run)
+    shift
+    run "$@"
+    ;;
+  *)
+    echo "usage: $0 check | up DIR | down DIR | run [--] CMD..." >&2
+    exit 2
+    ;;
+esac
