@@ -8,6 +8,10 @@
 #              ftrun, and exits non-zero
 #   scancel    PROGRAM (tests/slurm/hold.c) runs under --mpi=pmix until every rank holds; scancel ends it
 #   kill-rank  the same, but rank 1 is killed (SIGKILL); srun ends the others (--kill-on-bad-exit)
+#   control    PROGRAM (hold.c) runs under --mpi=pmix until every rank holds; with no ftrun, each rank
+#              serves its own control socket: ftpath list (FTPATH) shows the job once with RANKS ranks,
+#              ftpath show and ftinject status (FTINJECT) get an answer from every rank; then scancel,
+#              after which ftpath finds no such job (the ranks' records are stale and removed)
 #   abort      PROGRAM ARGS is tests/mpi/fatal.c's abort: rank 1 calls MPI_Abort with 7, which srun
 #              reports as that task's exit code, and srun exits non-zero
 #
@@ -144,6 +148,24 @@ case "$mode" in
     [ "$srun_status" -ne 0 ] || fail "srun exited 0 after rank 1 was killed"
     echo "rank 1 (pid $victim) killed: srun exited $srun_status"
     ;;
+  control)
+    start_holding_job
+    # Other jobs of this user (other tests) may run meanwhile: this job is the one running PROGRAM.
+    job=$("$FTPATH" list --json | jq -r --arg p "$program" '[.jobs[] | select(.command | startswith($p))] | if length == 1 then .[0].id else "" end')
+    [ -n "$job" ] || fail "ftpath list does not show the job once: $("$FTPATH" list)"
+    listed=$("$FTPATH" list --json | jq --arg j "$job" '.jobs[] | select(.id == $j) | .ranks')
+    [ "$listed" -eq "$ranks" ] || fail "ftpath list says $listed ranks, not $ranks"
+    answered=$("$FTPATH" show "$job" --json | jq '[.ranks[].rank] | length')
+    [ "$answered" -eq "$ranks" ] || fail "ftpath show: $answered of $ranks ranks answered"
+    status_ranks=$("$FTINJECT" "$job" status --json | jq '.ranks | length')
+    [ "$status_ranks" -eq "$ranks" ] || fail "ftinject status: $status_ranks of $ranks ranks answered"
+    echo "ftpath show and ftinject status: every one of $ranks ranks of job $job answered"
+    scancel "$(squeue -h -o %i | head -n1)"
+    wait_for_srun
+    if "$FTPATH" list --json | jq -e --arg j "$job" '.jobs[] | select(.id == $j)' >/dev/null; then
+      fail "ftpath still lists job $job after scancel"
+    fi
+    ;;
   abort)
     status=0
     timeout 60 srun -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
@@ -152,7 +174,7 @@ case "$mode" in
     echo "MPI_Abort(7) on rank 1: srun exited $status"
     ;;
   *)
-    echo "unknown mode '$mode' (pass, no-pmix, scancel, kill-rank, abort)" >&2
+    echo "unknown mode '$mode' (pass, no-pmix, scancel, kill-rank, control, abort)" >&2
     exit 2
     ;;
 esac

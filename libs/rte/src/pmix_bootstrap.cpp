@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ftmpi/base/log.hpp"
+#include "rank_control.hpp"
 
 namespace ftmpi::rte {
 namespace {
@@ -234,9 +235,31 @@ class PmixBootstrap final : public Bootstrap {
     ::_exit(status == 0 ? 1 : status);
   }
 
+  // No ftrun serves the control plane: this rank serves its own socket (rank_control.hpp). Where it
+  // cannot (no runtime directory of this user on this host), the job runs without one, as under ftrun.
+  Status watch_control() override {
+    if (control_) return {};
+    auto control = RankControl::start(job_, host_.empty() ? "localhost" : host_);
+    if (!control) {
+      base::logger().warn("no control socket for tools (ftpath, ftinject): {}", control.status().message());
+      return {};
+    }
+    control_ = std::move(*control);
+    return {};
+  }
+  const std::atomic<bool>* control_pending() const noexcept override {
+    return control_ ? control_->pending() : nullptr;
+  }
+  std::vector<Control> take_control() override { return control_ ? control_->take() : std::vector<Control>{}; }
+  Status reply_control(std::uint32_t id, bool ok, std::string text) override {
+    if (control_) control_->reply(id, ok, std::move(text));
+    return {};
+  }
+
   Status finalize() override {
     if (finalized_) return Status(Errc::invalid_argument, "finalize after finalize");
     finalized_ = true;
+    control_.reset();  // tools no longer find a rank that is leaving
     if (pmix_status_t rc = PMIx_Finalize(nullptr, 0); rc != PMIX_SUCCESS) return pmix_error("PMIx_Finalize", rc);
     return {};
   }
@@ -268,6 +291,7 @@ class PmixBootstrap final : public Bootstrap {
   }
 
   pmix_proc_t self_{};
+  std::unique_ptr<RankControl> control_;
   JobInfo job_;
   std::string host_;
   bool initialized_ = false;
