@@ -10,6 +10,7 @@
 #                                       daemons, and step daemons and tasks left behind), remove DIR
 #   slurm_harness.sh run [--] CMD...    up in a fresh temporary DIR, run CMD with SLURM_CONF and
 #                                       HARNESS_SLURM_DIR=DIR set, down on any exit; CMD's exit status
+#   . slurm_harness.sh                  (sourced) defines wait_until and marked_pids, and runs nothing
 #
 # NCPUS (default 4) CPUs are declared for the node, more than this machine's cores if need be, so that
 # `srun -n 4` runs on a 2-core machine.
@@ -80,7 +81,7 @@ marked_pids() {
   for environ in /proc/[0-9]*/environ; do
     pid=${environ#/proc/}
     pid=${pid%/environ}
-    [ "$pid" != "$$" ] && [ "$pid" != "$BASHPID" ] || continue
+    if [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ]; then continue; fi
     # Kernel threads and processes that just ended have no environment to read.
     if grep -qszxF "$mark" "$environ"; then echo "$pid"; fi
   done
@@ -94,39 +95,24 @@ start_daemon() {
   echo "$! $name" >>"$dir/pids"
 }
 
-up() {
+# Starts the daemons in DIR; at the first failure returns 1 and leaves what it started to its caller.
+# Each step is checked by hand: up runs as `up DIR || ...`, where set -e and ERR traps do not act.
+start_all() {
   local dir=$1
-  local reason
-  reason=$(why_not)
-  if [ -n "$reason" ]; then
-    say "cannot run here: $reason"
-    return 77
-  fi
-  if [ -e "$dir" ]; then
-    say "$dir exists: give a new directory"
-    return 1
-  fi
   # munged wants every directory above its socket searchable by all and the key its own, 0400.
-  mkdir -p "$dir"/{state,spool,log,pmix,munge}
-  chmod 0755 "$dir" "$dir/munge"
-  : >"$dir/pids"
-  # Anything failing from here leaves nothing running.
-  trap 'say "start-up failed; logs in $dir/log:"; tail -n 5 "$dir"/log/* >&2 || true; down "$dir"' ERR
-  head -c 1024 /dev/urandom >"$dir/munge.key"
-  chmod 0400 "$dir/munge.key"
+  { mkdir -p "$dir"/{state,spool,log,pmix,munge} && chmod 0755 "$dir" "$dir/munge"; } || return 1
+  { head -c 1024 /dev/urandom >"$dir/munge.key" && chmod 0400 "$dir/munge.key"; } || return 1
   start_daemon "$dir" munged /usr/sbin/munged --foreground --socket="$dir/munge/munge.sock" \
     --key-file="$dir/munge.key" --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
     --seed-file="$dir/munged.seed"
   if ! wait_until "[ -S '$dir/munge/munge.sock' ]" "$wait_seconds"; then
-    say "munged did not start"
-    false
+    say "munged did not start within ${wait_seconds}s"
+    return 1
   fi
 
   local node ctld_port slurmd_port
-  node=$(hostname -s)
-  ctld_port=$(free_port)
-  slurmd_port=$(free_port)
-  cat >"$dir/slurm.conf" <<CONF
+  { node=$(hostname -s) && ctld_port=$(free_port) && slurmd_port=$(free_port); } || return 1
+  cat >"$dir/slurm.conf" <<CONF || return 1
 ClusterName=ftmpitest
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=$ctld_port
@@ -160,16 +146,37 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$ncpus RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
   # Read from beside slurm.conf: the PMIx plugin's per-step directories stay in DIR.
-  echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf"
-  echo "SLURM_CONF=$dir/slurm.conf" >"$dir/env"
+  echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf" || return 1
+  echo "SLURM_CONF=$dir/slurm.conf" >"$dir/env" || return 1
 
   start_daemon "$dir" slurmctld /usr/sbin/slurmctld -D -i
   start_daemon "$dir" slurmd /usr/sbin/slurmd -D -N "$node"
   if ! wait_until "SLURM_CONF='$dir/slurm.conf' sinfo -h -o %T 2>/dev/null | grep -qx idle" "$wait_seconds"; then
     say "the node did not become idle within ${wait_seconds}s"
-    false
+    return 1
   fi
-  trap - ERR
+}
+
+up() {
+  local dir=$1
+  local reason
+  reason=$(why_not)
+  if [ -n "$reason" ]; then
+    say "cannot run here: $reason"
+    return 77
+  fi
+  if [ -e "$dir" ]; then
+    say "$dir exists: give a new directory"
+    return 1
+  fi
+  mkdir -p "$dir" && : >"$dir/pids" || return 1
+  # A failed start-up leaves nothing running.
+  if ! start_all "$dir"; then
+    say "start-up failed; the last lines of its logs:"
+    tail -n 5 "$dir"/log/* >&2 2>/dev/null || true
+    down "$dir"
+    return 1
+  fi
 }
 
 down() {
@@ -225,22 +232,25 @@ run() {
   return "$rc"
 }
 
-case "${1:-}" in
-  check)
-    reason=$(why_not)
-    if [ -n "$reason" ]; then
-      echo "SKIP: Slurm harness: $reason"
-      exit 77
-    fi
-    ;;
-  up) up "${2:?up DIR}" ;;
-  down) down "${2:?down DIR}" ;;
-  run)
-    shift
-    run "$@"
-    ;;
-  *)
-    echo "usage: $0 check | up DIR | down DIR | run [--] CMD..." >&2
-    exit 2
-    ;;
-esac
+# Sourced (srun_check.sh), it only defines the functions above.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  case "${1:-}" in
+    check)
+      reason=$(why_not)
+      if [ -n "$reason" ]; then
+        echo "SKIP: Slurm harness: $reason"
+        exit 77
+      fi
+      ;;
+    up) up "${2:?up DIR}" ;;
+    down) down "${2:?down DIR}" ;;
+    run)
+      shift
+      run "$@"
+      ;;
+    *)
+      echo "usage: $0 check | up DIR | down DIR | run [--] CMD..." >&2
+      exit 2
+      ;;
+  esac
+fi

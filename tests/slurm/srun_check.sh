@@ -39,15 +39,10 @@ fail() {
   exit 1
 }
 
-# Polls `condition` every 0.1 s for up to $2 seconds.
-wait_until() {
-  local condition=$1 seconds=$2
-  for _ in $(seq 1 $((seconds * 10))); do
-    if eval "$condition"; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
+# wait_until and marked_pids.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/slurm_harness.sh
+. "$here/slurm_harness.sh"
 
 if [ "$mode" != no-pmix ]; then
   if [ "$pmix_built" != yes ]; then
@@ -61,30 +56,30 @@ if [ "$mode" != no-pmix ]; then
 fi
 
 # srun passes its environment to the ranks: a sanitized build must not count libpmix's own leaks.
-export LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")" && pwd)/lsan-pmix.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$here/lsan-pmix.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
+# Names only (/dev/shm entries have plain names).
+# shellcheck disable=SC2012
 ls -1 /dev/shm | sort >"$work/shm-before"
 
-# The job's processes: the step daemons and tasks of this Slurm (the harness's mark in their
+# The job's processes: the step daemons and tasks of this Slurm (slurm_harness.sh's mark in their
 # environment; a task also has SLURM_JOB_ID, which this script and the daemons have not).
 job_processes() {
-  local mark="SLURM_CONF=$SLURM_CONF"
   local pid
-  for environ in /proc/[0-9]*/environ; do
-    pid=${environ#/proc/}
-    pid=${pid%/environ}
-    grep -qszxF "$mark" "$environ" || continue
-    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] || grep -qszE '^SLURM_JOB_ID=' "$environ"; then
+  for pid in $(marked_pids "$HARNESS_SLURM_DIR"); do
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] || grep -qszE '^SLURM_JOB_ID=' "/proc/$pid/environ"; then
       echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-80)"
     fi
   done
 }
 
 # Entries of /dev/shm that were not there before the job.
+# shellcheck disable=SC2012
 new_shm() { ls -1 /dev/shm | sort | comm -13 "$work/shm-before" -; }
 
 # Nothing of the job may remain: its processes end within KillWait, and a /dev/shm entry of another
 # test on this machine comes and goes, where one the job left stays.
+# shellcheck disable=SC2016 # wait_until evaluates its condition at each try
 check_nothing_left() {
   if ! wait_until '[ -z "$(job_processes)" ]' 15; then
     fail "processes of the job are left: $(job_processes | tr '\n' ';')"
