@@ -15,6 +15,12 @@
 # NCPUS (default 4) CPUs are declared for the node, more than this machine's cores if need be, so that
 # `srun -n 4` runs on a 2-core machine.
 #
+# SLURM_HARNESS_NODES=2: two nodes, the simulated hosts ftA and ftB of tests/netns/simhosts.sh, which
+# must be up (run under `simhosts.sh session`): slurmctld and one slurmd run inside ftA, the other slurmd
+# inside ftB, each host with its own PMIx directory (a bind mount in its mount namespace: the step
+# daemons of both would otherwise collide there). The controller is then reached only from inside ftA:
+# on_head runs a command there (srun, squeue, scancel).
+#
 # Every process this Slurm starts has SLURM_CONF=DIR/slurm.conf in its environment: the daemons because
 # they are started with it, the step daemons because slurmd passes its environment on, and the tasks
 # because srun passes its own. `down` finds what is left by that mark, so it ends only this instance's.
@@ -22,8 +28,17 @@ set -euo pipefail
 
 ncpus=${NCPUS:-4}
 wait_seconds=${SLURM_HARNESS_WAIT:-30}
+nodes=${SLURM_HARNESS_NODES:-1}
+simhosts=$(cd "$(dirname "${BASH_SOURCE[0]}")/../netns" && pwd)/simhosts.sh
+sim_hosts=(ftA ftB)
+# What runs a command where the controller is reached: nothing, or entering ftA with two nodes.
+head_prefix=()
+if [ "$nodes" = 2 ]; then head_prefix=("$simhosts" exec "${sim_hosts[0]}"); fi
 
 say() { echo "slurm_harness: $*" >&2; }
+
+# Runs a command where the controller is reached.
+on_head() { "${head_prefix[@]}" "$@"; }
 
 # Whether this machine can run the harness; prints why not.
 why_not() {
@@ -36,6 +51,8 @@ why_not() {
   for c in srun sinfo squeue scancel munge ss; do command -v "$c" >/dev/null || missing+=("$c"); done
   if [ "${#missing[@]}" -gt 0 ]; then
     echo "missing ${missing[*]} (Debian: apt-get install slurmctld slurmd slurm-client munge iproute2)"
+  elif [ "$nodes" = 2 ] && ! "$simhosts" exec "${sim_hosts[0]}" true 2>/dev/null; then
+    echo "two nodes need the simulated hosts up (run under tests/netns/simhosts.sh session)"
   fi
 }
 
@@ -100,7 +117,7 @@ start_daemon() {
 start_all() {
   local dir=$1
   # munged wants every directory above its socket searchable by all and the key its own, 0400.
-  { mkdir -p "$dir"/{state,spool,log,pmix,munge} && chmod 0755 "$dir" "$dir/munge"; } || return 1
+  { mkdir -p "$dir"/{state,log,pmix,munge} && chmod 0755 "$dir" "$dir/munge"; } || return 1
   { head -c 1024 /dev/urandom >"$dir/munge.key" && chmod 0400 "$dir/munge.key"; } || return 1
   start_daemon "$dir" munged /usr/sbin/munged --foreground --socket="$dir/munge/munge.sock" \
     --key-file="$dir/munge.key" --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
@@ -110,11 +127,25 @@ start_all() {
     return 1
   fi
 
-  local node ctld_port slurmd_port
-  { node=$(hostname -s) && ctld_port=$(free_port) && slurmd_port=$(free_port); } || return 1
+  # The nodes, as name and address.
+  local names=() addresses=()
+  if [ "$nodes" = 2 ]; then
+    names=("${sim_hosts[@]}")
+    addresses=(10.77.0.1 10.77.0.2)  # their management link (simhosts.sh)
+  else
+    names=("$(hostname -s)") || return 1
+    addresses=(127.0.0.1)
+  fi
+  local ctld_port slurmd_port node_lines="" i
+  { ctld_port=$(free_port) && slurmd_port=$(free_port); } || return 1
+  for i in "${!names[@]}"; do
+    node_lines+="NodeName=${names[$i]} NodeAddr=${addresses[$i]} CPUs=$ncpus RealMemory=1000 State=UNKNOWN"$'\n'
+  done
+  local partition_nodes
+  partition_nodes=$(IFS=,; echo "${names[*]}")
   cat >"$dir/slurm.conf" <<CONF || return 1
 ClusterName=ftmpitest
-SlurmctldHost=$node(127.0.0.1)
+SlurmctldHost=${names[0]}(${addresses[0]})
 SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 SlurmUser=root
@@ -133,28 +164,56 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MailProg=/bin/true
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$dir/spool-%n
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
+SlurmdPidFile=$dir/slurmd-%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
 SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$ncpus RealMemory=1000 State=UNKNOWN
-PartitionName=debug Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+${node_lines}PartitionName=debug Nodes=$partition_nodes Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
   # Read from beside slurm.conf: the PMIx plugin's per-step directories stay in DIR.
   echo "PMIxCliTmpDirBase=$dir/pmix" >"$dir/mpi.conf" || return 1
   echo "SLURM_CONF=$dir/slurm.conf" >"$dir/env" || return 1
 
-  start_daemon "$dir" slurmctld /usr/sbin/slurmctld -D -i
-  start_daemon "$dir" slurmd /usr/sbin/slurmd -D -N "$node"
-  if ! wait_until "SLURM_CONF='$dir/slurm.conf' sinfo -h -o %T 2>/dev/null | grep -qx idle" "$wait_seconds"; then
-    say "the node did not become idle within ${wait_seconds}s"
+  if [ "$nodes" = 2 ]; then
+    start_daemon "$dir" slurmctld "$simhosts" exec "${names[0]}" /usr/sbin/slurmctld -D -i
+    for i in "${!names[@]}"; do
+      # Each host's step daemons get a PMIx directory of their own at the path mpi.conf names.
+      mkdir -p "$dir/pmix-${names[$i]}" || return 1
+      "$simhosts" exec "${names[$i]}" mount --bind "$dir/pmix-${names[$i]}" "$dir/pmix" || return 1
+      mount_cgroups_in "${names[$i]}" || return 1
+      start_daemon "$dir" "slurmd-${names[$i]}" "$simhosts" exec "${names[$i]}" /usr/sbin/slurmd -D -N "${names[$i]}"
+    done
+  else
+    start_daemon "$dir" slurmctld /usr/sbin/slurmctld -D -i
+    start_daemon "$dir" slurmd /usr/sbin/slurmd -D -N "${names[0]}"
+  fi
+  if ! wait_until "[ \"\$(SLURM_CONF='$dir/slurm.conf' on_head sinfo -h -o %T 2>/dev/null | sort -u)\" = idle ]" "$wait_seconds"; then
+    say "the nodes did not all become idle within ${wait_seconds}s"
     return 1
   fi
+}
+
+# slurmd wants the cgroup hierarchies under /sys/fs/cgroup, which a simulated host lacks (it mounts a
+# sysfs of its own, for its interfaces): the machine's are mounted again there, as they are here (a
+# cgroup v2 tree, or a tmpfs with one v1 hierarchy per directory).
+mount_cgroups_in() {
+  local host=$1 fstype source target options
+  local mounts=()
+  while read -r source target fstype options _; do
+    case "$target" in /sys/fs/cgroup | /sys/fs/cgroup/*) mounts+=("$fstype $source $target $options") ;; esac
+  done </proc/self/mounts
+  [ "${#mounts[@]}" -gt 0 ] || return 0
+  # shellcheck disable=SC2016 # expanded by the host's shell
+  printf '%s\n' "${mounts[@]}" | "$simhosts" exec "$host" sh -c '
+    mountpoint -q /sys/fs/cgroup && exit 0
+    while read -r fstype source target options; do
+      mkdir -p "$target" && mount -t "$fstype" -o "$options" "$source" "$target" || exit 1
+    done'
 }
 
 up() {
@@ -186,11 +245,11 @@ down() {
   if [ -f "$conf" ]; then
     # Cancelled jobs take their steps and tasks with them, after KillWait at most.
     local jobs
-    jobs=$(SLURM_CONF="$conf" squeue -h -o %i 2>/dev/null || true)
+    jobs=$(SLURM_CONF="$conf" on_head squeue -h -o %i 2>/dev/null || true)
     if [ -n "$jobs" ]; then
       # shellcheck disable=SC2086 # one job id per word
-      SLURM_CONF="$conf" scancel $jobs 2>/dev/null || true
-      wait_until "[ -z \"\$(SLURM_CONF='$conf' squeue -h -o %i 2>/dev/null)\" ]" 10 || say "jobs still listed: $jobs"
+      SLURM_CONF="$conf" on_head scancel $jobs 2>/dev/null || true
+      wait_until "[ -z \"\$(SLURM_CONF='$conf' on_head squeue -h -o %i 2>/dev/null)\" ]" 10 || say "jobs still listed: $jobs"
     fi
   fi
   # The daemons, by the pids recorded when they started, then whatever still carries the mark.
@@ -211,6 +270,10 @@ down() {
     # shellcheck disable=SC2086 # one pid per word
     kill -KILL $left 2>/dev/null || true
     wait_until "[ -z \"\$(marked_pids '$dir')\" ]" 5 || say "processes left: $(marked_pids "$dir" | tr '\n' ' ')"
+  fi
+  if [ "$nodes" = 2 ]; then
+    local h
+    for h in "${sim_hosts[@]}"; do "$simhosts" exec "$h" umount "$dir/pmix" 2>/dev/null || true; done
   fi
   rm -rf "$dir"
 }

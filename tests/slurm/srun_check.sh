@@ -3,7 +3,7 @@
 #
 #   srun_check.sh MODE RANKS PMIX_BUILT PROGRAM [ARGS...]
 #
-#   pass       srun -n RANKS --mpi=pmix PROGRAM exits 0
+#   pass       srun -N NODES -n RANKS --mpi=pmix PROGRAM exits 0
 #   no-pmix    srun -n RANKS --mpi=none PROGRAM: every rank says to launch with srun --mpi=pmix or
 #              ftrun, and exits non-zero
 #   scancel    PROGRAM (tests/slurm/hold.c) runs under --mpi=pmix until every rank holds; scancel ends it
@@ -17,6 +17,8 @@
 #
 # Every mode then checks that no process of the job is left and nothing new in /dev/shm. PMIX_BUILT is
 # "yes" when ftmpi was built with libpmix; the PMIx modes skip (77) without it, as without srun's plugin.
+# NODES is the harness's (SLURM_HARNESS_NODES, 1 or 2): with 2, srun runs inside the simulated host ftA
+# and the ranks are spread over ftA and ftB.
 set -euo pipefail
 
 mode=$1
@@ -49,7 +51,7 @@ if [ "$mode" != no-pmix ]; then
     echo "SKIP: ftmpi was built without PMIx (install libpmix-dev and reconfigure)"
     exit 77
   fi
-  if ! srun --mpi=list 2>&1 | grep -qw pmix; then
+  if ! on_head srun --mpi=list 2>&1 | grep -qw pmix; then
     echo "SKIP: this Slurm has no pmix MPI plugin (srun --mpi=list)"
     exit 77
   fi
@@ -58,9 +60,17 @@ fi
 # srun passes its environment to the ranks: a sanitized build must not count libpmix's own leaks.
 export LSAN_OPTIONS="suppressions=$here/lsan-pmix.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-# Names only (/dev/shm entries have plain names).
-# shellcheck disable=SC2012
-ls -1 /dev/shm | sort >"$work/shm-before"
+# The entries of /dev/shm, of each simulated host with two nodes (each has its own), by name only.
+shm_entries() {
+  local h
+  if [ "$nodes" = 2 ]; then
+    for h in "${sim_hosts[@]}"; do "$simhosts" exec "$h" ls -1 /dev/shm | sed "s|^|$h:|"; done
+  else
+    # shellcheck disable=SC2012 # names only
+    ls -1 /dev/shm
+  fi | sort
+}
+shm_entries >"$work/shm-before"
 
 # The job's processes: the step daemons and tasks of this Slurm (slurm_harness.sh's mark in their
 # environment; a task also has SLURM_JOB_ID, which this script and the daemons have not).
@@ -74,8 +84,7 @@ job_processes() {
 }
 
 # Entries of /dev/shm that were not there before the job.
-# shellcheck disable=SC2012
-new_shm() { ls -1 /dev/shm | sort | comm -13 "$work/shm-before" -; }
+new_shm() { shm_entries | comm -13 "$work/shm-before" -; }
 
 # Nothing of the job may remain: its processes end within KillWait, and a /dev/shm entry of another
 # test on this machine comes and goes, where one the job left stays.
@@ -91,7 +100,7 @@ check_nothing_left() {
 
 # Starts PROGRAM under srun in the background and waits until every rank holds (hold.c).
 start_holding_job() {
-  srun -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" &
+  on_head srun -N "$nodes" -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" &
   srun_pid=$!
   if ! wait_until "[ \$(grep -c ' holding\$' '$work/out') -eq $ranks ]" 90; then
     kill "$srun_pid" 2>/dev/null || true
@@ -112,13 +121,13 @@ wait_for_srun() {
 case "$mode" in
   pass)
     status=0
-    timeout 100 srun -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    timeout 100 "${head_prefix[@]}" srun -N "$nodes" -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
     [ "$status" -eq 0 ] || fail "srun --mpi=pmix of $(basename "$program") exited $status"
     cat "$work/out"
     ;;
   no-pmix)
     status=0
-    timeout 60 srun -n "$ranks" --mpi=none "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    timeout 60 "${head_prefix[@]}" srun -N "$nodes" -n "$ranks" --mpi=none "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
     [ "$status" -ne 0 ] || fail "srun --mpi=none exited 0: MPI_Init should have refused"
     said=$(grep -c "launch it with 'srun --mpi=pmix'.*or with ftrun" "$work/err" || true)
     [ "$said" -eq "$ranks" ] || fail "$said of $ranks ranks said how to launch"
@@ -127,9 +136,9 @@ case "$mode" in
     ;;
   scancel)
     start_holding_job
-    job=$(squeue -h -o %i | head -n1)
+    job=$(on_head squeue -h -o %i | head -n1)
     [ -n "$job" ] || fail "squeue lists no job"
-    scancel "$job"
+    on_head scancel "$job"
     wait_for_srun
     [ "$srun_status" -ne 0 ] || fail "srun exited 0 after scancel"
     echo "scancel $job: srun exited $srun_status"
@@ -155,7 +164,7 @@ case "$mode" in
     status_ranks=$("$FTINJECT" "$job" status --json | jq '.ranks | length')
     [ "$status_ranks" -eq "$ranks" ] || fail "ftinject status: $status_ranks of $ranks ranks answered"
     echo "ftpath show and ftinject status: every one of $ranks ranks of job $job answered"
-    scancel "$(squeue -h -o %i | head -n1)"
+    on_head scancel "$(on_head squeue -h -o %i | head -n1)"
     wait_for_srun
     if "$FTPATH" list --json | jq -e --arg j "$job" '.jobs[] | select(.id == $j)' >/dev/null; then
       fail "ftpath still lists job $job after scancel"
@@ -163,7 +172,7 @@ case "$mode" in
     ;;
   abort)
     status=0
-    timeout 60 srun -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    timeout 60 "${head_prefix[@]}" srun -N "$nodes" -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
     [ "$status" -ne 0 ] || fail "srun exited 0 although rank 1 called MPI_Abort"
     grep -q "task 1: Exited with exit code 7" "$work/err" || fail "srun did not report rank 1's abort code 7"
     echo "MPI_Abort(7) on rank 1: srun exited $status"
