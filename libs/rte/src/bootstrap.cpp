@@ -52,8 +52,8 @@ Result<std::unique_ptr<Bootstrap>> bootstrap_from_environment(char** envp, const
 #else
     return Status(Errc::unsupported,
                   "this rank was started by a PMIx server (PMIX_RANK is set), but this ftmpi was built without "
-                  "PMIx support (libpmix-dev was not found at configure time): rebuild ftmpi with libpmix-dev "
-                  "installed, or launch the program with ftrun");
+                  "PMIx support (libpmix-dev was not found at configure time, or FTMPI_PMIX was OFF): rebuild ftmpi "
+                  "with libpmix-dev installed and FTMPI_PMIX on (the default), or launch the program with ftrun");
 #endif
   }
   if (environment_value(envp, kEnvSlurmProcId) && srun_tasks(envp) > 1) {
