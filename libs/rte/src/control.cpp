@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -251,7 +252,9 @@ std::string JobRecord::to_json() const {
       .key("hosts")
       .begin_array();
   for (const std::string& h : hosts) w.value(h);
-  w.end_array().field("socket", socket).end_object();
+  w.end_array().field("socket", socket);
+  if (served_rank) w.field("rank", *served_rank);
+  w.end_object();
   return std::move(w).text();
 }
 
@@ -267,9 +270,38 @@ Result<JobRecord> JobRecord::from_json(std::string_view text) {
   r.ranks = static_cast<std::uint32_t>(v["ranks"].as_u64());
   for (const base::JsonValue& h : v["hosts"].items()) r.hosts.push_back(h.as_string());
   r.socket = v["socket"].as_string();
+  if (const base::JsonValue* rank = v.find("rank"); rank != nullptr && rank->is_exact_integer()) {
+    r.served_rank = static_cast<std::uint32_t>(rank->as_u64());
+  }
   if (r.id.empty() || r.pid <= 0 || r.socket.empty()) return Status(Errc::malformed, "job record: fields missing");
   return r;
 }
+
+namespace {
+
+// The records of ranks that serve themselves, one per rank: one job each, as the lowest rank's record
+// with every rank's socket (by rank) and every host.
+void merge_rank_records(std::vector<JobRecord>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) {
+    return a.id != b.id ? a.id < b.id : a.served_rank.value_or(0) < b.served_rank.value_or(0);
+  });
+  std::vector<JobRecord> merged;
+  for (JobRecord& j : jobs) {
+    if (j.served_rank && !merged.empty() && merged.back().served_rank && merged.back().id == j.id) {
+      JobRecord& job = merged.back();
+      job.rank_sockets.push_back(j.socket);
+      for (std::string& h : j.hosts) {
+        if (std::find(job.hosts.begin(), job.hosts.end(), h) == job.hosts.end()) job.hosts.push_back(std::move(h));
+      }
+      continue;
+    }
+    if (j.served_rank) j.rank_sockets = {j.socket};
+    merged.push_back(std::move(j));
+  }
+  jobs = std::move(merged);
+}
+
+}  // namespace
 
 Result<std::vector<JobRecord>> list_jobs(bool clean_stale, std::size_t* stale) {
   if (stale != nullptr) *stale = 0;
@@ -295,6 +327,7 @@ Result<std::vector<JobRecord>> list_jobs(bool clean_stale, std::size_t* stale) {
     jobs.push_back(std::move(*record));
   }
   if (ec) return Status(Errc::io_error, "reading " + dir.string() + ": " + ec.message());
+  merge_rank_records(jobs);
   std::sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) {
     return a.started != b.started ? a.started < b.started : a.id < b.id;
   });
@@ -365,17 +398,74 @@ Result<std::string> send_control_request(const JobRecord& job, const ControlRequ
 
 namespace ftmpi::rte {
 
-Result<ControlAnswer> ask_job(const JobRecord& job, const ControlRequest& request) {
+namespace {
+
+// An answer's refusal of the whole request ({"error": why}), as an error.
+Status refusal_of(const JobRecord& job, const base::JsonValue& reply) {
+  const base::JsonValue* error = reply.find("error");
+  if (error == nullptr) return {};
+  return Status(error->as_string().starts_with("too many tools") ? Errc::resource_exhausted : Errc::invalid_argument,
+                "job " + job.id + ": " + error->as_string());
+}
+
+Result<base::JsonValue> ask_socket(const JobRecord& job, const ControlRequest& request) {
   auto text = send_control_request(job, request);
   if (!text) return text.status();
   auto reply = base::parse_json(*text);
   if (!reply) return Status(Errc::internal, "ftrun's answer is not JSON: " + reply.status().message());
+  if (Status s = refusal_of(job, *reply); !s) return s;
+  return reply;
+}
+
+// A job whose ranks serve themselves: each rank's socket on this host answers for its rank, naming the
+// others missing; one answer of them all, as ftrun would give it.
+Result<base::JsonValue> ask_rank_sockets(const JobRecord& job, const ControlRequest& request) {
+  std::map<std::uint64_t, base::JsonValue> answered;
+  std::map<std::uint64_t, base::JsonValue> missing;
+  std::size_t reached = 0;
+  Status last_error;
+  for (const std::string& socket : job.rank_sockets) {
+    JobRecord one = job;
+    one.socket = socket;
+    one.rank_sockets.clear();
+    auto reply = ask_socket(one, request);
+    if (!reply) {
+      if (reply.code() != Errc::peer_unreachable) return reply.status();
+      last_error = reply.status();  // that rank has ended; the others may still answer
+      continue;
+    }
+    ++reached;
+    for (const base::JsonValue& r : (*reply)["ranks"].items()) answered.emplace(r["rank"].as_u64(), r);
+    for (const base::JsonValue& m : (*reply)["missing"].items()) missing.emplace(m["rank"].as_u64(), m);
+  }
+  if (reached == 0) return last_error;
+  std::vector<base::JsonValue> ranks;
+  std::vector<base::JsonValue> not_answered;
+  bool ok = true;
+  for (auto& [rank, r] : answered) {
+    ok = ok && r["ok"].as_bool();
+    ranks.push_back(std::move(r));
+  }
+  for (auto& [rank, m] : missing) {
+    if (answered.count(rank) != 0) continue;
+    ok = false;
+    not_answered.push_back(std::move(m));
+  }
+  return base::JsonValue::object({{"version", base::JsonValue::number(kControlVersion)},
+                                  {"job", base::JsonValue::string(job.id)},
+                                  {"operation", base::JsonValue::string(std::string(to_string(request.op)))},
+                                  {"ranks", base::JsonValue::array(std::move(ranks))},
+                                  {"missing", base::JsonValue::array(std::move(not_answered))},
+                                  {"ok", base::JsonValue::boolean(ok)}});
+}
+
+}  // namespace
+
+Result<ControlAnswer> ask_job(const JobRecord& job, const ControlRequest& request) {
+  auto reply = job.rank_sockets.empty() ? ask_socket(job, request) : ask_rank_sockets(job, request);
+  if (!reply) return reply.status();
   ControlAnswer answer{job, std::move(*reply), false, false};
   const base::JsonValue& r = answer.reply;
-  if (const base::JsonValue* error = r.find("error")) {
-    return Status(error->as_string().starts_with("too many tools") ? Errc::resource_exhausted : Errc::invalid_argument,
-                  "job " + job.id + ": " + error->as_string());
-  }
   for (const base::JsonValue& rank : r["ranks"].items()) answer.refused = answer.refused || !rank["ok"].as_bool();
   answer.missing = !r["missing"].items().empty();
   return answer;

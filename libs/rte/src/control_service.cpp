@@ -1,4 +1,4 @@
-// ftrun's side of the control plane (control_service.hpp; the protocol in docs/control-protocol.md).
+// The serving side of the control plane (control_service.hpp; the protocol in docs/control-protocol.md).
 #include "control_service.hpp"
 
 #include <fcntl.h>
@@ -72,10 +72,12 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-Result<std::unique_ptr<ControlService>> ControlService::open(JobRecord record, std::vector<std::string> rank_hosts) {
+Result<std::unique_ptr<ControlService>> ControlService::open(JobRecord record, std::vector<std::string> rank_hosts,
+                                                            std::string name) {
   const std::string dir = runtime_directory();
   if (Status s = prepare_directory(dir); !s) return s;
-  record.socket = dir + "/" + record.id + ".sock";
+  if (name.empty()) name = record.id;
+  record.socket = dir + "/" + name + ".sock";
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   if (record.socket.size() >= sizeof address.sun_path) {
@@ -92,7 +94,7 @@ Result<std::unique_ptr<ControlService>> ControlService::open(JobRecord record, s
   if (::listen(fd.get(), 16) != 0) return sys::errno_status(Errc::io_error, "listen on " + record.socket);
   std::unique_ptr<ControlService> service(new ControlService());
   service->listener_ = std::move(fd);
-  service->record_path_ = dir + "/" + record.id + ".json";
+  service->record_path_ = dir + "/" + name + ".json";
   service->record_ = std::move(record);
   service->rank_hosts_ = std::move(rank_hosts);
   if (Status s = write_file_atomically(service->record_path_, service->record_.to_json()); !s) {
@@ -119,7 +121,7 @@ void ControlService::prepare_poll(std::vector<pollfd>& fds, Clock::time_point& d
   }
 }
 
-void ControlService::dispatch(std::span<const pollfd> fds, Clock::time_point now, Server& server) {
+void ControlService::dispatch(std::span<const pollfd> fds, Clock::time_point now, ControlTargets& ranks) {
   const std::size_t n = std::min(polled_.size(), fds.empty() ? 0 : fds.size() - 1);
   for (std::size_t i = 0; i < n; ++i) {
     Tool& tool = *polled_[i];
@@ -130,7 +132,7 @@ void ControlService::dispatch(std::span<const pollfd> fds, Clock::time_point now
     } else if (tool.request) {
       if ((revents & (POLLHUP | POLLERR)) != 0) tool.fd.reset();  // gone: its answer has nowhere to go
     } else if ((revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-      read_from(tool, now, server);
+      read_from(tool, now, ranks);
     }
   }
   if (!fds.empty() && (fds[0].revents & POLLIN) != 0) accept_all(now);
@@ -169,7 +171,7 @@ void ControlService::accept_all(Clock::time_point now) {
   }
 }
 
-void ControlService::read_from(Tool& tool, Clock::time_point now, Server& server) {
+void ControlService::read_from(Tool& tool, Clock::time_point now, ControlTargets& ranks) {
   char buffer[4096];
   for (;;) {
     const ssize_t got = ::recv(tool.fd.get(), buffer, sizeof buffer, 0);
@@ -187,27 +189,27 @@ void ControlService::read_from(Tool& tool, Clock::time_point now, Server& server
       return;
     }
     if (newline != std::string::npos) {
-      start(tool, now, server);
+      start(tool, now, ranks);
       return;
     }
   }
 }
 
-void ControlService::start(Tool& tool, Clock::time_point now, Server& server) {
+void ControlService::start(Tool& tool, Clock::time_point now, ControlTargets& ranks) {
   auto request = parse_control_request(tool.line);
   if (!request) {
     fail(tool, request.status().message());
     return;
   }
   for (std::uint32_t r : request->ranks) {
-    if (r >= server.size()) {
-      fail(tool, "no rank " + std::to_string(r) + " in a job of " + std::to_string(server.size()) + " ranks");
+    if (r >= ranks.size()) {
+      fail(tool, "no rank " + std::to_string(r) + " in a job of " + std::to_string(ranks.size()) + " ranks");
       return;
     }
   }
   for (std::uint32_t p : request->peers) {
-    if (p >= server.size()) {
-      fail(tool, "no peer " + std::to_string(p) + " in a job of " + std::to_string(server.size()) + " ranks");
+    if (p >= ranks.size()) {
+      fail(tool, "no peer " + std::to_string(p) + " in a job of " + std::to_string(ranks.size()) + " ranks");
       return;
     }
   }
@@ -219,12 +221,12 @@ void ControlService::start(Tool& tool, Clock::time_point now, Server& server) {
   tool.request = std::move(*request);
   tool.id = next_id_++ & ~(Server::kPeerCheckIdBit | Server::kLauncherIdBit);  // those are the server's and ftrun's
   tool.deadline = now + tool.request->timeout;
-  for (std::uint32_t r = 0; r < server.size(); ++r) {
+  for (std::uint32_t r = 0; r < ranks.size(); ++r) {
     if (!tool.request->names_rank(r)) continue;
-    if (server.send_control(r, tool.id, line)) {
+    if (ranks.send_control(r, tool.id, line)) {
       tool.asked.push_back(r);
     } else {
-      tool.not_asked[r] = server.finalized(r) ? "finalized" : server.joined(r) ? "disconnected" : "not connected yet";
+      tool.not_asked[r] = ranks.why_not_asked(r);
     }
   }
   if (tool.asked.empty()) finish(tool);

@@ -1,6 +1,7 @@
-// ftrun's side of the control plane (control.hpp): the job's Unix socket and record in the runtime
-// directory, tools' requests fanned out to the ranks through the Server, and their answers gathered.
-// Part of ftrun's single poll() loop, like the Server: prepare_poll(), then dispatch().
+// The serving side of the control plane (control.hpp): a Unix socket and record in the runtime
+// directory, tools' requests fanned out to the ranks, and their answers gathered. ftrun serves its whole
+// job so, reaching the ranks through its Server, in its single poll() loop (prepare_poll(), then
+// dispatch()); under srun each rank serves itself the same way (rank_control.hpp).
 #pragma once
 
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ftmpi/base/status.hpp"
@@ -21,11 +23,39 @@
 
 namespace ftmpi::rte {
 
+// The ranks a ControlService passes requests to.
+class ControlTargets {
+ public:
+  virtual ~ControlTargets() = default;
+  virtual std::uint32_t size() const noexcept = 0;
+  // Sends request `line` under `id` to `rank`; false when it cannot be asked, why_not_asked() says why.
+  virtual bool send_control(std::uint32_t rank, std::uint32_t id, std::string_view line) = 0;
+  virtual std::string why_not_asked(std::uint32_t rank) const = 0;
+};
+
+// ftrun's: every rank, over its connection to ftrun's Server.
+class ServerTargets final : public ControlTargets {
+ public:
+  explicit ServerTargets(Server& server) : server_(server) {}
+  std::uint32_t size() const noexcept override { return server_.size(); }
+  bool send_control(std::uint32_t rank, std::uint32_t id, std::string_view line) override {
+    return server_.send_control(rank, id, line);
+  }
+  std::string why_not_asked(std::uint32_t rank) const override {
+    return server_.finalized(rank) ? "finalized" : server_.joined(rank) ? "disconnected" : "not connected yet";
+  }
+
+ private:
+  Server& server_;
+};
+
 class ControlService {
  public:
   // Creates the runtime directory if needed (0700; an existing one must be this user's and not open to
-  // others), listens on <dir>/<id>.sock (0600) and writes <dir>/<id>.json. `hosts` holds each rank's host.
-  static base::Result<std::unique_ptr<ControlService>> open(JobRecord record, std::vector<std::string> rank_hosts);
+  // others), listens on <dir>/<name>.sock (0600) and writes <dir>/<name>.json; `name` is the job's id
+  // (ftrun) or <id>.rank<R> (one rank serving itself). `hosts` holds each rank's host.
+  static base::Result<std::unique_ptr<ControlService>> open(JobRecord record, std::vector<std::string> rank_hosts,
+                                                            std::string name = {});
   ~ControlService();
   ControlService(const ControlService&) = delete;
   ControlService& operator=(const ControlService&) = delete;
@@ -33,9 +63,8 @@ class ControlService {
   const JobRecord& record() const noexcept { return record_; }
 
   void prepare_poll(std::vector<pollfd>& fds, Clock::time_point& deadline);
-  // Handles the descriptors prepare_poll appended and expired requests; sends requests to ranks
-  // through `server`.
-  void dispatch(std::span<const pollfd> fds, Clock::time_point now, Server& server);
+  // Handles the descriptors prepare_poll appended and expired requests; sends requests to `ranks`.
+  void dispatch(std::span<const pollfd> fds, Clock::time_point now, ControlTargets& ranks);
   // A rank's answer (Server's control_reply event).
   void on_reply(const RankEvent& event, Clock::time_point now);
 
@@ -62,8 +91,8 @@ class ControlService {
 
   ControlService() = default;
   void accept_all(Clock::time_point now);
-  void read_from(Tool& tool, Clock::time_point now, Server& server);
-  void start(Tool& tool, Clock::time_point now, Server& server);
+  void read_from(Tool& tool, Clock::time_point now, ControlTargets& ranks);
+  void start(Tool& tool, Clock::time_point now, ControlTargets& ranks);
   void finish(Tool& tool);
   void write_to(Tool& tool);
   void fail(Tool& tool, const std::string& error);

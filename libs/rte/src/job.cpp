@@ -12,6 +12,17 @@
 #include "sys.hpp"
 
 namespace ftmpi::rte {
+
+std::optional<std::string_view> environment_value(char** envp, std::string_view name) {
+  for (char** e = envp; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 using base::Errc;
@@ -51,19 +62,9 @@ std::string u64_hex(std::uint64_t v) {
   return text;
 }
 
-std::optional<std::string_view> lookup(char** envp, std::string_view name) {
-  for (char** e = envp; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    if (entry.size() > name.size() && entry.starts_with(name) && entry[name.size()] == '=') {
-      return entry.substr(name.size() + 1);
-    }
-  }
-  return std::nullopt;
-}
-
 // Looks up a variable FTMPI_RANK says must be there.
 Result<std::string_view> required(char** envp, std::string_view name) {
-  auto value = lookup(envp, name);
+  auto value = environment_value(envp, name);
   if (!value) {
     return Status(Errc::invalid_argument,
                   std::string(name) + " is not set, but " + std::string(kEnvRank) +
@@ -159,7 +160,7 @@ std::vector<std::string> job_environment(const JobInfo& job) {
 }
 
 Result<std::optional<JobInfo>> job_from_environment(char** envp) {
-  if (!lookup(envp, kEnvRank)) return std::optional<JobInfo>();
+  if (!environment_value(envp, kEnvRank)) return std::optional<JobInfo>();
   JobInfo job;
   auto rank = env_u32(envp, kEnvRank);
   auto size = env_u32(envp, kEnvSize);

@@ -580,7 +580,10 @@ Status Job::loop() {
     now = Clock::now();
     server_->dispatch(std::span<const pollfd>(fds).subspan(server_at, server_end - server_at), now);
     on_server_events(now);
-    if (control_) control_->dispatch(std::span<const pollfd>(fds).subspan(server_end, control_end - server_end), now, *server_);
+    if (control_) {
+      ServerTargets ranks(*server_);
+      control_->dispatch(std::span<const pollfd>(fds).subspan(server_end, control_end - server_end), now, ranks);
+    }
     on_stdin(fds[control_end].revents, fds[control_end + 1].revents);
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
       if (fds[outputs_at + 2 * i].revents != 0) on_output(ranks_[i], false);

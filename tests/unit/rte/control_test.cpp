@@ -179,6 +179,9 @@ BOOST_AUTO_TEST_CASE(a_job_record_round_trips_through_json) {
   BOOST_TEST(back->ranks == r.ranks);
   BOOST_TEST((back->hosts == r.hosts));
   BOOST_TEST(back->socket == r.socket);
+  BOOST_TEST(!back->served_rank.has_value());
+  r.served_rank = 5;  // a rank that serves itself (srun)
+  BOOST_TEST((JobRecord::from_json(r.to_json())->served_rank == std::optional<std::uint32_t>(5)));
   BOOST_TEST(!JobRecord::from_json("{}").is_ok());
   BOOST_TEST(!JobRecord::from_json("not json").is_ok());
 }

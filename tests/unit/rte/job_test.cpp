@@ -11,6 +11,8 @@
 
 #include "ftmpi/base/log.hpp"
 #include "ftmpi/base/params.hpp"
+#include "ftmpi/rte/bootstrap.hpp"
+#include "ftmpi/rte/client.hpp"
 #include "ftmpi/rte/params.hpp"
 
 using namespace ftmpi::rte;
@@ -167,6 +169,43 @@ BOOST_AUTO_TEST_CASE(rte_params_load_beside_the_contract_variables) {
   Env env(vars);
   BOOST_TEST(params.load_environment(env.get(), job_environment_names()).is_ok());
   BOOST_TEST((params.get_duration(kKillGrace) == std::chrono::milliseconds(250)));
+}
+
+// Which launcher the environment names (bootstrap_from_environment).
+
+BOOST_AUTO_TEST_CASE(srun_without_pmix_of_several_tasks_is_refused_with_how_to_launch) {
+  Env env({"SLURM_PROCID=1", "SLURM_STEP_NUM_TASKS=4", "SLURM_NTASKS=4"});
+  auto b = bootstrap_from_environment(env.get(), ClientOptions{});
+  BOOST_REQUIRE(!b.is_ok());
+  BOOST_TEST((b.code() == Errc::unsupported));
+  BOOST_TEST(b.status().message().find("srun --mpi=pmix") != std::string::npos, b.status().message());
+  BOOST_TEST(b.status().message().find("ftrun") != std::string::npos, b.status().message());
+}
+
+BOOST_AUTO_TEST_CASE(srun_without_pmix_of_one_task_is_a_singleton) {
+  // One task is rank 0 of 1 whoever started it: nothing to find.
+  Env env({"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=1"});
+  auto b = bootstrap_from_environment(env.get(), ClientOptions{});
+  BOOST_REQUIRE(b.is_ok());
+  BOOST_TEST((*b)->is_singleton());
+  BOOST_TEST((*b)->job().size == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(ftrun_inside_an_allocation_wins_over_slurm_variables) {
+  // ftrun's variables come first: a rank ftrun started inside an srun step carries both. A malformed
+  // FTMPI_SIZE then gives ftrun's error, not the srun one.
+  Env env({"FTMPI_RANK=0", "FTMPI_SIZE=x", "SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4"});
+  auto b = bootstrap_from_environment(env.get(), ClientOptions{});
+  BOOST_REQUIRE(!b.is_ok());
+  BOOST_TEST(b.status().message().find("FTMPI_SIZE") != std::string::npos, b.status().message());
+}
+
+BOOST_AUTO_TEST_CASE(no_launcher_is_a_singleton) {
+  Env env({"HOME=/"});
+  auto b = bootstrap_from_environment(env.get(), ClientOptions{});
+  BOOST_REQUIRE(b.is_ok());
+  BOOST_TEST((*b)->is_singleton());
+  BOOST_TEST(std::string((*b)->launcher_name()) == "nobody");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

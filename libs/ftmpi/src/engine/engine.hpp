@@ -74,6 +74,8 @@ class Engine {
 
   virtual int world_rank() const noexcept = 0;
   virtual int world_size() const noexcept = 0;
+  // The job's id, whoever launched it: names its shared-memory segments (rte::shm_prefix).
+  virtual std::uint64_t job_id() const noexcept = 0;
   // Context ids of MPI_COMM_WORLD and MPI_COMM_SELF; the MPI layer allocates the others.
   virtual std::uint32_t world_context() const noexcept = 0;
   virtual std::uint32_t self_context() const noexcept = 0;

@@ -120,6 +120,7 @@ struct Identity {
   std::uint32_t size = 1;
   std::uint64_t job_key = 0;
   frag::FrameKey frame_key{};  // the header MAC's key (frag::derive_frame_key of the job's secret)
+  std::uint64_t job_id = 0;    // names the job's shared-memory segments (rte::shm_prefix)
 };
 
 // What the engine needs from its surroundings besides paths.
@@ -200,6 +201,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
 
   int world_rank() const noexcept override { return static_cast<int>(id_.rank); }
   int world_size() const noexcept override { return static_cast<int>(id_.size); }
+  std::uint64_t job_id() const noexcept override { return id_.job_id; }
   std::uint32_t world_context() const noexcept override { return 0; }
   std::uint32_t self_context() const noexcept override { return 1; }
 

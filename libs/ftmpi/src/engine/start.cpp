@@ -18,6 +18,7 @@
 #include "ftmpi/path/params.hpp"
 #include "ftmpi/path/peer_memory.hpp"
 #include "ftmpi/path/registry.hpp"
+#include "ftmpi/rte/bootstrap.hpp"
 #include "ftmpi/rte/client.hpp"
 #include "ftmpi/rte/control.hpp"
 #include "ftmpi/rte/job.hpp"
@@ -61,10 +62,10 @@ base::Result<std::vector<path::FaultSpec>> fault_plan(const base::ParamSet& para
   return plan;
 }
 
-// The launcher's key-value store, as the path drivers' start-up sees it.
-class ClientExchange final : public path::AddressExchange {
+// The launcher's key-value store (ftrun's or PMIx's), as the path drivers' start-up sees it.
+class BootstrapExchange final : public path::AddressExchange {
  public:
-  explicit ClientExchange(rte::Client& client) : client_(client) {}
+  explicit BootstrapExchange(rte::Bootstrap& client) : client_(client) {}
   base::Status put(std::string_view key, std::string_view value) override {
     return client_.put(std::string(key), std::string(value));
   }
@@ -74,7 +75,7 @@ class ClientExchange final : public path::AddressExchange {
   }
 
  private:
-  rte::Client& client_;
+  rte::Bootstrap& client_;
 };
 
 // CPUs online on this host, at least 1. Not this process's affinity mask: ftrun --bind-to core gives each
@@ -102,9 +103,9 @@ std::string host_identity(const base::ParamSet& params) {
 base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params) {
   auto config = EngineConfig::from(params);
   if (!config) return config.status();
-  auto connected = rte::Client::from_environment(environ, rte::ClientOptions::from(params));
+  auto connected = rte::bootstrap_from_environment(environ, rte::ClientOptions::from(params));
   if (!connected) return connected.status();
-  auto client = std::make_shared<rte::Client>(std::move(*connected));
+  std::shared_ptr<rte::Bootstrap> client = std::move(*connected);
   const rte::JobInfo& job = client->job();
   // More ranks on this host than cores they may run on: a waiting rank that spins only delays the rank
   // it waits for, so it yields at once (Open MPI does the same when oversubscribed). Measured at 4 ranks
@@ -190,7 +191,7 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     fault_layers.push_back(layer.get());
     paths.push_back(std::move(layer));
   };
-  ClientExchange exchange(*client);
+  BootstrapExchange exchange(*client);
   if (host_driver != nullptr) {
     auto started = path::start_driver(*host_driver, view, on_this_host, exchange);
     if (!started) return started.status();
@@ -229,6 +230,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   // Tools (ftpath) reach the rank through ftrun; a watcher thread raises a flag the progress loop tests.
   if (!client->is_singleton()) {
     if (auto s = client->watch_control(); !s) return s.prefixed("starting the control watcher");
+  }
+  if (client->control_pending() != nullptr) {
     env.control_pending = client->control_pending();
     env.take_control = [client] { return client->take_control(); };
     env.check_peer = [client](std::uint32_t peer) { return client->check_peer(peer); };
@@ -258,7 +261,8 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(job.identity.job_id));
     config->flight_file = dir + "/" + id + ".rank" + std::to_string(job.rank) + ".flight.zst";
   }
-  const Identity identity{job.rank, job.size, job.identity.job_key, frag::derive_frame_key(job.identity.secret)};
+  const Identity identity{job.rank, job.size, job.identity.job_key, frag::derive_frame_key(job.identity.secret),
+                          job.identity.job_id};
   auto core = std::make_unique<EngineCore>(identity, *config,
                                            std::move(paths), std::move(env));
   *engine_slot = core.get();

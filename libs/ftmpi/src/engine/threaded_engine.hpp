@@ -20,6 +20,7 @@ class ThreadedEngine final : public Engine {
 
   int world_rank() const noexcept override { return inner_->world_rank(); }
   int world_size() const noexcept override { return inner_->world_size(); }
+  std::uint64_t job_id() const noexcept override { return inner_->job_id(); }
   std::uint32_t world_context() const noexcept override { return inner_->world_context(); }
   std::uint32_t self_context() const noexcept override { return inner_->self_context(); }
 

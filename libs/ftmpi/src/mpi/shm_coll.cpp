@@ -172,13 +172,13 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
   const coll::ShmBcastGeometry geometry{static_cast<std::uint32_t>(state->members.size()), rt.tuning.shm_bcast_channels,
                                         rt.tuning.shm_bcast_channel_bytes};
   const coll::ShmSyncGeometry sync_geometry{geometry.ranks, rt.tuning.allreduce_shm_max};
-  const char* job = std::getenv(std::string(rte::kEnvJobId).c_str());
-  const std::string name = fmt::format("/{}bc-{:x}-{}", rte::shm_prefix(job != nullptr ? std::strtoull(job, nullptr, 16) : 0),
+  // The job's id names the region, so that ftrun can remove what a failed job left (under srun it comes
+  // from PMIx, with no FTMPI_JOB_ID in the environment).
+  const std::string name = fmt::format("/{}bc-{:x}-{}", rte::shm_prefix(engine().job_id()),
                                        comm.coll_view.context, comm.world_rank_of(leader));
   std::uint8_t ok = 0;
   if (comm.rank() == leader) {
-    Status made = job != nullptr ? create_region(*state, name, geometry, sync_geometry)
-                                 : Status(Errc::unsupported, "no job id (not started by ftrun)");
+    Status made = create_region(*state, name, geometry, sync_geometry);
     if (!made) base::logger().warn("shared-memory broadcast on {}: {} (broadcasting point-to-point)", label(comm), made.message());
     ok = made ? 1 : 0;
     const bool created = state->map != nullptr;

@@ -18,6 +18,7 @@
 
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/base/status.hpp"
+#include "ftmpi/rte/bootstrap.hpp"
 #include "ftmpi/rte/fd.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/rte/params.hpp"
@@ -36,7 +37,7 @@ struct ClientOptions {
   static ClientOptions from(const base::ParamSet& params);
 };
 
-class Client {
+class Client final : public Bootstrap {
  public:
   // Connects as the environment says (variables in job.hpp), or makes a singleton if FTMPI_RANK is unset.
   static base::Result<Client> from_environment(char** envp, const ClientOptions& options);
@@ -47,46 +48,47 @@ class Client {
   // Rank 0 of 1 with no launcher.
   static base::Result<Client> singleton();
 
-  const JobInfo& job() const noexcept { return job_; }
+  std::string_view launcher_name() const noexcept override { return is_singleton() ? "nobody" : "ftrun"; }
+  const JobInfo& job() const noexcept override { return job_; }
   std::uint32_t rank() const noexcept { return job_.rank; }
   std::uint32_t size() const noexcept { return job_.size; }
-  bool is_singleton() const noexcept { return job_.launcher_address.empty(); }
+  bool is_singleton() const noexcept override { return job_.launcher_address.empty(); }
 
   // Publishes a value under `key` (replacing this rank's earlier value, if any) for the next fence.
-  base::Status put(std::string_view key, std::string_view value);
+  base::Status put(std::string_view key, std::string_view value) override;
   // Waits until every rank has entered the fence; then get() sees everything put before it.
-  base::Status fence();
+  base::Status fence() override;
   // The same fence in two halves, for a caller that must keep working while it waits (the engine at
   // finalize answers its peers meanwhile): fence_begin() enters it, fence_test() looks without waiting
   // and is true once it completed. No put() and no other fence in between.
-  base::Status fence_begin();
-  base::Result<bool> fence_test();
+  base::Status fence_begin() override;
+  base::Result<bool> fence_test() override;
   // A value `rank` put before the last completed fence.
-  base::Result<std::string> get(std::uint32_t rank, std::string_view key) const;
+  base::Result<std::string> get(std::uint32_t rank, std::string_view key) const override;
   // Tells ftrun (which then terminates the job, reporting `code` and `message`) and exits the process
   // with `code`'s low 8 bits, or 1 if those are 0 (an aborted job never reports success).
-  [[noreturn]] void abort(int code, std::string_view message);
+  [[noreturn]] void abort(int code, std::string_view message) override;
   // Tells ftrun this rank has finished cleanly; afterwards only the destructor may be called.
-  base::Status finalize();
+  base::Status finalize() override;
 
   // Control requests from ftrun (tools such as ftpath) received so far, without waiting: the engine
   // calls this from its progress loop and answers each with reply_control(). None for a singleton or
   // after finalize.
-  std::vector<Control> take_control();
+  std::vector<Control> take_control() override;
   // Starts a thread that sleeps in poll() on the connection to ftrun and raises control_pending() when
   // something arrives: the progress loop then tests one flag instead of making a system call, and a
   // rank answers at its next MPI call, however rarely it makes one. take_control() lowers the flag.
-  base::Status watch_control();
+  base::Status watch_control() override;
   // Raised by the watcher (false without one). Valid as long as the Client.
-  const std::atomic<bool>* control_pending() const noexcept;
+  const std::atomic<bool>* control_pending() const noexcept override;
   // Answers request `id`: `text` is JSON when ok, else one line saying why not.
-  base::Status reply_control(std::uint32_t id, bool ok, std::string text);
+  base::Status reply_control(std::uint32_t id, bool ok, std::string text) override;
 
   // Asks ftrun whether `peer` polls (protocol.hpp, peer_check); the answer arrives like a control
   // request (control_pending() rises) and is taken with take_peer_statuses(). False for a singleton or
   // after finalize: nobody to ask.
-  bool check_peer(std::uint32_t peer);
-  std::vector<PeerStatus> take_peer_statuses();
+  bool check_peer(std::uint32_t peer) override;
+  std::vector<PeerStatus> take_peer_statuses() override;
 
  private:
   Client(JobInfo job, UniqueFd socket, std::chrono::nanoseconds timeout)

@@ -89,14 +89,20 @@ struct JobRecord {
   std::uint32_t ranks = 0;
   std::vector<std::string> hosts;  // distinct, in rank order
   std::string socket;    // the control socket's path
+  // Set when one rank serves this record and socket (started by srun, with no ftrun): every rank of the
+  // job has its own, on its own host, named <job id>.rank<R>.{json,sock}.
+  std::optional<std::uint32_t> served_rank;
+  // Filled by list_jobs, which lists such a job once: the sockets of its ranks on this host, by rank.
+  std::vector<std::string> rank_sockets;
 
   std::string to_json() const;
   static base::Result<JobRecord> from_json(std::string_view text);
 };
 
-// The jobs of this user whose ftrun still runs, oldest first. A record whose ftrun is gone (killed
-// before it could clean up) is removed with its socket when `clean_stale`; `stale`, if given, receives
-// how many were.
+// The jobs of this user whose ftrun (or, for a job whose ranks serve themselves, a rank) still runs,
+// oldest first; the records of one job's ranks are merged into one (rank_sockets). A record whose
+// process is gone (killed before it could clean up) is removed with its socket when `clean_stale`;
+// `stale`, if given, receives how many were.
 base::Result<std::vector<JobRecord>> list_jobs(bool clean_stale, std::size_t* stale = nullptr);
 
 // Picks a job: `which` is a job id or a unique prefix of one; empty: the user's only job. Errors say
@@ -118,7 +124,9 @@ struct ControlAnswer {
 };
 // send_control_request, its answer parsed. Errors: send_control_request's (peer_unreachable: the job has
 // ended), internal when the answer is not JSON, and ftrun's own refusal of the request: invalid_argument
-// ("job ID: why"), or resource_exhausted when too many tools are connected to the job.
+// ("job ID: why"), or resource_exhausted when too many tools are connected to the job. A job whose ranks
+// serve themselves is asked at each socket of rank_sockets, and the answers merged into one as ftrun
+// would give it: the ranks of other hosts are missing, with the reason.
 base::Result<ControlAnswer> ask_job(const JobRecord& job, const ControlRequest& request);
 
 }  // namespace ftmpi::rte

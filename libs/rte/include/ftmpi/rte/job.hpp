@@ -104,6 +104,9 @@ base::Result<JobInfo> singleton_job();
 // The contract's variables for one rank, as "NAME=value" strings.
 std::vector<std::string> job_environment(const JobInfo& job);
 
+// The value of `name` in an environment block (environ); unset or empty: std::nullopt.
+std::optional<std::string_view> environment_value(char** envp, std::string_view name);
+
 // Reads the contract from an environment block (environ). No FTMPI_RANK: std::nullopt (a singleton).
 // FTMPI_RANK set but another variable missing or malformed: an error naming the variable, which is how a
 // user who started a rank by hand, or with a mangled environment, learns what went wrong.

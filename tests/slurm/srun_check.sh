@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# One check of ranks started by srun, run inside slurm_harness.sh run (SLURM_CONF, HARNESS_SLURM_DIR set).
+#
+#   srun_check.sh MODE RANKS PMIX_BUILT PROGRAM [ARGS...]
+#
+#   pass       srun -N NODES -n RANKS --mpi=pmix PROGRAM exits 0
+#   no-pmix    srun -n RANKS --mpi=none PROGRAM: every rank says to launch with srun --mpi=pmix or
+#              ftrun, and exits non-zero
+#   scancel    PROGRAM (tests/slurm/hold.c) runs under --mpi=pmix until every rank holds; scancel ends it
+#   kill-rank  the same, but rank 1 is killed (SIGKILL); srun ends the others (--kill-on-bad-exit)
+#   control    PROGRAM (hold.c) runs under --mpi=pmix until every rank holds; with no ftrun, each rank
+#              serves its own control socket: ftpath list (FTPATH) shows the job once with RANKS ranks,
+#              ftpath show and ftinject status (FTINJECT) get an answer from every rank; then scancel,
+#              after which ftpath finds no such job (the ranks' records are stale and removed)
+#   abort      PROGRAM ARGS is tests/mpi/fatal.c's abort: rank 1 calls MPI_Abort with 7, which srun
+#              reports as that task's exit code, and srun exits non-zero
+#
+# Every mode then checks that no process of the job is left and nothing new in /dev/shm. PMIX_BUILT is
+# "yes" when ftmpi was built with libpmix; the PMIx modes skip (77) without it, as without srun's plugin.
+# NODES is the harness's (SLURM_HARNESS_NODES, 1 or 2): with 2, srun runs inside the simulated host ftA
+# and the ranks are spread over ftA and ftB.
+set -euo pipefail
+
+mode=$1
+ranks=$2
+pmix_built=$3
+program=$4
+shift 4
+args=("$@")
+: "${HARNESS_SLURM_DIR:?run me inside slurm_harness.sh run}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ftmpi-srun-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/out "$work"/err; do
+    [ -s "$f" ] || continue
+    echo "--- $(basename "$f"):" >&2
+    tail -n 30 "$f" >&2
+  done
+  exit 1
+}
+
+# wait_until and marked_pids.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/slurm/slurm_harness.sh
+. "$here/slurm_harness.sh"
+
+if [ "$mode" != no-pmix ]; then
+  if [ "$pmix_built" != yes ]; then
+    echo "SKIP: ftmpi was built without PMIx (install libpmix-dev and reconfigure)"
+    exit 77
+  fi
+  if ! on_head srun --mpi=list 2>&1 | grep -qw pmix; then
+    echo "SKIP: this Slurm has no pmix MPI plugin (srun --mpi=list)"
+    exit 77
+  fi
+fi
+
+# srun passes its environment to the ranks: a sanitized build must not count libpmix's own leaks.
+export LSAN_OPTIONS="suppressions=$here/lsan-pmix.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+
+# The entries of /dev/shm, of each simulated host with two nodes (each has its own), by name only.
+shm_entries() {
+  local h
+  if [ "$nodes" = 2 ]; then
+    for h in "${sim_hosts[@]}"; do "$simhosts" exec "$h" ls -1 /dev/shm | sed "s|^|$h:|"; done
+  else
+    # shellcheck disable=SC2012 # names only
+    ls -1 /dev/shm
+  fi | sort
+}
+shm_entries >"$work/shm-before"
+
+# The job's processes: the step daemons and tasks of this Slurm (slurm_harness.sh's mark in their
+# environment; a task also has SLURM_JOB_ID, which this script and the daemons have not).
+job_processes() {
+  local pid
+  for pid in $(marked_pids "$HARNESS_SLURM_DIR"); do
+    if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = slurmstepd ] || grep -qszE '^SLURM_JOB_ID=' "/proc/$pid/environ"; then
+      echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-80)"
+    fi
+  done
+}
+
+# Entries of /dev/shm that were not there before the job.
+new_shm() { shm_entries | comm -13 "$work/shm-before" -; }
+
+# Nothing of the job may remain: its processes end within KillWait, and a /dev/shm entry of another
+# test on this machine comes and goes, where one the job left stays.
+# shellcheck disable=SC2016 # wait_until evaluates its condition at each try
+check_nothing_left() {
+  if ! wait_until '[ -z "$(job_processes)" ]' 15; then
+    fail "processes of the job are left: $(job_processes | tr '\n' ';')"
+  fi
+  if ! wait_until '[ -z "$(new_shm)" ]' 10; then
+    fail "the job left in /dev/shm: $(new_shm | tr '\n' ' ')"
+  fi
+}
+
+# Starts PROGRAM under srun in the background and waits until every rank holds (hold.c).
+start_holding_job() {
+  on_head srun -N "$nodes" -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" &
+  srun_pid=$!
+  if ! wait_until "[ \$(grep -c ' holding\$' '$work/out') -eq $ranks ]" 90; then
+    kill "$srun_pid" 2>/dev/null || true
+    fail "the ranks did not all start within 90 s"
+  fi
+}
+
+# Waits (bounded) for srun to end and sets srun_status.
+wait_for_srun() {
+  if ! wait_until "! kill -0 $srun_pid 2>/dev/null" 30; then
+    kill "$srun_pid" 2>/dev/null || true
+    fail "srun did not end within 30 s"
+  fi
+  srun_status=0
+  wait "$srun_pid" || srun_status=$?
+}
+
+case "$mode" in
+  pass)
+    status=0
+    timeout 100 "${head_prefix[@]}" srun -N "$nodes" -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    [ "$status" -eq 0 ] || fail "srun --mpi=pmix of $(basename "$program") exited $status"
+    cat "$work/out"
+    ;;
+  no-pmix)
+    status=0
+    timeout 60 "${head_prefix[@]}" srun -N "$nodes" -n "$ranks" --mpi=none "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    [ "$status" -ne 0 ] || fail "srun --mpi=none exited 0: MPI_Init should have refused"
+    said=$(grep -c "launch it with 'srun --mpi=pmix'.*or with ftrun" "$work/err" || true)
+    [ "$said" -eq "$ranks" ] || fail "$said of $ranks ranks said how to launch"
+    grep -m1 "srun --mpi=pmix" "$work/err"
+    echo "srun --mpi=none exited $status"
+    ;;
+  scancel)
+    start_holding_job
+    job=$(on_head squeue -h -o %i | head -n1)
+    [ -n "$job" ] || fail "squeue lists no job"
+    on_head scancel "$job"
+    wait_for_srun
+    [ "$srun_status" -ne 0 ] || fail "srun exited 0 after scancel"
+    echo "scancel $job: srun exited $srun_status"
+    ;;
+  kill-rank)
+    start_holding_job
+    victim=$(awk '$1 == "rank" && $2 == 1 {print $6}' "$work/out")
+    [ -n "$victim" ] || fail "rank 1 did not say its pid"
+    kill -KILL "$victim"
+    wait_for_srun
+    [ "$srun_status" -ne 0 ] || fail "srun exited 0 after rank 1 was killed"
+    echo "rank 1 (pid $victim) killed: srun exited $srun_status"
+    ;;
+  control)
+    start_holding_job
+    # Other jobs of this user (other tests) may run meanwhile: this job is the one running PROGRAM.
+    job=$("$FTPATH" list --json | jq -r --arg p "$program" '[.jobs[] | select(.command | startswith($p))] | if length == 1 then .[0].id else "" end')
+    [ -n "$job" ] || fail "ftpath list does not show the job once: $("$FTPATH" list)"
+    listed=$("$FTPATH" list --json | jq --arg j "$job" '.jobs[] | select(.id == $j) | .ranks')
+    [ "$listed" -eq "$ranks" ] || fail "ftpath list says $listed ranks, not $ranks"
+    answered=$("$FTPATH" show "$job" --json | jq '[.ranks[].rank] | length')
+    [ "$answered" -eq "$ranks" ] || fail "ftpath show: $answered of $ranks ranks answered"
+    status_ranks=$("$FTINJECT" "$job" status --json | jq '.ranks | length')
+    [ "$status_ranks" -eq "$ranks" ] || fail "ftinject status: $status_ranks of $ranks ranks answered"
+    echo "ftpath show and ftinject status: every one of $ranks ranks of job $job answered"
+    on_head scancel "$(on_head squeue -h -o %i | head -n1)"
+    wait_for_srun
+    if "$FTPATH" list --json | jq -e --arg j "$job" '.jobs[] | select(.id == $j)' >/dev/null; then
+      fail "ftpath still lists job $job after scancel"
+    fi
+    ;;
+  abort)
+    status=0
+    timeout 60 "${head_prefix[@]}" srun -N "$nodes" -n "$ranks" --mpi=pmix --kill-on-bad-exit=1 "$program" "${args[@]}" >"$work/out" 2>"$work/err" || status=$?
+    [ "$status" -ne 0 ] || fail "srun exited 0 although rank 1 called MPI_Abort"
+    grep -q "task 1: Exited with exit code 7" "$work/err" || fail "srun did not report rank 1's abort code 7"
+    echo "MPI_Abort(7) on rank 1: srun exited $status"
+    ;;
+  *)
+    echo "unknown mode '$mode' (pass, no-pmix, scancel, kill-rank, control, abort)" >&2
+    exit 2
+    ;;
+esac
+check_nothing_left
+echo "nothing left: no process of the job, nothing new in /dev/shm"
