@@ -63,6 +63,15 @@ static void ring(void) {
     else CHECK_MPI(MPI_Neighbor_alltoallw(dout, &one, &sb, &dt, din, &one, &rb, &dt, g));
     if (nb) CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     CHECK(din[0] == -1 && din[1] == prev + 0.25, "alltoallw: %g %g", din[0], din[1]);
+    /* The same from MPI_BOTTOM, the displacements absolute addresses (mpi4py does this): it crashed. */
+    double bout = rank + 0.5, bin = -1;
+    MPI_Aint sa, ra;
+    CHECK_MPI(MPI_Get_address(&bout, &sa));
+    CHECK_MPI(MPI_Get_address(&bin, &ra));
+    if (nb) CHECK_MPI(MPI_Ineighbor_alltoallw(MPI_BOTTOM, &one, &sa, &dt, MPI_BOTTOM, &one, &ra, &dt, g, &rq));
+    else CHECK_MPI(MPI_Neighbor_alltoallw(MPI_BOTTOM, &one, &sa, &dt, MPI_BOTTOM, &one, &ra, &dt, g));
+    if (nb) CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    CHECK(bin == prev + 0.5, "alltoallw from MPI_BOTTOM: %g", bin);
   }
   CHECK_MPI(MPI_Comm_free(&g));
 }

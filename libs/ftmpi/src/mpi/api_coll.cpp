@@ -115,6 +115,14 @@ std::size_t items(MPI_Count count) noexcept { return static_cast<std::size_t>(co
 
 // Blocks of a v-collective in one buffer, as libs/coll takes them: byte counts and byte displacements
 // into `data`.
+// Whether an all-to-all with these counts moves anything.
+bool moves_bytes(Ints send_counts, Ints recv_counts, int n) noexcept {
+  for (int i = 0; i < n; ++i) {
+    if (send_counts[i] != 0 || recv_counts[i] != 0) return true;
+  }
+  return false;
+}
+
 struct Blocks {
   std::byte* data = nullptr;
   std::vector<std::size_t> bytes;
@@ -772,7 +780,11 @@ bool start_alltoallv(Call& call, CollOp& op, const void* send, Ints scounts, Int
   if (!refuse_in_place(call, recv, "recvbuf") || !check_counts(call, rcounts, rdispls, n, "recvcounts")) return false;
   const Datatype* rt = check_committed(call, rtype);
   if (rt == nullptr) return false;
-  if (!inplace && send == recv && send != nullptr) return check_not_aliased(call, send, recv, 1);
+  // One buffer for both is an error only when some block moves: programs pass one pointer for two empty
+  // buffers (mpi4py does for every empty one).
+  if (!inplace && send == recv && send != nullptr && moves_bytes(scounts, rcounts, n)) {
+    return check_not_aliased(call, send, recv, 1);
+  }
   Blocks into = stage_blocks(op, recv, rcounts, rdispls, n, *rt, inplace, -1, true);
   Blocks from;
   if (!inplace) from = stage_blocks(op, const_cast<void*>(send), scounts, sdispls, n, *st, true, -1, false);
@@ -801,7 +813,9 @@ bool start_alltoallw(Call& call, CollOp& op, const void* send, Ints scounts, Int
       !check_types(call, rtypes, rcounts, n, "recvtypes", rt)) {
     return false;
   }
-  if (!inplace && send == recv && send != nullptr) return check_not_aliased(call, send, recv, 1);
+  if (!inplace && send == recv && send != nullptr && moves_bytes(scounts, rcounts, n)) {
+    return check_not_aliased(call, send, recv, 1);
+  }
   Blocks into = stage_typed_blocks(op, recv, rcounts, rdispls, rt, inplace, true);
   Blocks from;
   if (!inplace) from = stage_typed_blocks(op, const_cast<void*>(send), scounts, sdispls, st, true, false);
@@ -850,18 +864,24 @@ std::optional<Neighbors> check_neighbors(Call& call, const Comm& comm) {
   return n;
 }
 
+// Where block i of `blocks` lies. Its base may be MPI_BOTTOM (null) with absolute addresses for
+// displacements (MPI_Neighbor_alltoallw over MPI_Get_address): the address is then the displacement.
+std::byte* block_at(const Blocks& blocks, std::size_t i) noexcept {
+  if (blocks.bytes[i] == 0) return nullptr;
+  return reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(blocks.data) +
+                                      static_cast<std::uintptr_t>(blocks.displs[i]));
+}
+
 void start_neighbor_exchange(CollOp& op, const Neighbors& nb, const Blocks& from, const Blocks& into) {
   std::vector<coll::NeighborSend> sends;
   for (std::size_t j : nb.send_order) {
     const int peer = nb.destinations[j];
-    sends.push_back({peer == MPI_PROC_NULL ? -1 : peer, from.data == nullptr ? nullptr : from.data + from.displs[j],
-                     from.bytes[j]});
+    sends.push_back({peer == MPI_PROC_NULL ? -1 : peer, block_at(from, j), from.bytes[j]});
   }
   std::vector<coll::NeighborRecv> recvs;
   for (std::size_t i = 0; i < nb.sources.size(); ++i) {
     const int peer = nb.sources[i];
-    recvs.push_back({peer == MPI_PROC_NULL ? -1 : peer, into.data == nullptr ? nullptr : into.data + into.displs[i],
-                     into.bytes[i]});
+    recvs.push_back({peer == MPI_PROC_NULL ? -1 : peer, block_at(into, i), into.bytes[i]});
   }
   op.start(coll::ineighbor_exchange(op.call(), sends, recvs));
 }

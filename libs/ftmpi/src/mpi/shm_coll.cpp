@@ -159,9 +159,13 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
   state->host_of.resize(n);
   for (std::size_t r = 0; r < n; ++r) {
     state->host_of[r] = static_cast<int>(std::find(hosts.begin(), hosts.end(), hosts[r]) - hosts.begin());
-    if (state->host_of[r] == state->host_of[static_cast<std::size_t>(comm.rank())]) {
-      state->members.push_back(static_cast<int>(r));
-    }
+  }
+  // Only once every rank's host is known: compared while the table filled, a rank on the second host took
+  // the first host's ranks for neighbours (they were compared with its own entry, still 0), waited for a
+  // region they never made, and every collective across hosts hung.
+  const int my_host = state->host_of[static_cast<std::size_t>(comm.rank())];
+  for (std::size_t r = 0; r < n; ++r) {
+    if (state->host_of[r] == my_host) state->members.push_back(static_cast<int>(r));
   }
   const int tag = comm.take_coll_tag();  // the set-up messages
   // A job told to leave shared memory out (path.kinds=udp: the network even between ranks of one host)
