@@ -41,8 +41,8 @@ int CommView::comm_rank_of(int world_rank) const noexcept {
 // ---------------------------------------------------------------------------------------------------
 // Threads (engine_core.hpp)
 
-EngineCore::EngineGuard::EngineGuard(const EngineCore& engine) noexcept {
-  if (!base::multi_threaded() || holds_engine_lock_) return;
+void EngineCore::EngineGuard::lock(const EngineCore& engine) noexcept {
+  if (holds_engine_lock_) return;
   engine.engine_lock_waiters_.fetch_add(1, std::memory_order_relaxed);
   engine.engine_lock_.lock();
   engine.engine_lock_waiters_.fetch_sub(1, std::memory_order_relaxed);
@@ -50,16 +50,14 @@ EngineCore::EngineGuard::EngineGuard(const EngineCore& engine) noexcept {
   engine_ = &engine;
 }
 
-EngineCore::EngineGuard::~EngineGuard() {
-  if (engine_ == nullptr) return;
+void EngineCore::EngineGuard::unlock() noexcept {
   holds_engine_lock_ = false;
   engine_->engine_lock_.unlock();
 }
 
 // The thread-locals are read only in a multi-threaded process: in a shared library each read is a call
 // (__tls_get_addr), which a single-threaded send would otherwise pay.
-EngineCore::PeerGuard::PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept {
-  if (!base::multi_threaded()) [[likely]] return;
+void EngineCore::PeerGuard::lock(const EngineCore& engine, std::uint32_t rank) noexcept {
   outer_ = held_peer_;
   if (outer_ == rank || outer_ == kAllPeers) return;
   mutex_ = &engine.peer_locks_[rank];
@@ -67,8 +65,7 @@ EngineCore::PeerGuard::PeerGuard(const EngineCore& engine, std::uint32_t rank) n
   held_peer_ = rank;
 }
 
-EngineCore::PeerGuard::~PeerGuard() {
-  if (mutex_ == nullptr) return;
+void EngineCore::PeerGuard::unlock() noexcept {
   held_peer_ = outer_;
   mutex_->unlock();
 }

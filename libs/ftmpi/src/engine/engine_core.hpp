@@ -270,25 +270,38 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   static constexpr std::uint32_t kAllPeers = kNoPeer - 1;
   // The engine's lock for one entry point (see "Threads"); re-entrant, so that finalize's progress and
   // the callbacks of one call may call in again.
+  // The checks that find a single-threaded process are inline: that is all SINGLE and FUNNELED pay.
   class EngineGuard {
    public:
-    explicit EngineGuard(const EngineCore& engine) noexcept;
-    ~EngineGuard();
+    explicit EngineGuard(const EngineCore& engine) noexcept {
+      if (base::multi_threaded()) [[unlikely]] lock(engine);
+    }
+    ~EngineGuard() {
+      if (engine_ != nullptr) [[unlikely]] unlock();
+    }
     EngineGuard(const EngineGuard&) = delete;
     EngineGuard& operator=(const EngineGuard&) = delete;
 
    private:
-    const EngineCore* engine_ = nullptr;  // null: held already by this thread
+    void lock(const EngineCore& engine) noexcept;
+    void unlock() noexcept;
+    const EngineCore* engine_ = nullptr;  // null: held already by this thread, or single-threaded
   };
   // A peer's lock, unless this thread holds it already (handling a frame re-enters its peer's sends).
   class PeerGuard {
    public:
-    PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept;
-    ~PeerGuard();
+    PeerGuard(const EngineCore& engine, std::uint32_t rank) noexcept {
+      if (base::multi_threaded()) [[unlikely]] lock(engine, rank);
+    }
+    ~PeerGuard() {
+      if (mutex_ != nullptr) [[unlikely]] unlock();
+    }
     PeerGuard(const PeerGuard&) = delete;
     PeerGuard& operator=(const PeerGuard&) = delete;
 
    private:
+    void lock(const EngineCore& engine, std::uint32_t rank) noexcept;
+    void unlock() noexcept;
     base::OptionalMutex* mutex_ = nullptr;  // null: held already, or a single-threaded process
     std::uint32_t outer_ = kNoPeer;
   };
