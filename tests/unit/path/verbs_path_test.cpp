@@ -191,6 +191,19 @@ BOOST_AUTO_TEST_CASE(a_port_down_at_start_is_said) {
   configure_emulated_verbs({});
 }
 
+// Sends a frame to rank 1 every round, polling between, until a send is refused (or 1000 rounds pass):
+// what a port gone down does to the rail.
+ftmpi::base::Status send_until_refused(Pair& p) {
+  Collect ignore;
+  ftmpi::base::Status last;
+  for (int round = 0; round < 1000 && last.is_ok(); ++round) {
+    p.a->poll(ignore, 64);
+    Bytes f(frame_of(64, round));
+    last = p.a->send(1, f);
+  }
+  return last;
+}
+
 // The port goes down after 3 sends: the next sends complete in error, and the rail reports rail_down.
 BOOST_AUTO_TEST_CASE(a_port_that_goes_down_breaks_the_rail) {
   EmulatedConfig failing;
@@ -200,13 +213,7 @@ BOOST_AUTO_TEST_CASE(a_port_that_goes_down_breaks_the_rail) {
     Bytes f(frame_of(64, i));
     (void)p.a->send(1, f);
   }
-  Collect ignore;
-  ftmpi::base::Status last;
-  for (int round = 0; round < 1000 && last.is_ok(); ++round) {
-    p.a->poll(ignore, 64);
-    Bytes f(frame_of(64, round));
-    last = p.a->send(1, f);
-  }
+  const ftmpi::base::Status last = send_until_refused(p);
   BOOST_TEST((last.code() == Errc::rail_down));
   BOOST_TEST(last.message().find("verbs") != std::string::npos, last.message());
 }
@@ -217,14 +224,9 @@ BOOST_AUTO_TEST_CASE(a_port_that_comes_back_brings_the_rail_back) {
   EmulatedConfig failing;
   failing.port_down_after_sends = 3;
   Pair p(options(), failing, {});
-  Collect ignore;
-  ftmpi::base::Status last;
-  for (int round = 0; round < 1000 && last.is_ok(); ++round) {
-    p.a->poll(ignore, 64);
-    Bytes f(frame_of(64, round));
-    last = p.a->send(1, f);
-  }
+  ftmpi::base::Status last = send_until_refused(p);
   BOOST_REQUIRE((last.code() == Errc::rail_down));
+  Collect ignore;
   BOOST_REQUIRE(set_emulated_port_state(p.a->context(), true));
   for (int round = 0; round < 1000 && !last.is_ok(); ++round) {
     p.a->poll(ignore, 64);

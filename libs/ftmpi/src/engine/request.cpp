@@ -49,11 +49,6 @@ Request* RequestTable::find(std::uint64_t cookie, RequestKind kind) noexcept {
   return &r;
 }
 
-std::size_t RequestTable::live() noexcept {
-  const std::lock_guard lock(lock_);
-  return slots_.size() - free_.size();
-}
-
 std::vector<Request*> RequestTable::live_requests() {
   const std::lock_guard lock(lock_);
   std::vector<Request*> live;

@@ -73,7 +73,6 @@ class RequestTable {
   void free(Request* request);
   // The live request a cookie names, of the expected kind, or null.
   Request* find(std::uint64_t cookie, RequestKind kind) noexcept;
-  std::size_t live() noexcept;
   // The requests in use now (fn may complete and free them).
   std::vector<Request*> live_requests();
 

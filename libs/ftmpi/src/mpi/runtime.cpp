@@ -50,9 +50,7 @@ void poll_background_shared() {
   static std::mutex background;
   if (!background.try_lock()) return;
   const std::lock_guard lock(background, std::adopt_lock);
-  Runtime& rt = runtime();
-  if (!rt.pending_collectives.empty()) poll_collectives();
-  if (rt.shm_bcast_busy) service_shm_bcasts();
+  poll_pending();
 }
 
 void fatal(int code, std::string_view what) noexcept {

@@ -128,17 +128,21 @@ void poll_collectives();
 // Answers resend requests of shared-memory broadcasts this rank wrote (shm_coll.hpp).
 void service_shm_bcasts();
 // One round of engine progress, then the pending collectives: what the test calls do.
-// poll_background under a thread lock held shared: in one such thread at a time (runtime.cpp).
+// The MPI layer's own pending work: nonblocking collectives, broadcast resends.
+inline void poll_pending() {
+  Runtime& rt = runtime();
+  if (!rt.pending_collectives.empty()) poll_collectives();
+  if (rt.shm_bcast_busy) service_shm_bcasts();
+}
+// poll_pending under a thread lock held shared: in one such thread at a time (runtime.cpp).
 void poll_background_shared();
-// Moves the MPI layer's own pending work along: nonblocking collectives, broadcast resends.
+// Moves the MPI layer's own pending work along.
 inline void poll_background() {
   if (ThreadLock::held_shared()) [[unlikely]] {
     poll_background_shared();
     return;
   }
-  Runtime& rt = runtime();
-  if (!rt.pending_collectives.empty()) poll_collectives();
-  if (rt.shm_bcast_busy) service_shm_bcasts();
+  poll_pending();
 }
 inline void progress_once() {
   if (ThreadLock::enabled()) [[unlikely]] ThreadLock::pass();

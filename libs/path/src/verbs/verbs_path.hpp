@@ -87,7 +87,10 @@ class VerbsPath final : public Path {
   std::size_t frames_in_flight_limit(Rank peer) const noexcept override;
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
-  bool has_queued_frames() const noexcept override { return !queued_.empty(); }
+  bool has_queued_frames() const noexcept override {
+    const std::lock_guard lock(send_lock_);  // senders of other threads fill the queue
+    return !queued_.empty();
+  }
   std::vector<PathCounterGroup> stats() const override;
 
   const VerbsCounters& counters() const noexcept { return counters_; }
