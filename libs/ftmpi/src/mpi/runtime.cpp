@@ -44,13 +44,16 @@ void poll_collectives() {
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i]->test();
 }
 
-// Threads holding the thread lock shared never create or free collectives (exclusive calls do), but two
-// of them must not move the same ones along at once: one polls, the others go on waiting.
+// Under the thread lock held shared only broadcast resends are answered (one thread at a time): moving a
+// nonblocking collective along may finish it, and finishing runs MPI-layer code that creates objects
+// (MPI_Comm_idup adds its communicator) while other threads read them, so that is left to threads
+// holding the lock exclusive (waits and tests of those requests, every other call's progress), which
+// waiting readers let in between their rounds (ThreadLock::pass).
 void poll_background_shared() {
   static std::mutex background;
   if (!background.try_lock()) return;
   const std::lock_guard lock(background, std::adopt_lock);
-  poll_pending();
+  if (runtime().shm_bcast_busy) service_shm_bcasts();
 }
 
 void fatal(int code, std::string_view what) noexcept {

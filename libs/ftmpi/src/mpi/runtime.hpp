@@ -134,7 +134,7 @@ inline void poll_pending() {
   if (!rt.pending_collectives.empty()) poll_collectives();
   if (rt.shm_bcast_busy) service_shm_bcasts();
 }
-// poll_pending under a thread lock held shared: in one such thread at a time (runtime.cpp).
+// What of it a thread holding the thread lock shared may do (runtime.cpp).
 void poll_background_shared();
 // Moves the MPI layer's own pending work along.
 inline void poll_background() {
