@@ -156,7 +156,7 @@ make_host_namespaces() {
   # shellcheck disable=SC2016  # $0 is sh's, not ours
   unshare --mount="$RUN/$h/mnt" --uts="$RUN/$h/uts" --ipc="$RUN/$h/ipc" --propagation private \
     nsenter --net="/run/netns/$h" -- sh -c '
-      mount -t tmpfs -o size=256m,mode=1777 ftshm /dev/shm
+      mount -t tmpfs -o size=2g,mode=1777 ftshm /dev/shm
       umount -l /sys 2>/dev/null || true
       mount -t sysfs sysfs /sys
       mount --bind "$1" /etc/hosts

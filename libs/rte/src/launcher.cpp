@@ -484,6 +484,9 @@ Result<JobOutcome> Job::run() {
   if (Status s = start(); !s) return s;
   // If the loop fails, the destructor kills and reaps whatever is still running.
   if (Status s = loop(); !s) return s;
+  const Server::Traffic& t = server_->traffic();
+  base::logger().info("control channel: {} rank connections; from ranks {} frames, {} bytes; to ranks {} frames, {} bytes",
+                      t.connections, t.frames_in, t.bytes_in, t.frames_out, t.bytes_out);
   clean_remote_hosts();
   if (failure_) return *failure_;
   return JobOutcome{};

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <cstring>
 
+#include "ftmpi/base/compress.hpp"
+
 namespace ftmpi::rte {
 namespace {
 
@@ -13,8 +15,16 @@ using base::Status;
 
 constexpr std::size_t kHelloBytes = 2 + 4 + 4 + sizeof(Secret);
 constexpr std::size_t kMaxPutBytes = 2 + kMaxKeyBytes + 4 + kMaxValueBytes;
-constexpr std::size_t kMaxFenceDoneBytes = 4 + 4 + std::size_t{kMaxJobSize} * kMaxRankKvBytes;
+// The entries' part of a fence_done (count and entries), uncompressed; the frame adds the epoch, the
+// encoding byte and, when compressed, the uncompressed length.
+constexpr std::size_t kMaxFenceTableBytes = 4 + std::size_t{kMaxJobSize} * kMaxRankKvBytes;
+constexpr std::size_t kMaxFenceDoneBytes = 4 + 1 + 4 + kMaxFenceTableBytes;
 static_assert(kMaxFenceDoneBytes <= UINT32_MAX, "a fence_done length must fit the u32 length field");
+// fence_done's encodings of its table.
+constexpr std::uint8_t kTableRaw = 0;
+constexpr std::uint8_t kTableZstd = 1;
+// Tables smaller than this go raw: compressing a few entries saves nothing worth a rank's time.
+constexpr std::size_t kCompressTableFrom = 512;
 
 // Little-endian appends.
 class Writer {
@@ -52,6 +62,7 @@ class Reader {
     return true;
   }
   bool at_end() const { return pos_ == in_.size(); }
+  std::size_t remaining() const { return in_.size() - pos_; }
 
  private:
   template <typename T>
@@ -97,6 +108,23 @@ Status read_kv(Reader& r, MsgType type, std::string& key, std::string& value) {
   return {};
 }
 
+// fence_done's table: u32 count, then count entries.
+Status decode_fence_table(Reader& r, MsgType type, FenceDone& m) {
+  std::uint32_t count = 0;
+  if (!r.u32(count)) return malformed(type, "truncated");
+  // Each entry takes at least kKvEntryOverhead + 1 bytes: a count beyond that is a lie.
+  if (count > r.remaining() / (kKvEntryOverhead + 1)) return malformed(type, "impossible entry count");
+  m.entries.reserve(count);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    KvEntry e;
+    if (!r.u32(e.rank)) return malformed(type, "truncated entry");
+    if (e.rank >= kMaxJobSize) return malformed(type, "rank " + std::to_string(e.rank) + " out of range");
+    if (Status s = read_kv(r, type, e.key, e.value); !s) return s;
+    m.entries.push_back(std::move(e));
+  }
+  return {};
+}
+
 struct Encoder {
   Writer& w;
   void operator()(const Hello& m) {
@@ -109,12 +137,28 @@ struct Encoder {
   void operator()(const Put& m) { write_kv(w, m.key, m.value); }
   void operator()(const Fence& m) { w.u32(m.epoch); }
   void operator()(const FenceDone& m) {
-    w.u32(m.epoch);
-    w.u32(static_cast<std::uint32_t>(m.entries.size()));
+    std::string table;
+    Writer t(table);
+    t.u32(static_cast<std::uint32_t>(m.entries.size()));
     for (const KvEntry& e : m.entries) {
-      w.u32(e.rank);
-      write_kv(w, e.key, e.value);
+      t.u32(e.rank);
+      write_kv(t, e.key, e.value);
     }
+    w.u32(m.epoch);
+    // Every rank gets every rank's addresses, so the tables grow with the job in each of its ranks'
+    // downloads; their entries repeat (keys, host identities, subnets) and zstd shrinks them several fold
+    // (docs/slurm.md, "Start-up and wire-up").
+    if (table.size() >= kCompressTableFrom) {
+      std::string packed = base::zstd_compress(table);
+      if (packed.size() + 4 < table.size()) {
+        w.u8(kTableZstd);
+        w.u32(static_cast<std::uint32_t>(table.size()));
+        w.bytes(packed);
+        return;
+      }
+    }
+    w.u8(kTableRaw);
+    w.bytes(table);
   }
   void operator()(const Abort& m) {
     w.u32(static_cast<std::uint32_t>(m.code));
@@ -176,19 +220,24 @@ Result<Message> decode_body(MsgType type, Reader& r) {
     }
     case MsgType::fence_done: {
       FenceDone m;
-      std::uint32_t count = 0;
-      if (!r.u32(m.epoch) || !r.u32(count)) return malformed(type, "truncated");
-      // Each entry takes at least kKvEntryOverhead + 1 bytes: a count beyond that is a lie.
-      if (count > kMaxFenceDoneBytes / (kKvEntryOverhead + 1))
-        return malformed(type, "impossible entry count");
-      m.entries.reserve(count);
-      for (std::uint32_t i = 0; i < count; ++i) {
-        KvEntry e;
-        if (!r.u32(e.rank)) return malformed(type, "truncated entry");
-        if (e.rank >= kMaxJobSize) return malformed(type, "rank " + std::to_string(e.rank) + " out of range");
-        if (Status s = read_kv(r, type, e.key, e.value); !s) return s;
-        m.entries.push_back(std::move(e));
+      std::uint8_t encoding = 0;
+      if (!r.u32(m.epoch) || !r.u8(encoding)) return malformed(type, "truncated");
+      if (encoding == kTableZstd) {
+        std::uint32_t table_bytes = 0;
+        std::string packed;
+        if (!r.u32(table_bytes) || !r.bytes(r.remaining(), packed)) return malformed(type, "truncated");
+        if (table_bytes > kMaxFenceTableBytes) return malformed(type, "impossible table length");
+        // At most the announced length comes out, so a small frame cannot unpack into a huge one.
+        auto table = base::zstd_decompress(packed, table_bytes);
+        if (!table) return malformed(type, "table: " + table.status().message());
+        if (table->size() != table_bytes) return malformed(type, "table shorter than announced");
+        Reader inner(*table);
+        if (Status s = decode_fence_table(inner, type, m); !s) return s;
+        if (!inner.at_end()) return malformed(type, "trailing bytes in the table");
+        return Message(std::move(m));
       }
+      if (encoding != kTableRaw) return malformed(type, "unknown table encoding " + std::to_string(encoding));
+      if (Status s = decode_fence_table(r, type, m); !s) return s;
       return Message(std::move(m));
     }
     case MsgType::abort: {

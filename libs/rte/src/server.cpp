@@ -160,6 +160,7 @@ void Server::read_from(Connection& c) {
       close(c);
       return;
     }
+    traffic_.bytes_in += static_cast<std::uint64_t>(n);
     c.reader.append(std::span<const char>(buffer, static_cast<std::size_t>(n)));
     for (;;) {
       auto message = c.reader.next();
@@ -193,11 +194,14 @@ void Server::write_to(Connection& c) {
 }
 
 void Server::send(Connection& c, std::shared_ptr<const std::string> frame) {
+  ++traffic_.frames_out;
+  traffic_.bytes_out += frame->size();
   c.out.push_back(std::move(frame));
   write_to(c);
 }
 
 bool Server::handle(Connection& c, Message message) {
+  ++traffic_.frames_in;
   if (!c.rank) {
     // Before authentication the reader admits nothing but a hello.
     return handle_hello(c, std::get<Hello>(message));
@@ -335,6 +339,7 @@ bool Server::handle_hello(Connection& c, const Hello& hello) {
     return false;
   }
   c.rank = hello.rank;
+  ++traffic_.connections;
   c.reader.allow(kRankToLauncher);
   state.joined = true;
   state.connected = true;

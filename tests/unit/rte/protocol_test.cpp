@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "ftmpi/base/compress.hpp"
 #include "ftmpi/test/seed.hpp"
 
 using namespace ftmpi::rte;
@@ -195,10 +196,69 @@ BOOST_AUTO_TEST_CASE(hello_of_another_protocol_version_is_unsupported) {
 
 BOOST_AUTO_TEST_CASE(fence_done_with_an_impossible_count_or_rank_is_refused) {
   std::string body = encode(FenceDone{1, {}}).substr(kFrameHeaderBytes);
-  body[4] = body[5] = body[6] = body[7] = '\xff';  // count = 2^32 - 1, no entries follow
+  BOOST_REQUIRE(body.size() == 4u + 1u + 4u);               // epoch, encoding 0, count
+  body[5] = body[6] = body[7] = body[8] = '\xff';  // count = 2^32 - 1, no entries follow
   BOOST_TEST((decode(MsgType::fence_done, body).code() == Errc::malformed));
   const std::string bad_rank = encode(FenceDone{1, {{kMaxJobSize, "k", "v"}}}).substr(kFrameHeaderBytes);
   BOOST_TEST((decode(MsgType::fence_done, bad_rank).code() == Errc::malformed));
+}
+
+// A job's address table: every rank's host identity and rail addresses, as Engine::start puts them.
+FenceDone address_table(std::uint32_t ranks) {
+  FenceDone done{4, {}};
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    done.entries.push_back({r, "host", "6b0e8a3c-1d2f-4c55-9e1a-0c7d2b9f4e61/net:[4026531840]/mnt:[4026531841]"});
+    done.entries.push_back({r, "udp", "10.77.1." + std::to_string(r % 200) + ":4" + std::to_string(1000 + r) + "/65000"});
+  }
+  return done;
+}
+
+BOOST_AUTO_TEST_CASE(a_large_fence_done_travels_packed_and_reads_back_the_same) {
+  const FenceDone done = address_table(64);
+  const std::string frame = encode(done);
+  BOOST_TEST(frame[kFrameHeaderBytes + 4] == '\x01');  // zstd
+  std::size_t raw = 4;
+  for (const KvEntry& e : done.entries) raw += kKvEntryOverhead + e.key.size() + e.value.size();
+  BOOST_TEST(frame.size() * 4 < raw);  // repeated keys and host identities pack well
+  const auto back = std::get<FenceDone>(*round_trip(done));
+  BOOST_TEST(back.epoch == 4u);
+  BOOST_REQUIRE(back.entries.size() == done.entries.size());
+  for (std::size_t i = 0; i < done.entries.size(); ++i) {
+    BOOST_TEST(back.entries[i].rank == done.entries[i].rank);
+    BOOST_TEST(back.entries[i].key == done.entries[i].key);
+    BOOST_TEST(back.entries[i].value == done.entries[i].value);
+  }
+  // A small table goes as it is.
+  BOOST_TEST(encode(address_table(1))[kFrameHeaderBytes + 4] == '\x00');
+}
+
+// A packed table is trusted no more than a plain one: its announced length bounds what is unpacked.
+BOOST_AUTO_TEST_CASE(a_packed_fence_done_that_lies_is_refused) {
+  const std::string body = encode(address_table(64)).substr(kFrameHeaderBytes);
+  auto with_length = [&](std::uint32_t length) {
+    std::string b = body;
+    for (int i = 0; i < 4; ++i) b[5 + static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
+    return b;
+  };
+  std::uint32_t length = 0;
+  for (int i = 0; i < 4; ++i) length |= std::uint32_t{static_cast<std::uint8_t>(body[5 + static_cast<std::size_t>(i)])} << (8 * i);
+  BOOST_TEST((decode(MsgType::fence_done, with_length(length - 1)).code() == Errc::malformed));  // unpacks to more
+  BOOST_TEST((decode(MsgType::fence_done, with_length(length + 1)).code() == Errc::malformed));  // to less
+  BOOST_TEST((decode(MsgType::fence_done, with_length(0xffffffffu)).code() == Errc::malformed));
+  // A bomb: a few bytes that unpack to a megabyte of zeros, announced as such, are no table.
+  std::string bomb = body.substr(0, 5);
+  const std::string zeros = ftmpi::base::zstd_compress(std::string(1 << 20, '\0'));
+  for (int i = 0; i < 4; ++i) bomb.push_back(static_cast<char>(((1u << 20) >> (8 * i)) & 0xff));
+  bomb += zeros;
+  BOOST_TEST((decode(MsgType::fence_done, bomb).code() == Errc::malformed));
+  // Not zstd, truncated, an unknown encoding.
+  std::string garbage = body;
+  garbage[12] = static_cast<char>(garbage[12] ^ 0x5a);
+  BOOST_TEST((decode(MsgType::fence_done, garbage).code() == Errc::malformed));
+  BOOST_TEST((decode(MsgType::fence_done, body.substr(0, body.size() - 3)).code() == Errc::malformed));
+  std::string unknown = body;
+  unknown[4] = '\x02';
+  BOOST_TEST((decode(MsgType::fence_done, unknown).code() == Errc::malformed));
 }
 
 BOOST_AUTO_TEST_CASE(random_bytes_never_crash_the_reader) {

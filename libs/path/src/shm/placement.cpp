@@ -40,9 +40,11 @@ base::Status place_near_sender(std::byte* row, std::size_t size) noexcept {
   // EINVAL: a kernel before 5.14 without MADV_POPULATE_WRITE; the pages then fault in on first use.
   if (madvise(row, size, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
     const int err = errno;
+    // EFAULT: a page could not be allocated (the tmpfs behind /dev/shm is full, or a memory limit).
     return {base::Errc::resource_exhausted,
             "cannot allocate " + std::to_string(size) + " bytes of shared memory for this rank's FIFOs: " +
-                std::strerror(err) + " (is /dev/shm full? lower path.shm.slots or path.shm.slot_size)"};
+                (err == EFAULT ? std::string("no page left") : std::string(std::strerror(err))) +
+                " (is /dev/shm full? lower path.shm.slots or path.shm.slot_size)"};
   }
   return {};
 }

@@ -18,7 +18,10 @@
 //   2     welcome       ftrun->rank   u32 size                                            (auth accepted)
 //   3     put           rank->ftrun   u16 key length, key, u32 value length, value
 //   4     fence         rank->ftrun   u32 epoch (1 for the rank's first fence, then 2, ...)
-//   5     fence_done    ftrun->rank   u32 epoch, u32 count, count x (u32 rank, key, value as in put)
+//   5     fence_done    ftrun->rank   u32 epoch, u8 encoding, table: what was put since the fence
+//                                     before; the table is u32 count, count x (u32 rank, key, value as
+//                                     in put), as is (encoding 0) or, from 512 bytes when it pays, as
+//                                     u32 table length, one zstd frame of the table (encoding 1)
 //   6     abort         rank->ftrun   i32 code, u16 message length, message
 //   7     abort_ack     ftrun->rank   empty
 //   8     finalize      rank->ftrun   empty
@@ -53,7 +56,7 @@
 
 namespace ftmpi::rte {
 
-inline constexpr std::uint16_t kProtocolVersion = 2;
+inline constexpr std::uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kFrameHeaderBytes = 5;
 
 inline constexpr std::size_t kMaxKeyBytes = 255;

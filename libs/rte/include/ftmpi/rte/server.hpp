@@ -101,6 +101,17 @@ class Server {
   // Unauthenticated connections closed to make room for newer ones (a flood).
   std::uint64_t evicted() const noexcept { return evicted_; }
 
+  // What the control channel carried, for the wire-up measurements (scripts/bench-startup.sh): frames
+  // and bytes (headers included) both ways on every connection, and how many ranks authenticated.
+  struct Traffic {
+    std::uint64_t connections = 0;
+    std::uint64_t frames_in = 0;
+    std::uint64_t bytes_in = 0;
+    std::uint64_t frames_out = 0;
+    std::uint64_t bytes_out = 0;
+  };
+  const Traffic& traffic() const noexcept { return traffic_; }
+
  private:
   struct Connection {
     UniqueFd fd;
@@ -167,6 +178,7 @@ class Server {
   std::uint64_t auth_failures_ = 0;
   std::uint64_t evicted_ = 0;
   std::uint64_t protocol_errors_ = 0;
+  Traffic traffic_;
 };
 
 }  // namespace ftmpi::rte
