@@ -69,27 +69,38 @@ base::Result<std::vector<const Driver*>> parse_driver_kinds(std::string_view tex
   return ordered;
 }
 
-base::Result<std::vector<std::unique_ptr<Path>>> start_driver(const Driver& driver, const JobView& job,
-                                                              const std::vector<bool>& peers,
-                                                              AddressExchange& exchange) {
-  const std::string kind(driver.kind());
-  auto opened = driver.open(job);
-  if (!opened) return opened.status().prefixed("opening " + kind);
-  Endpoint& endpoint = **opened;
-  if (auto s = exchange.put(kind, endpoint.address()); !s) return s.prefixed("publishing the " + kind + " address");
-  if (auto s = exchange.fence(); !s) return s.prefixed("wire-up fence");
-  for (Rank r = 0; r < job.size; ++r) {
-    if (r >= peers.size() || !peers[r]) continue;
-    auto theirs = exchange.get(r, kind);
-    if (!theirs) return theirs.status().prefixed("reading rank " + std::to_string(r) + "'s " + kind + " address");
-    if (auto s = endpoint.connect(r, *theirs); !s) {
-      return s.prefixed("rank " + std::to_string(r) + "'s " + kind + " address");
-    }
+base::Result<std::vector<std::vector<std::unique_ptr<Path>>>> start_drivers(std::span<const DriverStart> starts,
+                                                                             const JobView& job,
+                                                                             AddressExchange& exchange) {
+  std::vector<std::unique_ptr<Endpoint>> endpoints;
+  for (const DriverStart& start : starts) {
+    const std::string kind(start.driver->kind());
+    auto opened = start.driver->open(job);
+    if (!opened) return opened.status().prefixed("opening " + kind);
+    if (auto s = exchange.put(kind, (*opened)->address()); !s) return s.prefixed("publishing the " + kind + " address");
+    endpoints.push_back(std::move(*opened));
   }
-  if (auto s = endpoint.connected(); !s) return s.prefixed(kind);
   if (auto s = exchange.fence(); !s) return s.prefixed("wire-up fence");
-  if (auto s = endpoint.finish(); !s) return s.prefixed(kind);
-  return endpoint.take_paths();
+  for (std::size_t d = 0; d < starts.size(); ++d) {
+    const std::string kind(starts[d].driver->kind());
+    const std::vector<bool>& peers = starts[d].peers;
+    for (Rank r = 0; r < job.size; ++r) {
+      if (r >= peers.size() || !peers[r]) continue;
+      auto theirs = exchange.get(r, kind);
+      if (!theirs) return theirs.status().prefixed("reading rank " + std::to_string(r) + "'s " + kind + " address");
+      if (auto s = endpoints[d]->connect(r, *theirs); !s) {
+        return s.prefixed("rank " + std::to_string(r) + "'s " + kind + " address");
+      }
+    }
+    if (auto s = endpoints[d]->connected(); !s) return s.prefixed(kind);
+  }
+  if (auto s = exchange.fence(); !s) return s.prefixed("wire-up fence");
+  std::vector<std::vector<std::unique_ptr<Path>>> paths;
+  for (std::size_t d = 0; d < starts.size(); ++d) {
+    if (auto s = endpoints[d]->finish(); !s) return s.prefixed(std::string(starts[d].driver->kind()));
+    paths.push_back(endpoints[d]->take_paths());
+  }
+  return paths;
 }
 
 }  // namespace ftmpi::path

@@ -191,22 +191,25 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
     fault_layers.push_back(layer.get());
     paths.push_back(std::move(layer));
   };
+  // Every driver starts in one exchange (two fences in all), host-local first, then the network rails
+  // numbered across the network drivers in registry order.
+  std::vector<path::DriverStart> starts;
+  if (host_driver != nullptr) starts.push_back({host_driver, on_this_host});
+  for (const path::Driver* driver : network_drivers) starts.push_back({driver, needs_network});
   BootstrapExchange exchange(*client);
-  if (host_driver != nullptr) {
-    auto started = path::start_driver(*host_driver, view, on_this_host, exchange);
-    if (!started) return started.status();
-    for (auto& p : *started) {
-      // A launch-time plan names network rails only: shared memory is no rail an operator can break.
-      if (p) add_path(std::move(p), SIZE_MAX, config->reliability == Reliability::force);
-    }
-  }
-  std::size_t rail_index = 0;  // rails are numbered across the network drivers, in registry order
-  for (const path::Driver* driver : network_drivers) {
-    auto started = path::start_driver(*driver, view, needs_network, exchange);
-    if (!started) return started.status();
-    for (auto& rail : *started) {
-      const std::size_t k = rail_index++;
-      if (rail) add_path(std::move(rail), k, true);
+  auto started = path::start_drivers(starts, view, exchange);
+  if (!started) return started.status();
+  std::size_t rail_index = 0;
+  for (std::size_t d = 0; d < starts.size(); ++d) {
+    const bool host_local = starts[d].driver == host_driver;
+    for (auto& p : (*started)[d]) {
+      if (host_local) {
+        // A launch-time plan names network rails only: shared memory is no rail an operator can break.
+        if (p) add_path(std::move(p), SIZE_MAX, config->reliability == Reliability::force);
+      } else {
+        const std::size_t k = rail_index++;
+        if (p) add_path(std::move(p), k, true);
+      }
     }
   }
   for (std::uint32_t r = 0; r < job.size; ++r) {

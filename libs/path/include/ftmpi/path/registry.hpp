@@ -3,9 +3,10 @@
 //
 // A driver registers its kind, a one-line summary (ftrun's --paths help), its parameter rows, its
 // capabilities, and how to open it. Opening gives an Endpoint: this rank's share of the driver (one path
-// per rail) with a local address blob to publish. start_driver() then runs the same exchange for every
-// driver: publish the blob under the driver's kind, fence, read each peer's blob and connect to it, fence,
-// finish. Every rank calls it for the same drivers in the same order, so the fences line up.
+// per rail) with a local address blob to publish. start_drivers() then runs the same exchange for every
+// driver, all of them at once: publish each blob under its driver's kind, fence, read each peer's blob and
+// connect to it, fence, finish. Two fences in all however many drivers start (each fence is a round trip
+// of every rank through the launcher). Every rank calls it for the same drivers, so the fences line up.
 //
 // Adding a driver: a folder under src/ with a Driver subclass, one line in kDrivers (registry.cpp); the
 // CMake glob picks the folder up. The loop path is not here: it joins ranks inside one test process and
@@ -89,10 +90,16 @@ std::string driver_kinds();
 // or repeated kind, or an empty list, is invalid_argument naming the known kinds.
 base::Result<std::vector<const Driver*>> parse_driver_kinds(std::string_view text);
 
-// Opens `driver` and wires it to the ranks in `peers` (by rank: true to connect) through `exchange`:
-// publish, fence, connect, fence, finish. Returns its paths, one per rail (null where a rail does not work).
-base::Result<std::vector<std::unique_ptr<Path>>> start_driver(const Driver& driver, const JobView& job,
-                                                              const std::vector<bool>& peers,
-                                                              AddressExchange& exchange);
+// A driver to start and the ranks it is to reach (by rank: true to connect).
+struct DriverStart {
+  const Driver* driver = nullptr;
+  std::vector<bool> peers;
+};
+
+// Opens every driver and wires each to its peers through `exchange`: publish, fence, connect, fence,
+// finish. Returns each driver's paths, in the order given, one per rail (null where a rail does not work).
+base::Result<std::vector<std::vector<std::unique_ptr<Path>>>> start_drivers(std::span<const DriverStart> starts,
+                                                                             const JobView& job,
+                                                                             AddressExchange& exchange);
 
 }  // namespace ftmpi::path
