@@ -26,8 +26,8 @@ constexpr std::uint32_t x_pow_mod_p(std::uint64_t n) { return multiply_by_x_pow(
 // V = sum v_i x^(63-i) (bit 0 the highest power) and a 128-bit one likewise with x^(127-i), the carry-less
 // product of two such values U and V is U*V*x: the bit numbers add, the exponents are counted from the top.
 // A 32-bit reflected value u (as x_pow_mod_p returns) widened to 64 bits reads as u*x^32, and u << 1 as
-// u*x^31; the constants below are such shifts of powers of x mod P, so that each product lands where the
-// next step reads it.
+// u*x^31; fold_by's constants are such shifts of powers of x mod P, so that each product lands where the
+// accumulator it is added to reads it.
 
 // Multiplying a 128-bit accumulator by x^distance mod P: its low quadword (the higher powers) by
 // x^(distance+32), its high quadword by x^(distance-32), each shifted left by one (33-bit constants): the
@@ -39,38 +39,6 @@ struct FoldBy {
 constexpr FoldBy fold_by(std::uint64_t distance_bits) {
   return {std::uint64_t{x_pow_mod_p(distance_bits + 32)} << 1,
           std::uint64_t{x_pow_mod_p(distance_bits - 32)} << 1};
-}
-
-// P with its x^32 term, unreflected (x^k in bit k): 0x1'1EDC6F41.
-constexpr std::uint64_t crc32c_poly_full() {
-  std::uint64_t p = std::uint64_t{1} << 32;
-  for (int k = 0; k < 32; ++k)
-    if ((kCrc32cPolyReflected >> k) & 1u) p |= std::uint64_t{1} << (31 - k);
-  return p;
-}
-
-// Barrett's mu = floor(x^64 / P), unreflected (33 bits), by long division over GF(2).
-constexpr std::uint64_t barrett_mu_full() {
-  const std::uint64_t p = crc32c_poly_full();
-  std::uint64_t quotient = 0;
-  // The dividend x^64 does not fit in 64 bits: keep only the 33-bit window the division works on.
-  std::uint64_t window = std::uint64_t{1} << 32;  // x^64 seen as x^32 * x^32: its top 33 bits
-  for (int shift = 32; shift >= 0; --shift) {
-    if ((window >> 32) & 1u) {
-      quotient |= std::uint64_t{1} << shift;
-      window ^= p;
-    }
-    window <<= 1;  // bring down the next (zero) bit of x^64
-  }
-  return quotient;
-}
-
-// A 33-bit unreflected polynomial q read as q*x^31 by the product convention above: x^k goes to bit 32-k.
-constexpr std::uint64_t reflect33(std::uint64_t q) {
-  std::uint64_t r = 0;
-  for (int k = 0; k <= 32; ++k)
-    if ((q >> k) & 1u) r |= std::uint64_t{1} << (32 - k);
-  return r;
 }
 
 // Little-endian words from native ones, and loads from any alignment (one move each on x86).

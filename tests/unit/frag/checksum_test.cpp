@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "checksum_engines.hpp"  // libs/frag/src: the constants the folding kernels are built from
+#include "checksum_engines.hpp"  // libs/frag/src: what the folding constants are built from
 #include "ftmpi/test/seed.hpp"
 
 using namespace ftmpi::frag;
@@ -152,41 +152,21 @@ BOOST_AUTO_TEST_CASE(the_engine_list_is_what_this_cpu_can_run) {
   BOOST_TEST(default_checksum_engine().name == (expected.back() == "isa-l" ? "portable" : expected.back()));
 }
 
-namespace {
-// Carry-less product of unreflected polynomials of degree < 64, low and high 64 bits.
-std::pair<std::uint64_t, std::uint64_t> clmul(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t low = 0, high = 0;
-  for (int i = 0; i < 64; ++i)
-    if ((b >> i) & 1u) {
-      low ^= a << i;
-      if (i > 0) high ^= a >> (64 - i);
-    }
-  return {low, high};
-}
-}  // namespace
-
 BOOST_AUTO_TEST_CASE(the_folding_constants_are_what_their_definitions_say) {
-  namespace detail = ftmpi::frag::checksum_detail;
+  // The kernels' constants are fold_by(distance) (checksum_engines.hpp): x^(distance +- 32) mod P, shifted.
   // x^n mod P, reflected, is the raw CRC state 1 (reflected: bit 31) carried over n/8 zero bytes, which
   // the plain bitwise CRC above computes (it inverts on entry and exit, hence the ~).
   const std::vector<unsigned char> zeros(2048 / 8 + 8, 0);
-  for (std::uint64_t n : {32, 64, 96, 128, 160, 256, 352, 384, 416, 512, 1024, 1536, 2048, 2080}) {
-    BOOST_TEST_CONTEXT("x^" << n) {
-      BOOST_TEST(detail::x_pow_mod_p(n) == ~bitwise_crc32c(zeros.data(), n / 8, ~0x80000000u));
+  const auto x_pow = [&](std::uint64_t n) -> std::uint64_t {
+    return ~bitwise_crc32c(zeros.data(), n / 8, ~0x80000000u);
+  };
+  namespace detail = ftmpi::frag::checksum_detail;
+  for (std::uint64_t distance : {128, 256, 384, 512, 768, 1024, 1536, 2048}) {
+    BOOST_TEST_CONTEXT("fold by x^" << distance) {
+      BOOST_TEST(detail::fold_by(distance).low == x_pow(distance + 32) << 1);
+      BOOST_TEST(detail::fold_by(distance).high == x_pow(distance - 32) << 1);
     }
   }
-  // P itself: the reflected polynomial read backwards, with x^32.
-  BOOST_TEST(detail::crc32c_poly_full() == 0x11EDC6F41u);
-  // Barrett's mu = floor(x^64 / P): mu * P = x^64 + (a remainder of degree < 32).
-  const auto [low, high] = clmul(detail::barrett_mu_full(), detail::crc32c_poly_full());
-  BOOST_TEST(high == 1u);
-  BOOST_TEST((low >> 32) == 0u);
-  BOOST_TEST((detail::barrett_mu_full() >> 32) == 1u);  // degree 32
-  // reflect33 puts x^k at bit 32 - k.
-  BOOST_TEST(detail::reflect33(1) == (std::uint64_t{1} << 32));
-  BOOST_TEST(detail::reflect33(std::uint64_t{1} << 32) == 1u);
-  BOOST_TEST(detail::reflect33(detail::crc32c_poly_full()) ==
-             ((std::uint64_t{detail::kCrc32cPolyReflected} << 1) | 1u));
 }
 
 BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_at_any_length_and_alignment) {
