@@ -2,16 +2,15 @@
 // 4 KB, 64 KB and 8 MB from memory (buffers taken in turn from a 128 MB ring, larger than most caches:
 // what a sender meets in a user buffer it has not touched lately); then copy+CRC32C by length, in cache,
 // from a header's few bytes to a 64 KB shared-memory slot, where the kernels switch strategy.
-// With rounds > 1 each cell is measured once per round, the rounds interleaved, and the best round reported
-// (the least disturbed by whatever else runs on the machine).
+// With rounds > 1 each cell is measured once per round, the rounds interleaved, and the median reported.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
-#include <functional>
 #include <utility>
 #include <vector>
 
@@ -83,7 +82,7 @@ const ChecksumEngine* engine_named(std::string_view name) {
   return nullptr;
 }
 
-// Measures each cell once per round, interleaved, and keeps the best of the rounds.
+// Measures each cell once per round, interleaved, and keeps the median of the rounds.
 class Cells {
  public:
   explicit Cells(int rounds) : rounds_(rounds) {}
@@ -97,10 +96,11 @@ class Cells {
     for (int r = 0; r < rounds_; ++r)
       for (std::size_t c = 0; c < measures_.size(); ++c) values_[c].push_back(measures_[c]());
   }
-  // Of a rate (higher is better).
-  double highest(std::size_t cell) const { return *std::max_element(values_[cell].begin(), values_[cell].end()); }
-  // Of a time.
-  double lowest(std::size_t cell) const { return *std::min_element(values_[cell].begin(), values_[cell].end()); }
+  double median(std::size_t cell) const {
+    std::vector<double> v = values_[cell];
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
 
  private:
   int rounds_;
@@ -145,11 +145,12 @@ void run_length_table(int rounds) {
     cells.run();
     keep(sink);
     std::vector<std::string> row{std::to_string(n)};
-    for (std::size_t c = 0; c < engines.size() + 1; ++c) row.push_back(fixed(cells.lowest(c), 1));
+    for (std::size_t c = 0; c < engines.size() + 1; ++c) row.push_back(fixed(cells.median(c), 1));
     table.add_row(row);
   }
-  std::printf("\nCopy+CRC32C by length, in cache (ns per call; below its threshold an engine uses the crc32 "
-              "instruction):\n\n");
+  std::printf(
+      "\nCopy+CRC32C by length, in cache (ns per call; below its threshold an engine uses the crc32 "
+      "instruction):\n\n");
   table.print();
 }
 
@@ -158,7 +159,7 @@ void run_length_table(int rounds) {
 void run_checksum_bench(int rounds) {
   const ChecksumEngine& best = frag::default_checksum_engine();
   const ChecksumEngine* isal = engine_named("isa-l");
-  std::printf("## Checksums (engine: %.*s; best of %d round%s)\n\n", static_cast<int>(best.name.size()),
+  std::printf("## Checksums (engine: %.*s; median of %d round%s)\n\n", static_cast<int>(best.name.size()),
               best.name.data(), rounds, rounds == 1 ? "" : "s");
 
   Table main({"buffers", "memcpy GB/s", "crc32c GB/s", "copy+crc32c GB/s", "copy+crc32c / memcpy",
@@ -174,10 +175,10 @@ void run_checksum_bench(int rounds) {
     Buffers b(size, where);
     std::uint32_t sink = 0;
     Cells cells(rounds);
-    const std::size_t memcpy_cell =
-        cells.add([&] { return gb_per_s(b, [&](std::uint64_t i) { std::memcpy(b.dst(i), b.src(i), size); }); });
-    const std::size_t crc_cell =
-        cells.add([&] { return gb_per_s(b, [&](std::uint64_t i) { sink ^= best.crc32c(b.src(i), size, 0); }); });
+    const std::size_t memcpy_cell = cells.add(
+        [&] { return gb_per_s(b, [&](std::uint64_t i) { std::memcpy(b.dst(i), b.src(i), size); }); });
+    const std::size_t crc_cell = cells.add(
+        [&] { return gb_per_s(b, [&](std::uint64_t i) { sink ^= best.crc32c(b.src(i), size, 0); }); });
     const std::size_t copy_crc_cell = cells.add([&] {
       return gb_per_s(b, [&](std::uint64_t i) { sink ^= best.copy_crc32c(b.dst(i), b.src(i), size, 0); });
     });
@@ -198,7 +199,8 @@ void run_checksum_bench(int rounds) {
       return gb_per_s(b, [&](std::uint64_t i) { sink ^= best.copy_sum32(b.dst(i), b.src(i), size); });
     });
     const std::size_t isal_cell = cells.add([&] {
-      return isal == nullptr ? 0 : gb_per_s(b, [&](std::uint64_t i) { sink ^= isal->crc32c(b.src(i), size, 0); });
+      return isal == nullptr ? 0
+                             : gb_per_s(b, [&](std::uint64_t i) { sink ^= isal->crc32c(b.src(i), size, 0); });
     });
     std::vector<std::pair<std::size_t, std::size_t>> engine_cells;
     for (const ChecksumEngine* e : frag::checksum_engines()) {
@@ -212,17 +214,17 @@ void run_checksum_bench(int rounds) {
     cells.run();
     keep(sink);
 
-    const double memcpy_rate = cells.highest(memcpy_cell);
-    main.add_row({row_name(size, where), fixed(memcpy_rate, 1), fixed(cells.highest(crc_cell), 1),
-                  fixed(cells.highest(copy_crc_cell), 1), fixed(cells.highest(copy_crc_cell) / memcpy_rate),
-                  fixed(cells.highest(copy_then_crc_cell) / memcpy_rate), fixed(cells.highest(sum_cell), 1),
-                  fixed(cells.highest(copy_sum_cell), 1), fixed(cells.highest(copy_sum_cell) / memcpy_rate),
-                  isal == nullptr ? "-" : fixed(cells.highest(isal_cell), 1)});
+    const double memcpy_rate = cells.median(memcpy_cell);
+    main.add_row({row_name(size, where), fixed(memcpy_rate, 1), fixed(cells.median(crc_cell), 1),
+                  fixed(cells.median(copy_crc_cell), 1), fixed(cells.median(copy_crc_cell) / memcpy_rate),
+                  fixed(cells.median(copy_then_crc_cell) / memcpy_rate), fixed(cells.median(sum_cell), 1),
+                  fixed(cells.median(copy_sum_cell), 1), fixed(cells.median(copy_sum_cell) / memcpy_rate),
+                  isal == nullptr ? "-" : fixed(cells.median(isal_cell), 1)});
     std::size_t k = 0;
     for (const ChecksumEngine* e : frag::checksum_engines()) {
       const auto [crc, copy_crc] = engine_cells[k++];
-      engines.add_row({row_name(size, where), std::string(e->name), fixed(cells.highest(crc), 1),
-                       fixed(cells.highest(copy_crc), 1)});
+      engines.add_row({row_name(size, where), std::string(e->name), fixed(cells.median(crc), 1),
+                       fixed(cells.median(copy_crc), 1)});
     }
   }
   main.print();

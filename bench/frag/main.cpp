@@ -1,7 +1,7 @@
 // frag_bench: checksums against memcpy, then the fragmenter and wire header.
 //   frag_bench [--rounds N] [checksums | fragmenter]
 // --rounds repeats every checksum measurement N times, interleaved (one round measures each cell once),
-// and reports the best round; a section name runs that section alone.
+// and reports the median of the rounds; a section name runs that section alone.
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -22,8 +22,10 @@ int main(int argc, char** argv) {
     } else if (arg == "checksums" || arg == "fragmenter") {
       only = arg;
     } else {
-      std::fprintf(stderr, "frag_bench: unknown argument '%s' (usage: frag_bench [--rounds N] [checksums | fragmenter])\n",
-                   argv[i]);
+      std::fprintf(
+          stderr,
+          "frag_bench: unknown argument '%s' (usage: frag_bench [--rounds N] [checksums | fragmenter])\n",
+          argv[i]);
       return 2;
     }
   }

@@ -16,6 +16,9 @@
 //    comes from DRAM, where the hardware prefetcher follows three lanes badly (on cold 4 KB buffers
 //    ISA-L measured ~5 GB/s, folding ~20). Running folding and crc32 streams side by side on different
 //    parts of a block measured 1.4x faster in cache but 1.5-3x slower on cold data, so it is not used.
+//  - avx512: the same folding with four 512-bit accumulators (sixteen 128-bit ones, x^2048 a step), each
+//    VPCLMULQDQ multiplying four 128-bit lanes: on the Intel Xeon measured its CRC alone ran twice avx2's
+//    (docs/benchmarks.md, frag_bench).
 #if defined(__x86_64__)
 
 #include <immintrin.h>
@@ -143,13 +146,18 @@ template <bool kCopy>
   return crc_one_stream<kCopy>(crc, d, s, n);
 }
 
-std::uint32_t crc32c_sse42(const void* data, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_sse42<false>(~crc, nullptr, static_cast<const unsigned char*>(data), n);
+// An engine's crc32c and copy_crc32c around a kernel of raw CRC states (they invert on entry and exit).
+using RawCrcKernel = std::uint32_t (*)(std::uint32_t crc, unsigned char* d, const unsigned char* s,
+                                       std::size_t n) noexcept;
+
+template <RawCrcKernel kKernel>
+std::uint32_t crc32c_by(const void* data, std::size_t n, std::uint32_t crc) noexcept {
+  return ~kKernel(~crc, nullptr, static_cast<const unsigned char*>(data), n);
 }
 
-std::uint32_t copy_crc32c_sse42(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_sse42<true>(~crc, static_cast<unsigned char*>(dst),
-                                 static_cast<const unsigned char*>(src), n);
+template <RawCrcKernel kKernel>
+std::uint32_t copy_crc32c_by(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
+  return ~kKernel(~crc, static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n);
 }
 
 // ---- avx2: VPCLMULQDQ folding --------------------------------------------------------------------
@@ -230,15 +238,6 @@ template <bool kCopy>
   return crc_update_sse42<kCopy>(fold_finish(x), d, s + i, n - i);
 }
 
-std::uint32_t crc32c_avx2(const void* data, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_fold<false>(~crc, nullptr, static_cast<const unsigned char*>(data), n);
-}
-
-std::uint32_t copy_crc32c_avx2(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_fold<true>(~crc, static_cast<unsigned char*>(dst),
-                                static_cast<const unsigned char*>(src), n);
-}
-
 // ---- avx512: VPCLMULQDQ folding on 512-bit vectors -----------------------------------------------
 
 // The raw CRC of a 128-bit remainder whose CRC state starts at zero: two crc32 steps, as avx2 ends.
@@ -264,16 +263,17 @@ constexpr std::size_t kFold512Min = 256;
 // cancels the gain when each call waits for the last, below it the head costs more than it saves.
 constexpr std::size_t kAlignMin = 4096;
 
-[[gnu::target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")]] __m512i broadcast512(FoldBy k) noexcept {
+[[gnu::target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")]] __m512i broadcast512(
+    FoldBy k) noexcept {
   const auto low = static_cast<long long>(k.low), high = static_cast<long long>(k.high);
   return _mm512_set_epi64(high, low, high, low, high, low, high, low);
 }
 
 // x * x^distance + y, for four 128-bit accumulators at once.
 [[gnu::target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")]] __m512i fold512(__m512i x, __m512i by,
-                                                                                       __m512i y) noexcept {
-  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, by, 0x00), _mm512_clmulepi64_epi128(x, by, 0x11),
-                                   y, 0x96);  // a ^ b ^ c
+                                                                                      __m512i y) noexcept {
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, by, 0x00),
+                                   _mm512_clmulepi64_epi128(x, by, 0x11), y, 0x96);  // a ^ b ^ c
 }
 
 template <bool kCopy>
@@ -318,32 +318,22 @@ template <bool kCopy>
   for (; i + 64 <= n; i += 64) x0 = fold512(x0, by512, take64<kCopy>(d, s, i));
   // The four lanes onto the last one: lane j is 48 - 16j bytes before it (lane 3 is multiplied by zero
   // and taken as it is).
-  const __m512i by_lane = _mm512_set_epi64(0, 0, static_cast<long long>(kFold128.high),
-                                           static_cast<long long>(kFold128.low),
-                                           static_cast<long long>(kFold256.high),
-                                           static_cast<long long>(kFold256.low),
-                                           static_cast<long long>(kFold384.high),
-                                           static_cast<long long>(kFold384.low));
+  const __m512i by_lane =
+      _mm512_set_epi64(0, 0, static_cast<long long>(kFold128.high), static_cast<long long>(kFold128.low),
+                       static_cast<long long>(kFold256.high), static_cast<long long>(kFold256.low),
+                       static_cast<long long>(kFold384.high), static_cast<long long>(kFold384.low));
   const __m512i lanes = fold512(x0, by_lane, _mm512_maskz_mov_epi64(0xC0, x0));
   // (The masked extracts: GCC 12 warns that the unmasked ones read an uninitialized register.)
   const __m256i halves = _mm256_xor_si256(_mm512_maskz_extracti64x4_epi64(0xF, lanes, 0),
                                           _mm512_maskz_extracti64x4_epi64(0xF, lanes, 1));
   __m128i r = _mm_xor_si128(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
-  const __m128i by128 = _mm_set_epi64x(static_cast<long long>(kFold128.high), static_cast<long long>(kFold128.low));
+  const __m128i by128 =
+      _mm_set_epi64x(static_cast<long long>(kFold128.high), static_cast<long long>(kFold128.low));
   for (; i + 16 <= n; i += 16)
     r = _mm_ternarylogic_epi64(_mm_clmulepi64_si128(r, by128, 0x00), _mm_clmulepi64_si128(r, by128, 0x11),
                                take16<kCopy>(d, s, i), 0x96);
   if constexpr (kCopy) d += i;
   return crc_one_stream<kCopy>(crc_of_remainder(r), d, s + i, n - i);
-}
-
-std::uint32_t crc32c_avx512(const void* data, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_fold512<false>(~crc, nullptr, static_cast<const unsigned char*>(data), n);
-}
-
-std::uint32_t copy_crc32c_avx512(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_fold512<true>(~crc, static_cast<unsigned char*>(dst),
-                                   static_cast<const unsigned char*>(src), n);
 }
 
 // ---- sum32 -------------------------------------------------------------------------------------------
@@ -410,10 +400,13 @@ std::uint32_t copy_sum32_avx2(void* dst, const void* src, std::size_t n) noexcep
   return sum_avx2<true>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n);
 }
 
-constexpr ChecksumEngine kSse42{"sse4.2", crc32c_sse42, copy_crc32c_sse42, sum32_sse2, copy_sum32_sse2};
-constexpr ChecksumEngine kAvx2{"avx2", crc32c_avx2, copy_crc32c_avx2, sum32_avx2, copy_sum32_avx2};
+constexpr ChecksumEngine kSse42{"sse4.2", crc32c_by<crc_update_sse42<false>>,
+                                copy_crc32c_by<crc_update_sse42<true>>, sum32_sse2, copy_sum32_sse2};
+constexpr ChecksumEngine kAvx2{"avx2", crc32c_by<crc_update_fold<false>>,
+                               copy_crc32c_by<crc_update_fold<true>>, sum32_avx2, copy_sum32_avx2};
 // Sums gain nothing from 512-bit vectors: they are memory-bound already at 256.
-constexpr ChecksumEngine kAvx512{"avx512", crc32c_avx512, copy_crc32c_avx512, sum32_avx2, copy_sum32_avx2};
+constexpr ChecksumEngine kAvx512{"avx512", crc32c_by<crc_update_fold512<false>>,
+                                 copy_crc32c_by<crc_update_fold512<true>>, sum32_avx2, copy_sum32_avx2};
 
 }  // namespace
 

@@ -210,10 +210,10 @@ BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_at_any_length_and_alignm
 BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_where_its_kernels_change_strategy) {
   // Word tails, the three-lane and folding thresholds, whole and partial blocks, a next block to prefetch;
   // for avx512, the 256-, 64- and 16-byte steps and the alignment threshold.
-  const std::size_t lengths[] = {1,    3,    4,    5,    7,    8,    9,    15,   16,    17,    31,    32,
-                                 33,   95,   96,   97,   127,  128,  129,  255,  256,   257,   271,   272,
-                                 319,  320,  335,  383,  384,  495,  496,  497,  511,   512,   513,   1023,
-                                 1024, 1025, 3071, 3072, 3073, 4095, 4096, 4097, 4159,  4160,  6143,  6144,
+  const std::size_t lengths[] = {1,    3,    4,    5,    7,    8,    9,    15,    16,    17,    31,    32,
+                                 33,   95,   96,   97,   127,  128,  129,  255,   256,   257,   271,   272,
+                                 319,  320,  335,  383,  384,  495,  496,  497,   511,   512,   513,   1023,
+                                 1024, 1025, 3071, 3072, 3073, 4095, 4096, 4097,  4159,  4160,  6143,  6144,
                                  6145, 7935, 7936, 7937, 9215, 9216, 9217, 15872, 15873, 23808, 23809, 65536};
   std::mt19937_64 rng(7);
   const std::vector<unsigned char> source = random_bytes(rng, 65536 + 37);
@@ -260,7 +260,8 @@ BOOST_AUTO_TEST_CASE(every_engine_copies_and_checks_from_every_source_to_every_d
             BOOST_TEST(engine->copy_crc32c(out, src, n, prior) == want);
             BOOST_TEST(std::memcmp(out, src, n) == 0);
             BOOST_TEST(std::count(dst.data(), out, kGuardByte) == out - dst.data());
-            BOOST_TEST(std::count(out + n, dst.data() + dst.size(), kGuardByte) == dst.data() + dst.size() - (out + n));
+            BOOST_TEST(std::count(out + n, dst.data() + dst.size(), kGuardByte) ==
+                       dst.data() + dst.size() - (out + n));
           }
         }
       }
