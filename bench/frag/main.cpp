@@ -1,8 +1,35 @@
 // frag_bench: checksums against memcpy, then the fragmenter and wire header.
+//   frag_bench [--rounds N] [checksums | fragmenter]
+// --rounds repeats every checksum measurement N times, interleaved (one round measures each cell once),
+// and reports the median of the rounds; a section name runs that section alone.
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
 #include "sections.hpp"
 
-int main() {
-  ftmpi::bench::run_checksum_bench();
-  ftmpi::bench::run_fragmenter_bench();
+int main(int argc, char** argv) {
+  int rounds = 1;
+  std::string_view only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::atoi(argv[++i]);
+      if (rounds < 1 || rounds > 100) {
+        std::fprintf(stderr, "frag_bench: --rounds takes 1 to 100, not '%s'\n", argv[i]);
+        return 2;
+      }
+    } else if (arg == "checksums" || arg == "fragmenter") {
+      only = arg;
+    } else {
+      std::fprintf(
+          stderr,
+          "frag_bench: unknown argument '%s' (usage: frag_bench [--rounds N] [checksums | fragmenter])\n",
+          argv[i]);
+      return 2;
+    }
+  }
+  if (only.empty() || only == "checksums") ftmpi::bench::run_checksum_bench(rounds);
+  if (only.empty() || only == "fragmenter") ftmpi::bench::run_fragmenter_bench();
   return 0;
 }

@@ -1,6 +1,6 @@
 #pragma once
 
 namespace ftmpi::bench {
-void run_checksum_bench();    // checksum_bench.cpp
-void run_fragmenter_bench();  // fragmenter_bench.cpp
+void run_checksum_bench(int rounds);  // checksum_bench.cpp
+void run_fragmenter_bench();          // fragmenter_bench.cpp
 }  // namespace ftmpi::bench

@@ -13,7 +13,7 @@ namespace ftmpi::frag {
 namespace {
 
 struct EngineList {
-  std::array<const ChecksumEngine*, 4> engines{};
+  std::array<const ChecksumEngine*, 5> engines{};
   std::size_t count = 0;
   const ChecksumEngine* fastest = nullptr;
 
@@ -36,6 +36,10 @@ const EngineList& engine_list() noexcept {
     if (cpu_has_avx2_engine()) {
       l.add(avx2_engine());
       l.fastest = &avx2_engine();
+    }
+    if (cpu_has_avx512_engine()) {
+      l.add(avx512_engine());
+      l.fastest = &avx512_engine();
     }
 #endif
     return l;

@@ -22,6 +22,25 @@ constexpr std::uint32_t multiply_by_x_pow(std::uint32_t v, std::uint64_t n) {
 }
 constexpr std::uint32_t x_pow_mod_p(std::uint64_t n) { return multiply_by_x_pow(0x80000000u, n); }
 
+// The folding kernels multiply reflected 64-bit halves with PCLMULQDQ. Reading a 64-bit register v as
+// V = sum v_i x^(63-i) (bit 0 the highest power) and a 128-bit one likewise with x^(127-i), the carry-less
+// product of two such values U and V is U*V*x: the bit numbers add, the exponents are counted from the top.
+// A 32-bit reflected value u (as x_pow_mod_p returns) widened to 64 bits reads as u*x^32, and u << 1 as
+// u*x^31; fold_by's constants are such shifts of powers of x mod P, so that each product lands where the
+// accumulator it is added to reads it.
+
+// Multiplying a 128-bit accumulator by x^distance mod P: its low quadword (the higher powers) by
+// x^(distance+32), its high quadword by x^(distance-32), each shifted left by one (33-bit constants): the
+// products land as (x^(distance+64) mod P) times the low half and (x^distance mod P) times the high half.
+struct FoldBy {
+  std::uint64_t low;
+  std::uint64_t high;
+};
+constexpr FoldBy fold_by(std::uint64_t distance_bits) {
+  return {std::uint64_t{x_pow_mod_p(distance_bits + 32)} << 1,
+          std::uint64_t{x_pow_mod_p(distance_bits - 32)} << 1};
+}
+
 // Little-endian words from native ones, and loads from any alignment (one move each on x86).
 constexpr std::uint64_t from_le64(std::uint64_t v) noexcept {
   return std::endian::native == std::endian::little ? v : __builtin_bswap64(v);
@@ -54,5 +73,7 @@ bool cpu_has_sse42_engine() noexcept;
 const ChecksumEngine& sse42_engine() noexcept;
 bool cpu_has_avx2_engine() noexcept;
 const ChecksumEngine& avx2_engine() noexcept;
+bool cpu_has_avx512_engine() noexcept;
+const ChecksumEngine& avx512_engine() noexcept;
 
 }  // namespace ftmpi::frag::checksum_detail

@@ -16,6 +16,9 @@
 //    comes from DRAM, where the hardware prefetcher follows three lanes badly (on cold 4 KB buffers
 //    ISA-L measured ~5 GB/s, folding ~20). Running folding and crc32 streams side by side on different
 //    parts of a block measured 1.4x faster in cache but 1.5-3x slower on cold data, so it is not used.
+//  - avx512: the same folding with four 512-bit accumulators (sixteen 128-bit ones, x^2048 a step), each
+//    VPCLMULQDQ multiplying four 128-bit lanes: on the Intel Xeon measured its CRC alone ran twice avx2's
+//    (docs/benchmarks.md, frag_bench).
 #if defined(__x86_64__)
 
 #include <immintrin.h>
@@ -143,28 +146,23 @@ template <bool kCopy>
   return crc_one_stream<kCopy>(crc, d, s, n);
 }
 
-std::uint32_t crc32c_sse42(const void* data, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_sse42<false>(~crc, nullptr, static_cast<const unsigned char*>(data), n);
+// An engine's crc32c and copy_crc32c around a kernel of raw CRC states (they invert on entry and exit).
+using RawCrcKernel = std::uint32_t (*)(std::uint32_t crc, unsigned char* d, const unsigned char* s,
+                                       std::size_t n) noexcept;
+
+template <RawCrcKernel kKernel>
+std::uint32_t crc32c_by(const void* data, std::size_t n, std::uint32_t crc) noexcept {
+  return ~kKernel(~crc, nullptr, static_cast<const unsigned char*>(data), n);
 }
 
-std::uint32_t copy_crc32c_sse42(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_sse42<true>(~crc, static_cast<unsigned char*>(dst),
-                                 static_cast<const unsigned char*>(src), n);
+template <RawCrcKernel kKernel>
+std::uint32_t copy_crc32c_by(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
+  return ~kKernel(~crc, static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n);
 }
 
 // ---- avx2: VPCLMULQDQ folding --------------------------------------------------------------------
 
-// Multiplying a 128-bit accumulator by x^distance mod P: its low quadword (the higher powers, as the
-// bits are reflected) by x^(distance+32), its high quadword by x^(distance-32), each reflected and
-// shifted left by one to line up with the carry-less product (33-bit constants).
-struct FoldBy {
-  std::uint64_t low;
-  std::uint64_t high;
-};
-constexpr FoldBy fold_by(std::uint64_t distance_bits) {
-  return {std::uint64_t{x_pow_mod_p(distance_bits + 32)} << 1,
-          std::uint64_t{x_pow_mod_p(distance_bits - 32)} << 1};
-}
+// fold_by (checksum_engines.hpp) gives the constants.
 constexpr FoldBy kFold128 = fold_by(128);
 constexpr FoldBy kFold256 = fold_by(256);
 constexpr FoldBy kFold512 = fold_by(512);
@@ -240,13 +238,102 @@ template <bool kCopy>
   return crc_update_sse42<kCopy>(fold_finish(x), d, s + i, n - i);
 }
 
-std::uint32_t crc32c_avx2(const void* data, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_fold<false>(~crc, nullptr, static_cast<const unsigned char*>(data), n);
+// ---- avx512: VPCLMULQDQ folding on 512-bit vectors -----------------------------------------------
+
+// The raw CRC of a 128-bit remainder whose CRC state starts at zero: two crc32 steps, as avx2 ends.
+// (Barrett's reduction with PCLMULQDQ, Intel's folding paper, section 4, gives the same value without
+// SSE4.2, but its four dependent multiplies cost 6 ns more a call than these two crc32s, here at every
+// length from 256 bytes to 1500; every CPU with PCLMULQDQ has SSE4.2.)
+[[gnu::target("sse4.2")]] std::uint32_t crc_of_remainder(__m128i r) noexcept {
+  const std::uint64_t c = _mm_crc32_u64(0, static_cast<std::uint64_t>(_mm_cvtsi128_si64(r)));
+  return static_cast<std::uint32_t>(_mm_crc32_u64(c, static_cast<std::uint64_t>(_mm_extract_epi64(r, 1))));
 }
 
-std::uint32_t copy_crc32c_avx2(void* dst, const void* src, std::size_t n, std::uint32_t crc) noexcept {
-  return ~crc_update_fold<true>(~crc, static_cast<unsigned char*>(dst),
-                                static_cast<const unsigned char*>(src), n);
+constexpr FoldBy kFold384 = fold_by(384);
+constexpr FoldBy kFold1536 = fold_by(1536);
+constexpr FoldBy kFold2048 = fold_by(2048);
+
+// Below this the crc32 streams are as fast (within 1 ns from 64 to 224 bytes, each call waiting for the
+// last one's CRC, slower where the length is not a multiple of 64); from it this kernel is the fastest
+// (at 256 bytes 14 ns, avx2 14, the crc32 streams 21; at 1024 20, 31 and 57).
+constexpr std::size_t kFold512Min = 256;
+// From this length the copy's stores (or, without a copy, the loads) are made 64-byte aligned, the bytes
+// before going through the crc32 instruction: a store split over two cache lines costs two, and aligning
+// took 9000 bytes from 190 to 150 ns and 64 KB from 2.3 to 2.0 us; at 4 KB the head's crc32 latency
+// cancels the gain when each call waits for the last, below it the head costs more than it saves.
+constexpr std::size_t kAlignMin = 4096;
+
+[[gnu::target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")]] __m512i broadcast512(
+    FoldBy k) noexcept {
+  const auto low = static_cast<long long>(k.low), high = static_cast<long long>(k.high);
+  return _mm512_set_epi64(high, low, high, low, high, low, high, low);
+}
+
+// x * x^distance + y, for four 128-bit accumulators at once.
+[[gnu::target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")]] __m512i fold512(__m512i x, __m512i by,
+                                                                                      __m512i y) noexcept {
+  return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, by, 0x00),
+                                   _mm512_clmulepi64_epi128(x, by, 0x11), y, 0x96);  // a ^ b ^ c
+}
+
+template <bool kCopy>
+[[gnu::target("avx512f,avx512bw,avx512vl")]] __m512i take64(unsigned char* d, const unsigned char* s,
+                                                            std::size_t i) noexcept {
+  const __m512i v = _mm512_loadu_si512(s + i);
+  if constexpr (kCopy) _mm512_storeu_si512(d + i, v);
+  return v;
+}
+
+// One stream, as avx2 but 64 bytes to a register: four 512-bit accumulators fold 256 bytes a step; what
+// is left is folded 64, then 16 bytes at a time, and the last 0..15 bytes (and, on long buffers, the
+// 0..63 before the first aligned address) go through the crc32 instruction.
+template <bool kCopy>
+[[gnu::target("avx512f,avx512bw,avx512vl,vpclmulqdq,pclmul,sse4.2")]] std::uint32_t crc_update_fold512(
+    std::uint32_t crc, unsigned char* d, const unsigned char* s, std::size_t n) noexcept {
+  if (n < kFold512Min) return crc_update_sse42<kCopy>(crc, d, s, n);
+  if (n >= kAlignMin) {
+    const std::size_t head = (0 - reinterpret_cast<std::uintptr_t>(kCopy ? d : s)) & 63;
+    crc = crc_one_stream<kCopy>(crc, d, s, head);
+    s += head, n -= head;
+    if constexpr (kCopy) d += head;
+  }
+  // The initial CRC state enters as if added to the first four bytes.
+  __m512i x0 = _mm512_xor_si512(take64<kCopy>(d, s, 0),
+                                _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
+  std::size_t i = 64;
+  if (n >= 256) {
+    __m512i x1 = take64<kCopy>(d, s, 64), x2 = take64<kCopy>(d, s, 128), x3 = take64<kCopy>(d, s, 192);
+    const __m512i by2048 = broadcast512(kFold2048);
+    for (i = 256; i + 256 <= n; i += 256) {
+      x0 = fold512(x0, by2048, take64<kCopy>(d, s, i));
+      x1 = fold512(x1, by2048, take64<kCopy>(d, s, i + 64));
+      x2 = fold512(x2, by2048, take64<kCopy>(d, s, i + 128));
+      x3 = fold512(x3, by2048, take64<kCopy>(d, s, i + 192));
+    }
+    // x0 is 192 bytes before x3, x1 128, x2 64.
+    x0 = fold512(x0, broadcast512(kFold1536),
+                 fold512(x1, broadcast512(kFold1024), fold512(x2, broadcast512(kFold512), x3)));
+  }
+  const __m512i by512 = broadcast512(kFold512);
+  for (; i + 64 <= n; i += 64) x0 = fold512(x0, by512, take64<kCopy>(d, s, i));
+  // The four lanes onto the last one: lane j is 48 - 16j bytes before it (lane 3 is multiplied by zero
+  // and taken as it is).
+  const __m512i by_lane =
+      _mm512_set_epi64(0, 0, static_cast<long long>(kFold128.high), static_cast<long long>(kFold128.low),
+                       static_cast<long long>(kFold256.high), static_cast<long long>(kFold256.low),
+                       static_cast<long long>(kFold384.high), static_cast<long long>(kFold384.low));
+  const __m512i lanes = fold512(x0, by_lane, _mm512_maskz_mov_epi64(0xC0, x0));
+  // (The masked extracts: GCC 12 warns that the unmasked ones read an uninitialized register.)
+  const __m256i halves = _mm256_xor_si256(_mm512_maskz_extracti64x4_epi64(0xF, lanes, 0),
+                                          _mm512_maskz_extracti64x4_epi64(0xF, lanes, 1));
+  __m128i r = _mm_xor_si128(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
+  const __m128i by128 =
+      _mm_set_epi64x(static_cast<long long>(kFold128.high), static_cast<long long>(kFold128.low));
+  for (; i + 16 <= n; i += 16)
+    r = _mm_ternarylogic_epi64(_mm_clmulepi64_si128(r, by128, 0x00), _mm_clmulepi64_si128(r, by128, 0x11),
+                               take16<kCopy>(d, s, i), 0x96);
+  if constexpr (kCopy) d += i;
+  return crc_one_stream<kCopy>(crc_of_remainder(r), d, s + i, n - i);
 }
 
 // ---- sum32 -------------------------------------------------------------------------------------------
@@ -313,8 +400,13 @@ std::uint32_t copy_sum32_avx2(void* dst, const void* src, std::size_t n) noexcep
   return sum_avx2<true>(static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n);
 }
 
-constexpr ChecksumEngine kSse42{"sse4.2", crc32c_sse42, copy_crc32c_sse42, sum32_sse2, copy_sum32_sse2};
-constexpr ChecksumEngine kAvx2{"avx2", crc32c_avx2, copy_crc32c_avx2, sum32_avx2, copy_sum32_avx2};
+constexpr ChecksumEngine kSse42{"sse4.2", crc32c_by<crc_update_sse42<false>>,
+                                copy_crc32c_by<crc_update_sse42<true>>, sum32_sse2, copy_sum32_sse2};
+constexpr ChecksumEngine kAvx2{"avx2", crc32c_by<crc_update_fold<false>>,
+                               copy_crc32c_by<crc_update_fold<true>>, sum32_avx2, copy_sum32_avx2};
+// Sums gain nothing from 512-bit vectors: they are memory-bound already at 256.
+constexpr ChecksumEngine kAvx512{"avx512", crc32c_by<crc_update_fold512<false>>,
+                                 copy_crc32c_by<crc_update_fold512<true>>, sum32_avx2, copy_sum32_avx2};
 
 }  // namespace
 
@@ -328,6 +420,12 @@ bool cpu_has_avx2_engine() noexcept {
   return cpu_has_sse42_engine() && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq");
 }
 const ChecksumEngine& avx2_engine() noexcept { return kAvx2; }
+
+bool cpu_has_avx512_engine() noexcept {
+  return cpu_has_avx2_engine() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
+const ChecksumEngine& avx512_engine() noexcept { return kAvx512; }
 
 }  // namespace ftmpi::frag::checksum_detail
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checksum_engines.hpp"  // libs/frag/src: what the folding constants are built from
 #include "ftmpi/test/seed.hpp"
 
 using namespace ftmpi::frag;
@@ -129,6 +130,45 @@ BOOST_AUTO_TEST_CASE(the_default_engine_is_one_of_those_listed) {
   BOOST_TEST(engines.front()->name == "portable");
 }
 
+BOOST_AUTO_TEST_CASE(the_engine_list_is_what_this_cpu_can_run) {
+  // Asked of the CPU here, not through the library: a machine without AVX-512 or VPCLMULQDQ must see the
+  // engines that need them left out, and the default fall back to the best of the rest.
+  std::vector<std::string_view> expected{"portable"};
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  expected.push_back("isa-l");
+  const bool sse42 = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul");
+  const bool avx2 = sse42 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512vl");
+  if (sse42) expected.push_back("sse4.2");
+  if (avx2) expected.push_back("avx2");
+  if (avx512) expected.push_back("avx512");
+#endif
+  std::vector<std::string_view> listed;
+  for (const ChecksumEngine* engine : checksum_engines()) listed.push_back(engine->name);
+  BOOST_TEST(listed == expected, boost::test_tools::per_element());
+  // The fastest this CPU runs, isa-l aside (kept to measure against).
+  BOOST_TEST(default_checksum_engine().name == (expected.back() == "isa-l" ? "portable" : expected.back()));
+}
+
+BOOST_AUTO_TEST_CASE(the_folding_constants_are_what_their_definitions_say) {
+  // The kernels' constants are fold_by(distance) (checksum_engines.hpp): x^(distance +- 32) mod P, shifted.
+  // x^n mod P, reflected, is the raw CRC state 1 (reflected: bit 31) carried over n/8 zero bytes, which
+  // the plain bitwise CRC above computes (it inverts on entry and exit, hence the ~).
+  const std::vector<unsigned char> zeros(2048 / 8 + 8, 0);
+  const auto x_pow = [&](std::uint64_t n) -> std::uint64_t {
+    return ~bitwise_crc32c(zeros.data(), n / 8, ~0x80000000u);
+  };
+  namespace detail = ftmpi::frag::checksum_detail;
+  for (std::uint64_t distance : {128, 256, 384, 512, 768, 1024, 1536, 2048}) {
+    BOOST_TEST_CONTEXT("fold by x^" << distance) {
+      BOOST_TEST(detail::fold_by(distance).low == x_pow(distance + 32) << 1);
+      BOOST_TEST(detail::fold_by(distance).high == x_pow(distance - 32) << 1);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_at_any_length_and_alignment) {
   const std::uint64_t seed = ftmpi::test::seed_for("every_engine_matches_the_reference");
   std::mt19937_64 rng(seed);
@@ -168,16 +208,18 @@ BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_at_any_length_and_alignm
 }
 
 BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_where_its_kernels_change_strategy) {
-  // Word tails, the three-lane and folding thresholds, whole and partial blocks, a next block to prefetch.
-  const std::size_t lengths[] = {1,    3,    4,    5,    7,    8,    9,     15,    16,    17,    31,   32,
-                                 33,   95,   96,   97,   127,  128,  129,   255,   256,   257,   383,  384,
-                                 495,  496,  497,  1023, 1024, 1025, 3071,  3072,  3073,  6143,  6144, 6145,
-                                 7935, 7936, 7937, 9215, 9216, 9217, 15872, 15873, 23808, 23809, 65536};
+  // Word tails, the three-lane and folding thresholds, whole and partial blocks, a next block to prefetch;
+  // for avx512, the 256-, 64- and 16-byte steps and the alignment threshold.
+  const std::size_t lengths[] = {1,    3,    4,    5,    7,    8,    9,    15,    16,    17,    31,    32,
+                                 33,   95,   96,   97,   127,  128,  129,  255,   256,   257,   271,   272,
+                                 319,  320,  335,  383,  384,  495,  496,  497,   511,   512,   513,   1023,
+                                 1024, 1025, 3071, 3072, 3073, 4095, 4096, 4097,  4159,  4160,  6143,  6144,
+                                 6145, 7935, 7936, 7937, 9215, 9216, 9217, 15872, 15873, 23808, 23809, 65536};
   std::mt19937_64 rng(7);
-  const std::vector<unsigned char> source = random_bytes(rng, 65536 + 1);
-  std::vector<unsigned char> dst(65536 + 1);
+  const std::vector<unsigned char> source = random_bytes(rng, 65536 + 37);
+  std::vector<unsigned char> dst(65536 + 37);
   for (std::size_t n : lengths) {
-    for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+    for (std::size_t offset : {std::size_t{0}, std::size_t{1}, std::size_t{37}}) {
       const unsigned char* src = source.data() + offset;
       const std::uint32_t want_crc = bitwise_crc32c(src, n), want_sum = bytewise_sum32(src, n);
       for (const ChecksumEngine* engine : checksum_engines()) {
@@ -187,6 +229,40 @@ BOOST_AUTO_TEST_CASE(every_engine_matches_the_reference_where_its_kernels_change
           BOOST_TEST(std::memcmp(dst.data() + offset, src, n) == 0);
           BOOST_TEST(engine->sum32(src, n) == want_sum);
           BOOST_TEST(engine->copy_sum32(dst.data() + offset, src, n) == want_sum);
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_engine_copies_and_checks_from_every_source_to_every_destination_alignment) {
+  // Long kernels align themselves on the destination (or the source): every head length, both ways.
+  constexpr std::size_t kLength = 4096 + 100;
+  std::mt19937_64 rng(11);
+  const std::vector<unsigned char> source = random_bytes(rng, kLength + 64);
+  std::vector<unsigned char> dst(kLength + 64 + 2 * kGuard);
+  // 64-byte aligned bases, so that the offsets below are the addresses' alignments.
+  const std::size_t src_base = (64 - reinterpret_cast<std::uintptr_t>(source.data()) % 64) % 64;
+  const std::size_t dst_base = (64 - reinterpret_cast<std::uintptr_t>(dst.data() + kGuard) % 64) % 64;
+  for (std::size_t src_off = 0; src_off < 64; ++src_off) {
+    const std::size_t n = kLength - src_base;  // fits whatever the base
+    const unsigned char* src = source.data() + (src_base + src_off) % 64;
+    const std::uint32_t prior = static_cast<std::uint32_t>(rng());
+    const std::uint32_t want = bitwise_crc32c(src, n, prior);
+    for (const ChecksumEngine* engine : checksum_engines()) {
+      if (engine->name == "portable") continue;  // no alignment-dependent paths; slow under ASan
+      BOOST_TEST_CONTEXT("engine " << engine->name << ", src alignment " << src_off) {
+        BOOST_TEST(engine->crc32c(src, n, prior) == want);
+        for (std::size_t dst_off = 0; dst_off < 64; ++dst_off) {
+          BOOST_TEST_CONTEXT("dst alignment " << dst_off) {
+            unsigned char* out = dst.data() + kGuard + (dst_base + dst_off) % 64;
+            std::fill(dst.begin(), dst.end(), kGuardByte);
+            BOOST_TEST(engine->copy_crc32c(out, src, n, prior) == want);
+            BOOST_TEST(std::memcmp(out, src, n) == 0);
+            BOOST_TEST(std::count(dst.data(), out, kGuardByte) == out - dst.data());
+            BOOST_TEST(std::count(out + n, dst.data() + dst.size(), kGuardByte) ==
+                       dst.data() + dst.size() - (out + n));
+          }
         }
       }
     }

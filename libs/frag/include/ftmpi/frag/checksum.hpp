@@ -4,22 +4,24 @@
 // sum of little-endian words) is the cheap option; none measures what checksumming costs.
 //
 // The work is done by a ChecksumEngine, one per instruction set, picked once from what the CPU supports
-// (runtime dispatch: one binary runs on any x86-64; nothing is built with -march=native):
-//   avx2      needs AVX2 + VPCLMULQDQ. CRC32C by folding 256-bit vectors with VPCLMULQDQ in one
-//             sequential stream; the copy is fused into it (each vector loaded once, stored, folded).
-//             Sums with AVX2.
+// (runtime dispatch: one binary runs on any x86-64; nothing is built with -march=native). The default is
+// the last of these the CPU runs (isa-l aside):
+//   avx512    needs the avx2 engine's features + AVX-512 F, BW and VL. CRC32C by folding four 512-bit
+//             vectors (sixteen 128-bit accumulators) with VPCLMULQDQ, the copy fused into it (each
+//             vector loaded once, stored, folded); from 4 KB the stores are 64-byte aligned. Below
+//             256 bytes the sse4.2 kernel. Sums as avx2.
+//   avx2      needs AVX2 + VPCLMULQDQ. The same folding on 256-bit vectors. Sums with AVX2.
 //   sse4.2    needs SSE4.2 + PCLMULQDQ. CRC32C with the crc32 instruction on three interleaved streams,
 //             joined by a PCLMULQDQ shift (as ISA-L's crc32_iscsi_01 and Linux's crc32c-pcl); the copy
 //             goes through the same registers. Sums with SSE2.
 //   portable  slicing-by-8 CRC32C tables, scalar sums. Any CPU.
 //   isa-l     ISA-L's crc32_iscsi, the copy as memcpy of 8 KB blocks each CRC'd while in L1. Kept to
 //             measure against, never the default.
-// Measured on the AMD EPYC (Zen 4, no AVX-512) we develop on (bench/frag prints the figures): in cache,
-// avx2 and sse4.2 both run at the crc32 instruction's 8 bytes/cycle, as ISA-L does; on data coming from
-// DRAM avx2 keeps that speed and beats the three-stream kernels (ours and ISA-L's) by up to 4x on short
-// buffers. The fused copy beat memcpy-then-CRC of L1-sized blocks at every size, and costs next to
-// nothing over memcpy from DRAM. Mixing folding with crc32 streams was 1.4x faster in cache but slower
-// from DRAM, so it is not used (checksum_x86.cpp says more).
+// docs/benchmarks.md ("frag_bench") has the figures of each, by buffer size and by length. On the Intel
+// Xeon (AVX-512) of 2026-11-27, avx512 was the fastest engine at every length from 256 bytes (in cache,
+// copy+CRC32C 1.7x avx2 at 4 KB, 0.94x ISA-L's CRC alone); below, it runs the sse4.2 kernel. On the AMD
+// EPYC (Zen 4) measured before, avx2 and sse4.2 ran at the crc32 instruction's 8 bytes/cycle in cache, as
+// ISA-L did, and on data coming from DRAM avx2 beat the three-stream kernels by up to 4x on short buffers.
 #pragma once
 
 #include <cstddef>
