@@ -109,13 +109,14 @@ for i, inst in enumerate(installs):
             barrier.append((int(m.group(2)) - start) / 1e6)
             total.append((int(t.group(2)) - start) / 1e6)
             agents.append(len(open(base + ".agent").read().splitlines()))
+            # An ftrun from before this measurement existed says nothing: its columns show "-".
             c = re.search(r"control channel: (\d+) rank connections; from ranks (\d+) frames, (\d+) bytes; to ranks (\d+) frames, (\d+) bytes", open(base + ".err").read())
-            if not c:
-                sys.exit(f"bench-startup.sh: ftrun did not report its control channel: see {base}.err")
-            conns.append(int(c.group(1)))
-            fin.append(int(c.group(2)) / n); bin_.append(int(c.group(3)) / n)
-            fout.append(int(c.group(4)) / n); bout.append(int(c.group(5)) / n)
-        print(f"| {n} | {med(init):.0f} | {med(barrier):.0f} | {med(total):.0f} | {med(agents):.0f} | {med(conns):.0f} "
-              f"| {med(fin):.0f} / {med(fout):.0f} | {med(bin_):.0f} | {med(bout):.0f} |")
+            if c:
+                conns.append(int(c.group(1)))
+                fin.append(int(c.group(2)) / n); bin_.append(int(c.group(3)) / n)
+                fout.append(int(c.group(4)) / n); bout.append(int(c.group(5)) / n)
+        def f(xs): return f"{med(xs):.0f}" if xs else "-"
+        print(f"| {n} | {f(init)} | {f(barrier)} | {f(total)} | {f(agents)} | {f(conns)} "
+              f"| {f(fin)} / {f(fout)} | {f(bin_)} | {f(bout)} |")
     print()
 EOF
