@@ -52,6 +52,10 @@ struct LaunchSpec {
   // The launch agent's words, its program looked up already (find_program): {"/usr/bin/ssh"}. Needed
   // only when some rank is on another host.
   std::vector<std::string> launch_agent;
+  // Starts the per-host agents (ftrun-host) of every other host with ONE command instead of one launch
+  // agent per host: the words of a Slurm step launcher, its program looked up already ({"/usr/bin/srun"}),
+  // to which ftrun adds the node list and the agent. Empty: one launch_agent per other host.
+  std::vector<std::string> host_step;
   // Where ranks on other hosts start, if that directory exists there (normally ftrun's own).
   std::string working_directory;
 };
