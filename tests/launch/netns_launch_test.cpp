@@ -286,7 +286,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_host_is_reported_by_the_agent_and_ends_the_job) 
   BOOST_TEST(
       (ftrun_lines(f.err) ==
        std::vector<std::string>{"ftrun: error: cannot start rank 1 on ftNowhere: the launch agent failed "
-                                "(unknown or unreachable host?); the agent exited with status 255; "
+                                "(unknown or unreachable host?); the launch agent exited with status 255; "
                                 "terminating the job"}));
   BOOST_TEST(f.err.find("simhosts.sh agent: unknown host 'ftNowhere'") != std::string::npos);
   // Rank 0 may have been terminated before it wrote its pid file; if it did write one, it is gone.
