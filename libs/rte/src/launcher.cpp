@@ -635,7 +635,8 @@ Status Job::start_agents(const std::vector<std::string>& env_base, int dev_null)
     }
     std::vector<std::string> words = spec_.host_step;
     words.insert(words.end(), {"--nodelist=" + nodes, "--nodes=" + std::to_string(hosts_.size()),
-                               "--ntasks-per-node=1", "--overlap", "--kill-on-bad-exit=1", spec_.host_agent});
+                               "--ntasks-per-node=1", "--overlap", "--kill-on-bad-exit=1", "--mpi=none",
+                               spec_.host_agent});
     agent_env.push_back(std::string(kEnvRteSecret) + "=" + secret_text(identity_.secret));
     return spawn_agent_process(std::move(words), std::move(agent_env), dev_null, std::move(all));
   }
