@@ -727,21 +727,27 @@ void Job::refuse_agent(PendingAgent& p, std::string_view why, bool auth_failure)
 }
 
 void Job::on_pending_agent(PendingAgent& p, Clock::time_point now) {
-  char buffer[4096];
-  const ssize_t n = ::recv(p.fd.get(), buffer, sizeof buffer, 0);
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  if (n <= 0) {
-    refuse_agent(p, p.reader.buffered() > 0 ? "closed in the middle of a frame" : "closed before its hello", true);
-    return;
+  // Until the hello is whole, or nothing more is there: an EOF behind the bytes is seen now, before the
+  // launch agent's exit that may follow it is.
+  std::optional<AgentMessage> message;
+  while (!message) {
+    char buffer[4096];
+    const ssize_t n = ::recv(p.fd.get(), buffer, sizeof buffer, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {
+      refuse_agent(p, p.reader.buffered() > 0 ? "closed in the middle of a frame" : "closed before its hello", true);
+      return;
+    }
+    p.reader.append(std::span<const char>(buffer, static_cast<std::size_t>(n)));
+    auto next = p.reader.next();
+    if (!next) {
+      refuse_agent(p, next.status().message(), true);
+      return;
+    }
+    message = std::move(*next);
   }
-  p.reader.append(std::span<const char>(buffer, static_cast<std::size_t>(n)));
-  auto message = p.reader.next();
-  if (!message) {
-    refuse_agent(p, message.status().message(), true);
-    return;
-  }
-  if (!*message) return;
-  const auto& hello = std::get<AgentHello>(**message);
+  const auto& hello = std::get<AgentHello>(*message);
   if (hello.version != kAgentProtocolVersion) {
     refuse_agent(p, "protocol version " + std::to_string(hello.version) + ", not " +
                         std::to_string(kAgentProtocolVersion),
