@@ -77,9 +77,10 @@ Exit status:
   2      the command line (or a hostfile) is wrong
   124    the job ran longer than --timeout
   125    ftrun could not start the job
-  126    the program (or the launch agent) is not executable
-  127    the program (or the launch agent) was not found
-  255    a launch agent failed to start a rank on another host (as ssh: unknown or unreachable host)
+  126    the program (or the launch agent, or ftrun-host) is not executable
+  127    the program (or the launch agent, or ftrun-host) was not found
+  255    a launch agent failed to start another host's agent (as ssh: unknown or unreachable host),
+         or a host was lost (its agent's connection dropped or its launch process exited)
 
 Environment: every FTMPI_<PARAM> variable sets a parameter, as --param does.
 See docs/ftrun.md for what ranks receive and how failures are reported.)";
