@@ -59,4 +59,30 @@ base::Result<std::vector<std::string>> ipv4_interface_addresses();
 // address), numeric: a UDP socket is connected to it and asked its own address. Nothing is sent.
 base::Result<std::string> local_address_towards(std::string_view host);
 
+// Pause between rounds of connection attempts: short at first (ftrun may be busy accepting), then longer.
+inline constexpr std::chrono::milliseconds kFirstRetryPause{50};
+inline constexpr std::chrono::milliseconds kMaxRetryPause{1000};
+
+// Waits `pause`, or until `deadline` if sooner, then doubles it up to kMaxRetryPause: the back-off
+// between tries.
+void back_off(std::chrono::milliseconds& pause, Clock::time_point deadline);
+
+// The first of `addresses` ("host:port") that accepts a TCP connection, trying each for up to `attempt`
+// in rounds until `deadline`. The error names every address with the last reason it failed.
+base::Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
+                                   Clock::time_point deadline);
+
+// A child's stdout and stderr pipes: the read ends (non-blocking, for the parent's poll loop) and the
+// write ends (for the child), all close-on-exec.
+struct OutputPipes {
+  UniqueFd out_read;
+  UniqueFd err_read;
+  UniqueFd out_write;
+  UniqueFd err_write;
+};
+base::Result<OutputPipes> output_pipes();
+
+// The signals waiting on a non-blocking signalfd, in the order they came.
+std::vector<int> read_signals(int signal_fd);
+
 }  // namespace ftmpi::rte::sys
