@@ -14,7 +14,7 @@
 #              after which ftpath finds no such job (the ranks' records are stale and removed)
 #   abort      PROGRAM ARGS is tests/mpi/fatal.c's abort: rank 1 calls MPI_Abort with 7, which srun
 #              reports as that task's exit code, and srun exits non-zero
-#   sbatch-ftrun  sbatch -N NODES -n RANKS --wait of a script that runs `ftrun PROGRAM` (FTRUN) inside
+#   sbatch-ftrun  sbatch -N NODES -n RANKS of a script that runs `ftrun PROGRAM` (FTRUN) inside
 #              the allocation (no -n: ftrun takes the allocation's tasks): the job ends COMPLETED with exit
 #              code 0 and its output file has "hello from rank R of RANKS" once for each rank (PROGRAM is
 #              tests/mpi/hello.c)
@@ -24,10 +24,11 @@
 #   rail-failover  two nodes: srun -N 2 -n 2 --mpi=pmix of PROGRAM (tests/fault/bulk_transfer.c, every
 #              byte checked, going on until told) over rails r1 and r2 (FTMPI_PATH_RAILS from the test);
 #              once the receiver reports 20% of the transfer, rail r1 of ftB goes down (its link, as the
-#              ftrun drill fault_netns_link-down does). After a rank logs the rail down, ftpath (FTPATH, on
-#              ftA) reads rank 0's per-rail counters; once rank 0 has sent 32 MB more, r2 must have
-#              carried all but probes of it and r1 nothing; then the transfer ends, srun exits 0 with
-#              every byte intact, and the counters show the failover (tests/fault/check_counters.sh)
+#              ftrun drill fault_netns_link-down does). After a rank logs the rail down and ftpath
+#              (FTPATH, on ftA) shows it down on rank 0 too, ftpath reads rank 0's per-rail counters; once
+#              rank 0 has sent 32 MB more, r1 must still be down and have carried probes at most (under
+#              64 KiB), r2 the rest; then the transfer ends, srun exits 0 with every byte intact, and the
+#              counters show the failover (tests/fault/check_counters.sh)
 #
 # Every mode then checks that no process of the job is left and nothing new in /dev/shm. PMIX_BUILT is
 # "yes" when ftmpi was built with libpmix; the PMIx modes skip (77) without it, as without srun's plugin.
@@ -195,14 +196,14 @@ case "$mode" in
     : "${FTRUN:?sbatch-ftrun needs FTRUN}"
     printf '#!/bin/sh\nexec %q %q\n' "$FTRUN" "$program" >"$work/job.sh"
     chmod +x "$work/job.sh"
-    status=0
-    timeout 150 "${head_prefix[@]}" sbatch --wait -N "$nodes" -n "$ranks" -o "$work/out" -e "$work/err" \
-      "$work/job.sh" >"$work/sbatch" 2>&1 || status=$?
-    job=$(awk '/^Submitted batch job/ { print $4 }' "$work/sbatch")
-    [ -n "$job" ] || fail "sbatch did not submit: $(cat "$work/sbatch")"
-    [ "$status" -eq 0 ] || fail "sbatch --wait of job $job exited $status"
-    state=$(on_head scontrol show job "$job" | grep -o 'JobState=[A-Z_]*\|ExitCode=[0-9:]*' | tr '\n' ' ')
-    [ "$state" = "JobState=COMPLETED ExitCode=0:0 " ] || fail "job $job ended as: $state"
+    job=$(on_head sbatch --parsable -N "$nodes" -n "$ranks" -o "$work/out" -e "$work/err" "$work/job.sh") ||
+      fail "sbatch did not submit the job"
+    # The job's state and exit code, once it has ended (sbatch --wait polls only every few seconds).
+    job_end() { on_head scontrol show job "$job" | grep -o 'JobState=[A-Z_]*\|ExitCode=[0-9:]*' | paste -sd ' '; }
+    wait_until "! job_end | grep -qE 'JobState=(PENDING|CONFIGURING|RUNNING|COMPLETING)'" 120 ||
+      fail "batch job $job did not end within 120 s: $(job_end)"
+    state=$(job_end)
+    [ "$state" = "JobState=COMPLETED ExitCode=0:0" ] || fail "batch job $job ended as: $state"
     for r in $(seq 0 $((ranks - 1))); do
       n=$(grep -c "^hello from rank $r of $ranks\$" "$work/out" || true)
       [ "$n" -eq 1 ] || fail "rank $r of $ranks said hello $n times in the job's output"
@@ -257,6 +258,10 @@ case "$mode" in
                       ([.rails[] | select(.name | contains(" r1 ")) | .state] | unique | join(","))] | @tsv'
     }
     rank0_sent() { rank0 | jq .totals.bytes_sent || echo 0; }
+    r1_state() { counts | cut -f4; }
+    # From when rank 0 itself has r1 down (the log line may be rank 1's): what it sends now goes on r2.
+    # shellcheck disable=SC2016 # evaluated by wait_until
+    wait_until '[ "$(r1_state)" = down ]' 120 || job_fail "rank 0 did not take r1 down within 120 s ($(r1_state))"
     read -r r1_from r2_from total_from _ < <(counts) || job_fail "ftpath show did not answer for rank 0"
     # shellcheck disable=SC2016 # evaluated by wait_until
     wait_until '[ "$(rank0_sent)" -gt '$((total_from + 33554432))' ]' 120 ||
