@@ -10,30 +10,27 @@ using namespace ftmpi::rte;
 
 namespace {
 
-std::vector<std::string> names_of(std::string_view list) {
-  auto expanded = expand_slurm_hostlist(list);
-  BOOST_REQUIRE_MESSAGE(expanded.is_ok(), "'" << list << "': " << expanded.status().to_string());
-  return *expanded;
+// What `parse` makes of `text`, which it must accept.
+template <typename Parse>
+auto value_of(Parse parse, std::string_view text) {
+  auto parsed = parse(text);
+  BOOST_REQUIRE_MESSAGE(parsed.is_ok(), "'" << text << "': " << parsed.status().to_string());
+  return *parsed;
 }
 
-std::string hostlist_error(std::string_view list) {
-  auto expanded = expand_slurm_hostlist(list);
-  BOOST_REQUIRE_MESSAGE(!expanded, "'" << list << "' was accepted");
-  BOOST_TEST((expanded.code() == ftmpi::base::Errc::invalid_argument));
-  return expanded.status().message();
+// Why `parse` refuses `text` (invalid_argument).
+template <typename Parse>
+std::string error_of(Parse parse, std::string_view text) {
+  auto parsed = parse(text);
+  BOOST_REQUIRE_MESSAGE(!parsed, "'" << text << "' was accepted");
+  BOOST_TEST((parsed.code() == ftmpi::base::Errc::invalid_argument));
+  return parsed.status().message();
 }
 
-std::vector<std::uint64_t> tasks_of(std::string_view text) {
-  auto expanded = expand_slurm_tasks_per_node(text);
-  BOOST_REQUIRE_MESSAGE(expanded.is_ok(), "'" << text << "': " << expanded.status().to_string());
-  return *expanded;
-}
-
-std::string tasks_error(std::string_view text) {
-  auto expanded = expand_slurm_tasks_per_node(text);
-  BOOST_REQUIRE_MESSAGE(!expanded, "'" << text << "' was accepted");
-  return expanded.status().message();
-}
+auto names_of(std::string_view list) { return value_of(expand_slurm_hostlist, list); }
+std::string hostlist_error(std::string_view list) { return error_of(expand_slurm_hostlist, list); }
+auto tasks_of(std::string_view text) { return value_of(expand_slurm_tasks_per_node, text); }
+std::string tasks_error(std::string_view text) { return error_of(expand_slurm_tasks_per_node, text); }
 
 using Names = std::vector<std::string>;
 using Counts = std::vector<std::uint64_t>;
