@@ -165,7 +165,7 @@ Result<std::vector<HostSlots>> slurm_allocation_hosts(std::string_view job_nodel
   }
   if (names->size() != counts->size()) {
     return invalid("SLURM_JOB_NODELIST='" + std::string(job_nodelist) + "' names " + std::to_string(names->size()) +
-                   " nodes but SLURM_TASKS_PER_NODE='" + std::string(tasks_per_node) + "' gives tasks for " +
+                   (names->size() == 1 ? " node" : " nodes") + " but SLURM_TASKS_PER_NODE='" + std::string(tasks_per_node) + "' gives tasks for " +
                    std::to_string(counts->size()));
   }
   std::vector<HostSlots> hosts;
