@@ -166,6 +166,8 @@ class Process {
   }
 
   void signal(int signo) { BOOST_REQUIRE(kill(pid_, signo) == 0); }
+  // What the process has printed on stdout so far (wait_for_lines reads it).
+  const std::string& out_so_far() const { return out_text_; }
 
   // Reads until EOF on stdout and stderr, then reaps the process.
   Finished finish() {

@@ -462,7 +462,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_host_is_reported_as_the_agent_says_with_its_stat
   BOOST_TEST(
       (ftrun_lines(f.err) ==
        std::vector<std::string>{"ftrun: error: cannot start rank 1 on unknown-host: the launch agent failed "
-                                "(unknown or unreachable host?); the agent exited with status 255; "
+                                "(unknown or unreachable host?); the launch agent exited with status 255; "
                                 "terminating the job"}));
   BOOST_TEST(f.err.find("fake_agent.sh: Could not resolve hostname unknown-host") != std::string::npos);
 }

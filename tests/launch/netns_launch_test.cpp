@@ -14,6 +14,9 @@
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
 #include <iterator>
 #include <regex>
 #include <sstream>
@@ -159,30 +162,60 @@ BOOST_AUTO_TEST_CASE(each_simulated_host_has_its_own_name_and_dev_shm) {
               std::vector<std::string>{"0/2", "1/2", "0/2", "1/2"}));
 }
 
-// ftrun listens only where its ranks reach it: ftA's management address (the route to ftB leaves there)
-// and loopback for its own ranks; never every address, nor the rails. It listened on 0.0.0.0 before.
+// ftrun listens only where its ranks and its agents reach it: ftA's management address (the route to ftB
+// leaves there) and loopback, for its ranks on one port and for the agents on another; never every
+// address, nor the rails. A rank on ftB reaches ftrun through its host's agent, on ftB's loopback.
 BOOST_AUTO_TEST_CASE(ftrun_listens_only_on_the_addresses_its_ranks_reach_it_by) {
   TempDir dir;
   Finished f = run_in_a(dir, {"-n", "2", "--host", kHostA + ":1," + kHostB + ":1", "sh", "-c",
-                              "echo addr $FTMPI_RTE_ADDR; "
+                              "echo addr $FTMPI_RANK $FTMPI_RTE_ADDR; "
                               "if [ \"$FTMPI_RANK\" = 0 ]; then ss -Hltn | awk '{print \"listen\", $4}'; fi"});
   describe(f);
   BOOST_TEST(f.exit_code() == 0);
-  std::vector<std::string> advertised, listening;
+  std::map<std::string, std::string> advertised;
+  std::vector<std::string> listening;
   for (const std::string& line : lines_of(f.out)) {
-    if (line.starts_with("addr ")) advertised.push_back(line.substr(5));
+    if (line.starts_with("addr ")) advertised[line.substr(5, 1)] = line.substr(7);
     if (line.starts_with("listen ")) listening.push_back(line.substr(7));
   }
   BOOST_REQUIRE(advertised.size() == 2u);
-  BOOST_TEST(advertised[0] == advertised[1]);  // the same list for both hosts' ranks
-  const std::string port = advertised[0].substr(advertised[0].rfind(':'));
-  BOOST_TEST(advertised[0] == "10.77.0.1" + port + ",127.0.0.1" + port);
-  std::vector<std::string> ftrun_listens;
+  const std::string port = advertised["0"].substr(advertised["0"].rfind(':'));
+  BOOST_TEST(advertised["0"] == "10.77.0.1" + port + ",127.0.0.1" + port);
+  BOOST_TEST(std::regex_match(advertised["1"], std::regex(R"(127\.0\.0\.1:\d+)")), advertised["1"]);
+  // Every listener on ftA is ftrun's: its ranks' port and its agents' port, each on the two addresses.
+  std::sort(listening.begin(), listening.end());
+  BOOST_REQUIRE(listening.size() == 4u);
+  std::vector<std::string> agent_port;
   for (const std::string& l : listening) {
-    if (l.ends_with(port)) ftrun_listens.push_back(l);
+    if (!l.ends_with(port)) agent_port.push_back(l);
   }
-  std::sort(ftrun_listens.begin(), ftrun_listens.end());
-  BOOST_TEST((ftrun_listens == std::vector<std::string>{"10.77.0.1" + port, "127.0.0.1" + port}));
+  BOOST_REQUIRE(agent_port.size() == 2u);
+  const std::string other = agent_port[0].substr(agent_port[0].rfind(':'));
+  std::vector<std::string> expected{"10.77.0.1" + other, "10.77.0.1" + port, "127.0.0.1" + other, "127.0.0.1" + port};
+  std::sort(expected.begin(), expected.end());
+  BOOST_TEST(listening == expected);
+}
+
+// ftrun starts one agent per other host, however many ranks it has: a launch agent that logs each of its
+// invocations shows it.
+BOOST_AUTO_TEST_CASE(one_agent_per_host_starts_all_of_its_ranks) {
+  TempDir dir;
+  const std::string log = (dir.path / "agent.log").string();
+  const std::string wrapper = (dir.path / "logging_agent.sh").string();
+  std::ofstream(wrapper) << "#!/bin/sh\necho \"$1\" >> " << log << "\nexec " << SIMHOSTS << " agent \"$@\"\n";
+  fs::permissions(wrapper, fs::perms::owner_all);
+  for (const std::string& hosts : {kHostA + ":1," + kHostB + ":3", kHostA + ":4," + kHostB + ":4", kHostB + ":4"}) {
+    fs::remove(log);
+    Process p(in_host(kHostA, {FTRUN_PATH, "--launch-agent", wrapper, "--host", hosts, helper("kv_exchange")}), dir);
+    Finished f = p.finish();
+    describe(f);
+    BOOST_TEST(f.exit_code() == 0, hosts);
+    BOOST_TEST(f.err.empty());
+    std::ifstream in(log);
+    std::vector<std::string> calls;
+    for (std::string line; std::getline(in, line);) calls.push_back(line);
+    BOOST_TEST((calls == std::vector<std::string>{kHostB}), hosts);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_rank_exiting_5_on_the_other_host_ends_the_job_with_5) {
@@ -205,6 +238,29 @@ BOOST_AUTO_TEST_CASE(a_rank_killed_on_the_other_host_gives_128_plus_the_signal) 
               std::vector<std::string>{"ftrun: rank 1 (pid " + pid_of(dir, 1) + " on " + kHostB +
                                        ") was killed by signal 9 (Killed); terminating the job"}));
   require_ranks_gone(dir, 3);
+}
+
+// Rank 1 makes a segment on ftB under the job's prefix, then is killed: ftB's agent removes it.
+BOOST_AUTO_TEST_CASE(a_rank_killed_on_the_other_host_leaves_no_process_and_no_segment) {
+  TempDir dir;
+  Finished f = run_in_a(dir, {"-n", "3", "--host", kHostA + "," + kHostB + ":2", "sh", "-c",
+                              "touch /dev/shm/ftmpi-$FTMPI_JOB_ID-rank$FTMPI_RANK; "
+                              "if [ $FTMPI_RANK = 1 ]; then kill -9 $$; fi; exec " + helper("sleep_forever")});
+  describe(f);
+  BOOST_TEST(f.exit_code() == 128 + SIGKILL);
+  const auto lines = ftrun_lines(f.err);
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(std::regex_match(lines[0], std::regex("ftrun: rank 1 \\(pid \\d+ on " + kHostB +
+                                                   "\\) was killed by signal 9 \\(Killed\\); terminating the job")),
+             lines[0]);
+  for (const auto& [rank, pid] : dir.rank_pids()) {
+    BOOST_TEST((kill(pid, 0) == -1 && errno == ESRCH), "rank " << rank << " is still there");
+  }
+  for (const std::string& host : {kHostA, kHostB}) {
+    for (const std::string& name : shm_entries(dir, host)) {
+      BOOST_TEST(!name.starts_with("ftmpi-"), name << " was left behind on " << host);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(an_abort_on_the_other_host_ends_the_job_with_its_code) {
@@ -278,6 +334,68 @@ BOOST_AUTO_TEST_CASE(ranks_on_both_hosts_die_with_ftrun_even_when_it_is_killed) 
   }
 }
 
+BOOST_AUTO_TEST_CASE(sigint_to_ftrun_ends_every_rank_and_agent_on_both_hosts) {
+  TempDir dir;
+  // Each rank says who its parent is: ftrun on ftA, the agent on ftB.
+  Process p(ftrun_in_a({"-n", "4", "--host", hosts_2_2(), "sh", "-c",
+                        "echo parent $FTMPI_RANK $PPID; exec " + helper("sleep_forever")}),
+            dir);
+  BOOST_REQUIRE(p.wait_for_lines(8));
+  std::set<pid_t> agents;
+  for (const std::string& line : lines_of(p.out_so_far())) {
+    std::istringstream words(line);
+    std::string tag;
+    int rank = 0;
+    pid_t parent = 0;
+    if (words >> tag >> rank >> parent && tag == "parent" && rank >= 2) agents.insert(parent);
+  }
+  BOOST_TEST(agents.size() == 1u);  // one agent for ftB's two ranks
+  p.signal(SIGINT);
+  Finished f = p.finish();
+  describe(f);
+  BOOST_TEST(f.exit_code() == 128 + SIGINT);
+  BOOST_TEST((ftrun_lines(f.err) ==
+              std::vector<std::string>{"ftrun: received signal 2 (Interrupt) and forwarded it to the ranks"}));
+  require_ranks_gone(dir, 4);
+  for (pid_t agent : agents) BOOST_TEST((kill(agent, 0) == -1 && errno == ESRCH), "agent " << agent << " survived");
+}
+
+BOOST_AUTO_TEST_CASE(a_killed_agent_fails_the_job_naming_its_host_and_its_ranks_end) {
+  TempDir dir;
+  Process p(ftrun_in_a({"-n", "4", "--host", hosts_2_2(), "sh", "-c",
+                        "echo parent $FTMPI_RANK $PPID; exec " + helper("sleep_forever")}),
+            dir);
+  BOOST_REQUIRE(p.wait_for_lines(8));
+  pid_t agent = 0;
+  for (const std::string& line : lines_of(p.out_so_far())) {
+    std::istringstream words(line);
+    std::string tag;
+    int rank = 0;
+    pid_t parent = 0;
+    if (words >> tag >> rank >> parent && tag == "parent" && rank == 3) agent = parent;
+  }
+  BOOST_REQUIRE(agent > 0);
+  BOOST_REQUIRE(kill(agent, SIGKILL) == 0);
+  Finished f = p.finish();
+  describe(f);
+  BOOST_TEST(f.exit_code() == 255);
+  const auto lines = ftrun_lines(f.err);
+  BOOST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].starts_with("ftrun: lost ranks 2-3 on " + kHostB + ": "), lines[0]);
+  BOOST_TEST(lines[0].ends_with("; terminating the job"), lines[0]);
+  // ftB's ranks die with their agent (PR_SET_PDEATHSIG), re-parented to this test (a subreaper).
+  const auto pids = dir.rank_pids();
+  BOOST_REQUIRE(pids.size() == 4u);
+  for (int rank : {2, 3}) {
+    auto status = wait_child(pids.at(rank), Clock::now() + kDeadline);
+    BOOST_REQUIRE_MESSAGE(status.has_value(), "rank " << rank << " survived its agent");
+    BOOST_TEST((WIFSIGNALED(*status) && WTERMSIG(*status) == SIGKILL));
+  }
+  for (int rank : {0, 1}) {
+    BOOST_TEST((kill(pids.at(rank), 0) == -1 && errno == ESRCH), "rank " << rank << " is still there");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(an_unknown_host_is_reported_by_the_agent_and_ends_the_job) {
   TempDir dir;
   Finished f = run_in_a(dir, {"-n", "2", "--host", kHostA + ",ftNowhere", helper("sleep_forever")});
@@ -286,7 +404,7 @@ BOOST_AUTO_TEST_CASE(an_unknown_host_is_reported_by_the_agent_and_ends_the_job) 
   BOOST_TEST(
       (ftrun_lines(f.err) ==
        std::vector<std::string>{"ftrun: error: cannot start rank 1 on ftNowhere: the launch agent failed "
-                                "(unknown or unreachable host?); the agent exited with status 255; "
+                                "(unknown or unreachable host?); the launch agent exited with status 255; "
                                 "terminating the job"}));
   BOOST_TEST(f.err.find("simhosts.sh agent: unknown host 'ftNowhere'") != std::string::npos);
   // Rank 0 may have been terminated before it wrote its pid file; if it did write one, it is gone.

@@ -62,8 +62,9 @@ constexpr const char* kFooter = R"(Examples:
   ftrun -n 2 --timeout 60 --param rte.kill_grace=5s -- ./solver --input data.txt
       give up after 60 s; ranks get 5 s between SIGTERM and SIGKILL
   ftrun -n 8 --host node1:4,node2:4 ./ring
-      ranks 0-3 on node1, 4-7 on node2, started with "ssh node2 <command>" (node1 too, unless it is
-      this host); the program must be at the same path on every host
+      ranks 0-3 on node1, 4-7 on node2, started by one agent per host (ftrun-host, run with
+      "ssh node2 <command>"; node1 too, unless it is this host); the program and ftrun-host must be
+      at the same paths on every host
   ftrun -n 4 --hostfile hosts.txt --launch-agent "ssh -p 2222" --paths udp --rails r1,r2 ./bench
       hosts.txt has lines "node1 slots=2"; ranks talk over UDP on rails r1 and r2 only
   ftrun -n 2 --fault "drop=0.01,rail=1" --fault-plan faults.txt ./ring
@@ -409,6 +410,21 @@ int run(int argc, char** argv) {
     }
     agent.front() = *agent_program;
   }
+  // The per-host agent: beside ftrun here, and run by the same path on the other hosts.
+  std::string host_agent;
+  if (any_remote) {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::string beside = (self.parent_path() / "ftrun-host").string();
+    auto found = rte::find_program(beside, "");
+    if (ec || !found) {
+      std::cerr << "ftrun: error: ranks on other hosts need ftrun-host beside ftrun (" << beside
+                << "), and at that same path on every host: "
+                << (ec ? ec.message() : found.status().message()) << "\n";
+      return !ec && found.code() == base::Errc::invalid_argument ? kExitNotExecutable : kExitNotFound;
+    }
+    host_agent = *found;
+  }
 
   rte::LaunchSpec spec;
   spec.program = *program;
@@ -423,6 +439,7 @@ int run(int argc, char** argv) {
     spec.hosts = std::move(placement);
     spec.launch_agent = std::move(agent);
     spec.host_step = std::move(host_step);
+    spec.host_agent = std::move(host_agent);
     std::error_code ec;
     spec.working_directory = std::filesystem::current_path(ec).string();
   }

@@ -20,46 +20,6 @@ using base::Errc;
 using base::Result;
 using base::Status;
 
-// Pause between rounds over every address: short at first (ftrun may be busy accepting), then longer.
-constexpr std::chrono::milliseconds kFirstRetryPause{50};
-constexpr std::chrono::milliseconds kMaxRetryPause{1000};
-
-// Waits `pause`, or until `deadline` if sooner, then doubles it up to kMaxRetryPause: the back-off
-// between tries.
-void back_off(std::chrono::milliseconds& pause, sys::Clock::time_point deadline) {
-  const auto now = sys::Clock::now();
-  if (now < deadline) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-    ::poll(nullptr, 0, static_cast<int>(std::min(pause, left).count()));
-  }
-  pause = std::min(pause * 2, kMaxRetryPause);
-}
-
-// The first of `addresses` that accepts a TCP connection, trying each for up to `attempt` in rounds
-// until `deadline`. The error names every address with the last reason it failed.
-Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
-                             sys::Clock::time_point deadline) {
-  std::vector<std::string> reasons(addresses.size());
-  std::chrono::milliseconds pause = kFirstRetryPause;
-  for (;;) {
-    for (std::size_t i = 0; i < addresses.size(); ++i) {
-      const auto now = sys::Clock::now();
-      if (now >= deadline && !reasons[i].empty()) break;
-      auto fd = sys::connect_tcp(addresses[i], std::min(deadline, now + attempt));
-      if (fd) return fd;
-      reasons[i] = fd.status().message();
-    }
-    if (sys::Clock::now() >= deadline) break;
-    back_off(pause, deadline);
-  }
-  std::string why;
-  for (std::size_t i = 0; i < addresses.size(); ++i) {
-    if (reasons[i].empty()) continue;
-    why += (why.empty() ? "" : "; ") + reasons[i];
-  }
-  return Status(Errc::peer_unreachable, why);
-}
-
 }  // namespace
 
 ClientOptions ClientOptions::from(const base::ParamSet& params) {
@@ -97,10 +57,10 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
   const auto deadline = sys::Clock::now() + options.connect_timeout;
   // ftrun answers `busy` when a flood of unauthenticated connections makes it close the oldest: this rank
   // tries again, with back-off, until its deadline.
-  std::chrono::milliseconds pause = kFirstRetryPause;
+  std::chrono::milliseconds pause = sys::kFirstRetryPause;
   std::uint32_t busy = 0;
   for (;;) {
-    auto fd = connect_any(*addresses, options.attempt_timeout, deadline);
+    auto fd = sys::connect_any(*addresses, options.attempt_timeout, deadline);
     if (!fd) {
       return Status(fd.code(), "cannot reach ftrun at " + job.launcher_address + " within rte.connect_timeout (" +
                                    sys::seconds_text(options.connect_timeout) + "): " + fd.status().message() +
@@ -120,7 +80,7 @@ Result<Client> Client::connect(const JobInfo& job, const ClientOptions& options)
                           " times within rte.connect_timeout (" + sys::seconds_text(options.connect_timeout) +
                           "): too many unauthenticated connections to its port (a flood of connections?)");
       }
-      back_off(pause, deadline);
+      sys::back_off(pause, deadline);
       continue;
     }
     if (!reply) {

@@ -118,6 +118,8 @@ Result<Secret> env_secret(char** envp, std::string_view name) {
 
 std::span<const std::string_view> job_environment_names() noexcept { return kJobEnvironmentNames; }
 
+Result<Secret> secret_from_environment(char** envp) { return env_secret(envp, kEnvRteSecret); }
+
 bool secrets_equal(const Secret& a, const Secret& b) noexcept {
   // Accumulate every difference; a volatile sink keeps the compiler from ending the loop early.
   volatile std::uint8_t diff = 0;

@@ -6,9 +6,14 @@
 // read before exit statuses are looked at; an abort or a finalize is acknowledged before the rank exits,
 // so by the time a rank's SIGCHLD is handled ftrun knows whether it aborted or finalized.
 //
-// A rank on another host is, to this loop, its launch agent: ftrun's child, whose pipes carry the rank's
-// output, whose exit status is the rank's (as ssh reports it), and whose process group receives the
-// signals meant for the rank. Its rank still connects to the server itself, over the network.
+// The ranks of another host are started by that host's agent (ftrun-host, host_agent.hpp), itself
+// started by a launch agent called like ssh (one per host), or for many hosts at once by one Slurm step
+// (LaunchSpec::host_step). The agent connects back to a listener of its own (agent_protocol.hpp) and
+// relays, over that one link, what this loop has from a local rank through pipes, signals and waitpid:
+// output, exit statuses, stdin, signals, and each rank's control connection, which arrives here as
+// conn_open and is served as one end of a socketpair adopted by the server, so that the server sees a
+// relayed rank as it sees any other. A host whose link drops, or whose agent process exits, loses its
+// ranks.
 //
 // The first failure decides the exit status and the one-line summary; it sends SIGTERM (and SIGCONT) to
 // every rank's process group and arms a SIGKILL after rte.kill_grace. Later deaths are consequences and
@@ -18,6 +23,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +42,7 @@
 #include "control_service.hpp"
 #include "ftmpi/base/json_value.hpp"
 #include "ftmpi/base/log.hpp"
+#include "ftmpi/rte/agent_protocol.hpp"
 #include "ftmpi/rte/hosts.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "ftmpi/rte/params.hpp"
@@ -57,6 +64,17 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr int kForwardedSignals[] = {SIGINT, SIGTERM, SIGHUP};
 // How long a failed job waits for its ranks to write their flight recorders before SIGTERM.
 constexpr auto kRecordWait = std::chrono::seconds(1);
+// While more than this waits to go to a host's agent, ftrun stops reading that host's relayed
+// connections: the server's own queue holds the rest, as for a slow rank connected directly.
+constexpr std::size_t kLinkHighWater = 1024 * 1024;
+// ftrun's stdin sent to a remote rank 0 and not yet acknowledged by its agent, at most.
+constexpr std::size_t kStdinWindowBytes = 64 * 1024;
+// Unauthenticated connections to the agent listener beyond one per host: a flood does not exhaust
+// ftrun's descriptors (the oldest goes).
+constexpr std::size_t kSparePendingAgents = 16;
+// The exit status of a job that lost a host (its agent died or its link dropped), as ssh reports its own
+// failures.
+constexpr int kExitHostLost = 255;
 
 std::string signal_text(int signo) {
   const char* name = sigdescr_np(signo);
@@ -72,20 +90,97 @@ void signal_rank(pid_t pid, int signo) {
   if (::kill(-pid, signo) != 0) ::kill(pid, signo);
 }
 
+// Reads what a pipe has and forwards it line by line; closes the pipe at EOF.
+void forward_output(UniqueFd& fd, LineForwarder& lines) {
+  char buffer[kReadChunk];
+  ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+  if (n > 0) {
+    lines.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    lines.finish();
+    fd.reset();
+  }
+}
+
+// "rank 3", "ranks 0, 2-5": consecutive ranks as ranges, so that a 2,000-rank job stays one line.
+std::string ranks_text(const std::vector<std::uint32_t>& list) {
+  std::string text = list.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < list.size();) {
+    std::size_t j = i;
+    while (j + 1 < list.size() && list[j + 1] == list[j] + 1) ++j;
+    if (i > 0) text += ", ";
+    text += std::to_string(list[i]);
+    if (j > i) text += "-" + std::to_string(list[j]);
+    i = j + 1;
+  }
+  return text;
+}
+
+// A relayed connection's end on ftrun's side; the other end is the server's.
+struct Relay {
+  UniqueFd fd;
+  std::string pending;   // from the agent, not yet written to the server
+  bool closing = false;  // the agent closed it: close once `pending` is written
+};
+
+// Another host of the job and the link to its agent.
+struct HostLink {
+  std::string host;
+  std::vector<std::uint32_t> ranks;
+  std::size_t process = 0;  // index of the process that started its agent
+  UniqueFd link;            // set while the agent is connected
+  bool connected = false;   // the agent authenticated at some point
+  AgentFrameReader reader{kAgentToLauncher};
+  std::string out;  // frames not yet sent
+  std::size_t out_offset = 0;
+  std::map<std::uint32_t, Relay> relays;
+  std::size_t stdin_unacked = 0;
+
+  bool congested() const { return out.size() - out_offset > kLinkHighWater; }
+  void send(const AgentMessage& message) {
+    if (link) out += encode(message);
+  }
+};
+
+// A process that starts agents: a launch agent for one host, or a Slurm step for several. Its own output
+// (the agent's messages, ssh's) is forwarded untagged.
+struct AgentProcess {
+  pid_t pid = -1;
+  bool running = false;
+  std::vector<std::size_t> hosts;
+  UniqueFd out;
+  UniqueFd err;
+  std::optional<LineForwarder> out_lines;
+  std::optional<LineForwarder> err_lines;
+};
+
+// A connection to the agent listener that has not said hello yet.
+struct PendingAgent {
+  UniqueFd fd;
+  std::string peer;
+  AgentFrameReader reader{kAgentHello};
+  Clock::time_point deadline;
+};
+
 struct Rank {
   std::uint32_t index = 0;
   pid_t pid = -1;  // the rank itself, or the launch agent of a remote rank
   bool running = false;
   bool aborted = false;
-  // Set for a rank on another host: its host's name, and its pid there once it has said hello.
+  // Set for a rank on another host: its host's name and link, and its pid there once its agent started it.
   bool remote = false;
   std::string host;
+  std::size_t host_link = 0;
   std::uint32_t remote_pid = 0;
   UniqueFd out;  // read ends of the rank's stdout and stderr pipes, closed at EOF
   UniqueFd err;
+  bool remote_out_open = false;  // a remote rank's streams, until its agent says EOF
+  bool remote_err_open = false;
   std::optional<LineForwarder> out_lines;
   std::optional<LineForwarder> err_lines;
   Clock::time_point disconnect_deadline = Clock::time_point::max();
+
+  bool output_open() const { return out || err || remote_out_open || remote_err_open; }
 
   std::string who() const {
     const std::string rank = "rank " + std::to_string(index);
@@ -110,11 +205,35 @@ class Job {
   std::vector<std::string> base_environment() const;
   // Decides each rank's host, whether it is remote, and its local rank among the ranks of its host.
   Status place();
-  // Writes the secret line into a new pipe for a remote rank's stdin; returns the read end.
-  Result<UniqueFd> secret_stdin(bool keep_open_for_stdin);
-  Result<std::string> remote_command(const JobInfo& job, const std::vector<std::string>& env_base) const;
-  // Removes the job's shared-memory segments on every other host the job used, through the agent.
-  void clean_remote_hosts();
+  // Writes the secret line into a new pipe for an agent's stdin; returns the read end.
+  Result<UniqueFd> secret_stdin();
+  // Listens for the agents on the addresses the ranks would have had, on a port of its own.
+  Status listen_for_agents(const std::vector<std::string>& listen_addresses);
+  // Starts the processes that start the agents: one launch agent per host, or one Slurm step.
+  Status start_agents(const std::vector<std::string>& env_base, int dev_null);
+  Status spawn_agent_process(std::vector<std::string> words, std::vector<std::string> env, int stdin_fd,
+                             std::vector<std::size_t> hosts);
+  // After the job: closes the links (each agent then removes the job's /dev/shm segments on its host and
+  // exits) and waits, at most rte.connect_timeout, for the agent processes to end.
+  void finish_agents();
+  void accept_agents(int listener, Clock::time_point now);
+  void on_pending_agent(PendingAgent& p, Clock::time_point now);
+  void refuse_agent(PendingAgent& p, std::string_view why, bool auth_failure);
+  void send_launch(HostLink& h);
+  void on_link(HostLink& h, short revents, Clock::time_point now);
+  Status on_agent_message(HostLink& h, AgentMessage message, Clock::time_point now);
+  void on_relay(HostLink& h, std::uint32_t conn, short revents);
+  void flush_relay(HostLink& h, std::uint32_t conn);
+  void flush_link(HostLink& h, Clock::time_point now);
+  // The host's agent is gone (link dropped, agent process exited, or a malformed frame): its ranks
+  // still running are lost, and the job fails naming the host and them.
+  // The summary says "<what> ranks 2-3 on HOST: <why>" (what: "lost", "error: cannot start").
+  void lose_host(HostLink& h, std::string_view what, const std::string& why, int exit_code, Clock::time_point now);
+  void on_agent_process_exit(AgentProcess& p, int status, Clock::time_point now);
+  void on_remote_stdin(short stdin_revents);
+  // What follows a rank's exit, however ftrun learned of it.
+  void rank_exited(Rank& rank, int status, Clock::time_point now);
+  void after_exits(Clock::time_point now);
   void open_control();
   // Runs until every rank has exited and its output is forwarded; an error only if poll() itself fails.
   Status loop();
@@ -150,7 +269,16 @@ class Job {
   std::vector<Rank> ranks_;
   std::vector<JobInfo> jobs_;  // each rank's contract, filled by place()
   bool any_remote_ = false;
-  std::vector<std::string> agent_environment_;
+  std::vector<HostLink> hosts_;
+  std::vector<AgentProcess> processes_;
+  std::vector<UniqueFd> agent_listeners_;
+  std::vector<std::unique_ptr<PendingAgent>> pending_agents_;
+  std::uint64_t agent_auth_failures_ = 0;
+  std::uint64_t agent_protocol_errors_ = 0;
+  Clock::time_point agent_kill_deadline_ = Clock::time_point::max();
+  Clock::time_point started_at_{};
+  std::uint32_t joined_ = 0;
+  std::string agent_address_;  // FTMPI_RTE_ADDR for the agents
   sigset_t job_signals_{};
   sigset_t old_mask_{};
   bool signals_blocked_ = false;
@@ -171,9 +299,16 @@ class Job {
 Job::~Job() {
   // Ranks are still running here only when start-up or the poll loop failed.
   for (Rank& r : ranks_) {
-    if (!r.running) continue;
+    if (!r.running || r.remote) continue;
     signal_rank(r.pid, SIGKILL);
     while (::waitpid(r.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  // Killing an agent's process ends its agent, and the agent's ranks with it (PR_SET_PDEATHSIG).
+  for (AgentProcess& p : processes_) {
+    if (!p.running) continue;
+    signal_rank(p.pid, SIGKILL);
+    while (::waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
   if (identity_made_) {
@@ -255,9 +390,23 @@ Status Job::place() {
     job.size = spec_.size;
     job.local_rank = per_host[rank.host]++;
   }
-  for (std::uint32_t i = 0; i < spec_.size; ++i) jobs_[i].local_size = per_host[ranks_[i].host];
-  if (any_remote_ && spec_.launch_agent.empty()) {
+  for (std::uint32_t i = 0; i < spec_.size; ++i) {
+    jobs_[i].local_size = per_host[ranks_[i].host];
+    Rank& rank = ranks_[i];
+    if (!rank.remote) continue;
+    auto h = std::find_if(hosts_.begin(), hosts_.end(), [&](const HostLink& l) { return l.host == rank.host; });
+    if (h == hosts_.end()) {
+      h = hosts_.emplace(hosts_.end());
+      h->host = rank.host;
+    }
+    rank.host_link = static_cast<std::size_t>(h - hosts_.begin());
+    h->ranks.push_back(i);
+  }
+  if (any_remote_ && spec_.launch_agent.empty() && spec_.host_step.empty()) {
     return Status(Errc::invalid_argument, "ranks on other hosts need a launch agent");
+  }
+  if (any_remote_ && spec_.host_agent.empty()) {
+    return Status(Errc::invalid_argument, "ranks on other hosts need ftrun-host (LaunchSpec::host_agent)");
   }
   if (any_remote_ && spec_.bind == BindPolicy::core) {
     return Status(Errc::invalid_argument, "--bind-to core binds only ranks on ftrun's own host");
@@ -265,35 +414,14 @@ Status Job::place() {
   return {};
 }
 
-Result<UniqueFd> Job::secret_stdin(bool keep_open_for_stdin) {
+Result<UniqueFd> Job::secret_stdin() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
   UniqueFd read_end(fds[0]);
   UniqueFd write_end(fds[1]);
-  // 65 bytes into an empty pipe: never blocks, and arrives before anything ftrun forwards later.
+  // 65 bytes into an empty pipe: never blocks. The write end closes here: the agent reads nothing more.
   if (Status s = sys::write_all(write_end.get(), secret_text(identity_.secret) + "\n"); !s) return s;
-  if (keep_open_for_stdin) {
-    if (Status s = sys::set_nonblocking(write_end.get()); !s) return s;
-    stdin_pipe_ = std::move(write_end);
-  }
   return read_end;
-}
-
-Result<std::string> Job::remote_command(const JobInfo& job, const std::vector<std::string>& env_base) const {
-  RemoteCommand command;
-  command.working_directory = spec_.working_directory;
-  for (const std::string& entry : env_base) {
-    if (forwarded_to_remote(env_entry_name(entry))) command.environment.push_back(entry);
-  }
-  for (std::string& var : job_environment(job)) {
-    if (env_entry_name(var) != kEnvRteSecret) command.environment.push_back(std::move(var));
-  }
-  command.program = spec_.program;
-  if (!command.program.starts_with('/') && !spec_.working_directory.empty()) {
-    command.program = spec_.working_directory + "/" + command.program;
-  }
-  command.args = spec_.args;
-  return remote_command_line(command);
 }
 
 Status Job::start() {
@@ -350,6 +478,9 @@ Status Job::start() {
   if (!advertised) return advertised.status();
   const std::string addresses = join_launcher_addresses(*advertised);
   base::logger().debug("ranks connect to {}", addresses);
+  if (any_remote_) {
+    if (Status s = listen_for_agents(config.listen_addresses); !s) return s;
+  }
   open_control();
 
   std::vector<cpu_set_t> cpus;
@@ -365,11 +496,7 @@ Status Job::start() {
   const bool have_stdin = ::fcntl(0, F_GETFD) >= 0;
   UniqueFd rank0_stdin;
   if (ranks_[0].remote) {
-    // The secret goes first, then ftrun's stdin (if it has one).
-    auto read_end = secret_stdin(have_stdin);
-    if (!read_end) return read_end.status();
-    rank0_stdin = std::move(*read_end);
-    stdin_open_ = have_stdin;
+    stdin_open_ = have_stdin;  // relayed to rank 0's agent (on_remote_stdin)
   } else if (have_stdin) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
@@ -380,7 +507,7 @@ Status Job::start() {
   }
 
   const std::vector<std::string> env_base = base_environment();
-  if (any_remote_) agent_environment_ = env_base;
+  started_at_ = Clock::now();
   std::vector<std::string> argv_text{spec_.program};
   argv_text.insert(argv_text.end(), spec_.args.begin(), spec_.args.end());
 
@@ -389,6 +516,16 @@ Status Job::start() {
     JobInfo& job = jobs_[i];
     job.identity = identity_;
     job.launcher_address = addresses;
+    const std::string prefix = spec_.tag_output ? "[" + std::to_string(i) + "] " : "";
+    rank.out_lines.emplace(STDOUT_FILENO, prefix);
+    rank.err_lines.emplace(STDERR_FILENO, prefix);
+    if (rank.remote) {
+      // Its agent starts it (start_agents) and reports its output and exit.
+      rank.running = true;
+      rank.remote_out_open = true;
+      rank.remote_err_open = true;
+      continue;
+    }
     int out[2];
     int err[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
@@ -400,29 +537,11 @@ Status Job::start() {
     for (int fd : {rank.out.get(), rank.err.get()}) {
       if (Status s = sys::set_nonblocking(fd); !s) return s;
     }
-    const std::string prefix = spec_.tag_output ? "[" + std::to_string(i) + "] " : "";
-    rank.out_lines.emplace(STDOUT_FILENO, prefix);
-    rank.err_lines.emplace(STDERR_FILENO, prefix);
 
     std::vector<std::string> command = argv_text;
     std::vector<std::string> env_text = env_base;
-    UniqueFd secret_in;
-    int stdin_fd = i == 0 && rank0_stdin ? rank0_stdin.get() : dev_null.get();
-    if (rank.remote) {
-      auto line = remote_command(job, env_base);
-      if (!line) return line.status();
-      command = spec_.launch_agent;
-      command.push_back(rank.host);
-      command.push_back(std::move(*line));
-      if (i != 0) {
-        auto read_end = secret_stdin(false);
-        if (!read_end) return read_end.status();
-        secret_in = std::move(*read_end);
-        stdin_fd = secret_in.get();
-      }
-    } else {
-      for (std::string& var : job_environment(job)) env_text.push_back(std::move(var));
-    }
+    const int stdin_fd = i == 0 && rank0_stdin ? rank0_stdin.get() : dev_null.get();
+    for (std::string& var : job_environment(job)) env_text.push_back(std::move(var));
     std::vector<char*> argv;
     for (std::string& a : command) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -441,11 +560,10 @@ Status Job::start() {
     if (!pid) return pid.status();
     rank.pid = *pid;
     rank.running = true;
-    if (rank.remote) {
-      base::logger().debug("started rank {} on {} through agent pid {}", i, rank.host, rank.pid);
-    } else {
-      base::logger().debug("started {}", rank.who());
-    }
+    base::logger().debug("started {}", rank.who());
+  }
+  if (any_remote_) {
+    if (Status s = start_agents(env_base, dev_null.get()); !s) return s;
   }
   if (spec_.time_limit.count() > 0) time_limit_ = Clock::now() + spec_.time_limit;
   return {};
@@ -484,87 +602,485 @@ Result<JobOutcome> Job::run() {
   if (Status s = start(); !s) return s;
   // If the loop fails, the destructor kills and reaps whatever is still running.
   if (Status s = loop(); !s) return s;
-  clean_remote_hosts();
+  finish_agents();
   if (failure_) return *failure_;
   return JobOutcome{};
 }
 
-void Job::clean_remote_hosts() {
-  std::set<std::string> hosts;
-  for (const Rank& r : ranks_) {
-    if (r.remote && r.pid > 0) hosts.insert(r.host);
-  }
-  if (hosts.empty()) return;
-  UniqueFd dev_null(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (!dev_null) return;
-  const std::string command = remote_cleanup_command(identity_.job_id);
-  std::vector<char*> envp;
-  for (std::string& e : agent_environment_) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::map<pid_t, std::string> cleaners;
-  for (const std::string& host : hosts) {
-    std::vector<std::string> words = spec_.launch_agent;
-    words.push_back(host);
-    words.push_back(command);
-    std::vector<char*> argv;
-    for (std::string& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    ChildSetup setup{words.front().c_str(), argv.data(), envp.data(), dev_null.get(), dev_null.get(),
-                     dev_null.get(), nullptr};
-    if (auto pid = spawn_child(setup)) {
-      cleaners.emplace(*pid, host);
-    } else {
-      base::logger().warn("cannot clean shared memory on {}: {}", host, pid.status().message());
+Status Job::listen_for_agents(const std::vector<std::string>& listen_addresses) {
+  std::uint16_t port = 0;
+  for (const std::string& address : listen_addresses) {
+    auto fd = sys::listen_tcp(address, port);
+    if (!fd) return fd.status();
+    if (port == 0) {
+      auto bound = sys::local_address(fd->get());
+      if (!bound) return bound.status();
+      auto where = sys::split_host_port(*bound);
+      if (!where) return where.status();
+      port = where->port;
     }
+    agent_listeners_.push_back(std::move(*fd));
+  }
+  auto advertised = advertised_addresses(listen_addresses, port);
+  if (!advertised) return advertised.status();
+  agent_address_ = join_launcher_addresses(*advertised);
+  base::logger().debug("host agents connect to {}", agent_address_);
+  return {};
+}
+
+Status Job::start_agents(const std::vector<std::string>& env_base, int dev_null) {
+  std::vector<std::string> agent_env = env_base;
+  agent_env.push_back(std::string(kEnvRteAddr) + "=" + agent_address_);
+  if (!spec_.host_step.empty()) {
+    // One step, one agent per node; srun's stdin is not per task, so the secret rides in the environment
+    // (srun passes ftrun's to the tasks), and each agent learns its host from SLURMD_NODENAME.
+    std::string nodes;
+    std::vector<std::size_t> all;
+    for (std::size_t h = 0; h < hosts_.size(); ++h) {
+      nodes += (nodes.empty() ? "" : ",") + hosts_[h].host;
+      all.push_back(h);
+    }
+    std::vector<std::string> words = spec_.host_step;
+    words.insert(words.end(), {"--nodelist=" + nodes, "--nodes=" + std::to_string(hosts_.size()),
+                               "--ntasks-per-node=1", "--overlap", "--kill-on-bad-exit=1", spec_.host_agent});
+    agent_env.push_back(std::string(kEnvRteSecret) + "=" + secret_text(identity_.secret));
+    return spawn_agent_process(std::move(words), std::move(agent_env), dev_null, std::move(all));
+  }
+  // Through the launch agent, called like ssh: the command carries the environment ftrun forwards, not
+  // the secret, which comes as the first line of stdin (remote.hpp).
+  RemoteCommand command;
+  command.working_directory = spec_.working_directory;
+  for (const std::string& entry : agent_env) {
+    if (forwarded_to_remote(env_entry_name(entry))) command.environment.push_back(entry);
+  }
+  command.program = spec_.host_agent;
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
+    command.args = {"--host", hosts_[h].host};
+    auto line = remote_command_line(command);
+    if (!line) return line.status();
+    std::vector<std::string> words = spec_.launch_agent;
+    words.push_back(hosts_[h].host);
+    words.push_back(std::move(*line));
+    auto secret_in = secret_stdin();
+    if (!secret_in) return secret_in.status();
+    if (Status s = spawn_agent_process(std::move(words), env_base, secret_in->get(), {h}); !s) return s;
+  }
+  return {};
+}
+
+Status Job::spawn_agent_process(std::vector<std::string> words, std::vector<std::string> env, int stdin_fd,
+                                std::vector<std::size_t> hosts) {
+  AgentProcess& p = processes_.emplace_back();
+  int out[2];
+  int err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
+  p.out.reset(out[0]);
+  UniqueFd out_write(out[1]);
+  if (::pipe2(err, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
+  p.err.reset(err[0]);
+  UniqueFd err_write(err[1]);
+  for (int fd : {p.out.get(), p.err.get()}) {
+    if (Status s = sys::set_nonblocking(fd); !s) return s;
+  }
+  p.out_lines.emplace(STDOUT_FILENO, "");
+  p.err_lines.emplace(STDERR_FILENO, "");
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  ChildSetup setup{words.front().c_str(), argv.data(), envp.data(), stdin_fd, out_write.get(), err_write.get(),
+                   nullptr};
+  auto pid = spawn_child(setup);
+  if (!pid) return pid.status();
+  p.pid = *pid;
+  p.running = true;
+  for (std::size_t h : hosts) {
+    hosts_[h].process = processes_.size() - 1;
+    base::logger().debug("starting the agent of {} ({}) through pid {}", hosts_[h].host,
+                         ranks_text(hosts_[h].ranks), p.pid);
+  }
+  p.hosts = std::move(hosts);
+  return {};
+}
+
+void Job::accept_agents(int listener, Clock::time_point now) {
+  for (;;) {
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;
+    }
+    sys::set_nodelay(fd);
+    if (pending_agents_.size() >= hosts_.size() + kSparePendingAgents) {
+      refuse_agent(*pending_agents_.front(), "too many unauthenticated connections; closed the oldest", false);
+    }
+    auto p = std::make_unique<PendingAgent>();
+    p->fd.reset(fd);
+    p->peer = sys::peer_address(fd);
+    p->deadline = now + params_.get_duration(kConnectTimeout);
+    pending_agents_.push_back(std::move(p));
+  }
+}
+
+void Job::refuse_agent(PendingAgent& p, std::string_view why, bool auth_failure) {
+  if (auth_failure) {
+    ++agent_auth_failures_;
+  } else {
+    ++agent_protocol_errors_;
+  }
+  base::logger().warn("refused a host agent's connection from {}: {} ({} authentication failures, {} protocol "
+                      "errors so far)",
+                      p.peer, why, agent_auth_failures_, agent_protocol_errors_);
+  p.fd.reset();
+}
+
+void Job::on_pending_agent(PendingAgent& p, Clock::time_point now) {
+  char buffer[4096];
+  const ssize_t n = ::recv(p.fd.get(), buffer, sizeof buffer, 0);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    refuse_agent(p, p.reader.buffered() > 0 ? "closed in the middle of a frame" : "closed before its hello", true);
+    return;
+  }
+  p.reader.append(std::span<const char>(buffer, static_cast<std::size_t>(n)));
+  auto message = p.reader.next();
+  if (!message) {
+    refuse_agent(p, message.status().message(), true);
+    return;
+  }
+  if (!*message) return;
+  const auto& hello = std::get<AgentHello>(**message);
+  if (hello.version != kAgentProtocolVersion) {
+    refuse_agent(p, "protocol version " + std::to_string(hello.version) + ", not " +
+                        std::to_string(kAgentProtocolVersion),
+                 true);
+    return;
+  }
+  if (!secrets_equal(hello.secret, identity_.secret)) {
+    refuse_agent(p, "wrong secret", true);
+    return;
+  }
+  auto h = std::find_if(hosts_.begin(), hosts_.end(), [&](const HostLink& l) { return l.host == hello.host; });
+  if (h == hosts_.end() || h->connected) {
+    refuse_agent(p, h == hosts_.end() ? "host '" + hello.host + "' has no ranks of this job"
+                                      : "a second agent for host " + hello.host,
+                 false);
+    return;
+  }
+  h->link = std::move(p.fd);
+  h->connected = true;
+  h->reader = std::move(p.reader);
+  h->reader.allow(kAgentToLauncher);
+  base::logger().debug("the agent of {} connected from {}", h->host, p.peer);
+  send_launch(*h);
+  flush_link(*h, now);
+}
+
+void Job::send_launch(HostLink& h) {
+  Launch launch;
+  launch.argv.push_back(spec_.program);
+  if (!spec_.program.starts_with('/') && !spec_.working_directory.empty()) {
+    launch.argv.front() = spec_.working_directory + "/" + spec_.program;
+  }
+  launch.argv.insert(launch.argv.end(), spec_.args.begin(), spec_.args.end());
+  for (std::uint32_t r : h.ranks) launch.ranks.push_back(LaunchRank{r, job_environment(jobs_[r])});
+  h.send(launch);
+}
+
+void Job::on_link(HostLink& h, short revents, Clock::time_point now) {
+  if (revents & (POLLIN | POLLHUP | POLLERR)) {
+    char buffer[kReadChunk];
+    const ssize_t n = ::recv(h.link.get(), buffer, sizeof buffer, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      std::string why = n < 0 ? std::string(std::strerror(errno)) : "the agent closed it";
+      if (n == 0 && h.reader.buffered() > 0) {
+        ++agent_protocol_errors_;
+        why = "the agent closed it in the middle of a frame";
+      }
+      lose_host(h, "lost", "the connection to their agent dropped (" + why + ")", kExitHostLost, now);
+      return;
+    }
+    h.reader.append(std::span<const char>(buffer, static_cast<std::size_t>(n)));
+    for (;;) {
+      auto message = h.reader.next();
+      Status s = message ? Status() : message.status();
+      if (s && *message) s = on_agent_message(h, std::move(**message), now);
+      if (!s) {
+        ++agent_protocol_errors_;
+        lose_host(h, "lost", "their agent broke the protocol (" + s.message() + ")", kExitHostLost, now);
+        return;
+      }
+      if (!*message || !h.link) break;
+    }
+  }
+  if (h.link && (revents & POLLOUT)) flush_link(h, now);
+}
+
+Status Job::on_agent_message(HostLink& h, AgentMessage message, Clock::time_point now) {
+  // A rank this host's agent speaks for, or an error.
+  const auto rank_of = [&](std::uint32_t rank) -> Rank* {
+    if (rank >= ranks_.size() || !ranks_[rank].remote || ranks_[rank].host_link != static_cast<std::size_t>(&h - hosts_.data())) {
+      return nullptr;
+    }
+    return &ranks_[rank];
+  };
+  const auto not_here = [](std::uint32_t rank) {
+    return Status(Errc::malformed, "rank " + std::to_string(rank) + " is not on its host");
+  };
+  if (auto* opened = std::get_if<ConnOpen>(&message)) {
+    if (h.relays.contains(opened->conn)) {
+      return Status(Errc::malformed, "connection " + std::to_string(opened->conn) + " opened twice");
+    }
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
+      base::logger().warn("cannot relay a connection from {}: socketpair: {}", h.host, std::strerror(errno));
+      h.send(ConnClose{opened->conn});
+      return {};
+    }
+    server_->adopt(UniqueFd(pair[0]), h.host + " (relayed by its agent)", now);
+    h.relays[opened->conn].fd.reset(pair[1]);
+  } else if (auto* data = std::get_if<ConnData>(&message)) {
+    auto it = h.relays.find(data->conn);
+    if (it == h.relays.end()) return {};  // closed here meanwhile; our conn_close is on its way
+    it->second.pending += data->bytes;
+    flush_relay(h, data->conn);
+  } else if (auto* close = std::get_if<ConnClose>(&message)) {
+    auto it = h.relays.find(close->conn);
+    if (it == h.relays.end()) return {};
+    it->second.closing = true;
+    flush_relay(h, close->conn);
+  } else if (auto* output = std::get_if<Output>(&message)) {
+    Rank* r = rank_of(output->rank);
+    if (r == nullptr) return not_here(output->rank);
+    const bool is_err = output->stream == OutputStream::err;
+    bool& open = is_err ? r->remote_err_open : r->remote_out_open;
+    if (!open) return {};  // lost meanwhile
+    LineForwarder& lines = is_err ? *r->err_lines : *r->out_lines;
+    if (output->bytes.empty()) {
+      lines.finish();
+      open = false;
+    } else {
+      lines.feed(output->bytes);
+    }
+  } else if (auto* started = std::get_if<RankStarted>(&message)) {
+    Rank* r = rank_of(started->rank);
+    if (r == nullptr) return not_here(started->rank);
+    r->remote_pid = started->pid;
+  } else if (auto* exited = std::get_if<RankExited>(&message)) {
+    Rank* r = rank_of(exited->rank);
+    if (r == nullptr) return not_here(exited->rank);
+    if (r->running) {
+      r->running = false;
+      rank_exited(*r, exited->status, now);
+      after_exits(now);
+    }
+  } else if (auto* ack = std::get_if<StdinAck>(&message)) {
+    if (ack->bytes > h.stdin_unacked) return Status(Errc::malformed, "acknowledged more stdin than it was sent");
+    h.stdin_unacked -= ack->bytes;
+  }
+  return {};
+}
+
+void Job::on_relay(HostLink& h, std::uint32_t conn, short revents) {
+  auto it = h.relays.find(conn);
+  if (it == h.relays.end()) return;
+  if (revents & POLLOUT) flush_relay(h, conn);
+  it = h.relays.find(conn);
+  if (it == h.relays.end() || !(revents & (POLLIN | POLLHUP | POLLERR))) return;
+  std::string chunk(kMaxRelayChunk, '\0');
+  const ssize_t n = ::recv(it->second.fd.get(), chunk.data(), chunk.size(), 0);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    // The server closed it (a rank refused, finalized, or evicted): the agent closes the rank's end.
+    if (!it->second.closing) h.send(ConnClose{conn});
+    h.relays.erase(it);
+    return;
+  }
+  chunk.resize(static_cast<std::size_t>(n));
+  h.send(ConnData{conn, std::move(chunk)});
+}
+
+void Job::flush_relay(HostLink& h, std::uint32_t conn) {
+  auto it = h.relays.find(conn);
+  Relay& r = it->second;
+  while (!r.pending.empty()) {
+    const ssize_t n = ::send(r.fd.get(), r.pending.data(), r.pending.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return;
+      if (!r.closing) h.send(ConnClose{conn});
+      h.relays.erase(it);
+      return;
+    }
+    r.pending.erase(0, static_cast<std::size_t>(n));
+  }
+  if (r.closing) h.relays.erase(it);
+}
+
+void Job::flush_link(HostLink& h, Clock::time_point now) {
+  while (h.link && h.out.size() > h.out_offset) {
+    const ssize_t n = ::send(h.link.get(), h.out.data() + h.out_offset, h.out.size() - h.out_offset, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) {
+        lose_host(h, "lost", "the connection to their agent dropped (" + std::string(std::strerror(errno)) + ")",
+                  kExitHostLost, now);
+      }
+      return;
+    }
+    h.out_offset += static_cast<std::size_t>(n);
+  }
+  if (h.out_offset == h.out.size()) {
+    h.out.clear();
+    h.out_offset = 0;
+  } else if (h.out_offset > kLinkHighWater) {
+    h.out.erase(0, h.out_offset);
+    h.out_offset = 0;
+  }
+}
+
+void Job::lose_host(HostLink& h, std::string_view what, const std::string& why, int exit_code,
+                    Clock::time_point now) {
+  h.link.reset();
+  h.relays.clear();  // the server sees each relayed rank disconnect
+  h.out.clear();
+  h.out_offset = 0;
+  std::vector<std::uint32_t> lost;
+  for (std::uint32_t index : h.ranks) {
+    Rank& r = ranks_[index];
+    for (auto [open, lines] : {std::pair{&r.remote_out_open, &r.out_lines}, std::pair{&r.remote_err_open, &r.err_lines}}) {
+      if (*open) (*lines)->finish();
+      *open = false;
+    }
+    if (!r.running) continue;
+    r.running = false;
+    lost.push_back(index);
+  }
+  if (lost.empty()) return;
+  fail(exit_code, std::string(what) + " " + ranks_text(lost) + " on " + h.host + ": " + why + consequence(), now);
+  after_exits(now);
+}
+
+void Job::on_agent_process_exit(AgentProcess& p, int status, Clock::time_point now) {
+  const std::string how = WIFSIGNALED(status) ? "was killed by " + signal_text(WTERMSIG(status))
+                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
+  for (std::size_t index : p.hosts) {
+    HostLink& h = hosts_[index];
+    if (h.connected) {
+      // ssh's end does not end the agent at once (no terminal carries the hang-up): closing the link does.
+      lose_host(h, "lost", "their agent's launch process (pid " + std::to_string(p.pid) + ") " + how, kExitHostLost,
+                now);
+      continue;
+    }
+    // It never connected: what the launch agent (or the remote shell) says when it could not start it.
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const std::string why = code == 255   ? "the launch agent failed (unknown or unreachable host?)"
+                            : code == 127 ? "ftrun-host or env(1) was not found there (ftrun-host must be at " +
+                                                spec_.host_agent + " on every host, as beside ftrun here)"
+                            : code == 126 ? "ftrun-host is not executable there (" + spec_.host_agent + ")"
+                                          : "its agent ended before it connected to ftrun";
+    lose_host(h, "error: cannot start", why + "; the launch agent " + how, code == 0 ? kExitHostLost : code, now);
+  }
+}
+
+void Job::on_remote_stdin(short stdin_revents) {
+  HostLink& h = hosts_[ranks_[0].host_link];
+  if (!ranks_[0].running) {
+    stdin_open_ = false;
+    return;
+  }
+  if (stdin_revents == 0 || !h.link) return;
+  std::string chunk(kMaxRelayChunk, '\0');
+  const ssize_t n = ::read(STDIN_FILENO, chunk.data(), std::min(chunk.size(), kStdinWindowBytes - h.stdin_unacked));
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    stdin_open_ = false;
+    h.send(StdinData{});
+    return;
+  }
+  chunk.resize(static_cast<std::size_t>(n));
+  h.stdin_unacked += chunk.size();
+  h.send(StdinData{std::move(chunk)});
+}
+
+void Job::finish_agents() {
+  if (processes_.empty()) return;
+  const Clock::time_point now = Clock::now();
+  for (HostLink& h : hosts_) {
+    flush_link(h, now);
+    h.link.reset();
   }
   // Bounded: a host that stopped answering must not keep ftrun from exiting. A signal ends it at once.
-  const Clock::time_point deadline = Clock::now() + params_.get_duration(kConnectTimeout);
+  const Clock::time_point deadline = now + params_.get_duration(kConnectTimeout);
+  const auto running = [&] {
+    return std::any_of(processes_.begin(), processes_.end(), [](const AgentProcess& p) { return p.running; });
+  };
   bool interrupted = false;
-  while (!cleaners.empty() && !interrupted && Clock::now() < deadline) {
-    for (auto it = cleaners.begin(); it != cleaners.end();) {
-      int status = 0;
-      if (::waitpid(it->first, &status, WNOHANG) == it->first) {
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-          base::logger().warn("cleaning shared memory on {} failed", it->second);
-        }
-        it = cleaners.erase(it);
-      } else {
-        ++it;
-      }
+  while (running() && !interrupted && Clock::now() < deadline) {
+    std::vector<pollfd> fds{{signal_fd_.get(), POLLIN, 0}};
+    for (const AgentProcess& p : processes_) {
+      fds.push_back({p.out.get(), POLLIN, 0});
+      fds.push_back({p.err.get(), POLLIN, 0});
     }
-    if (cleaners.empty()) break;
-    pollfd p{signal_fd_.get(), POLLIN, 0};
-    if (::poll(&p, 1, sys::poll_timeout_ms(deadline, Clock::now())) > 0) {
-      signalfd_siginfo info{};
-      while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-        const int signo = static_cast<int>(info.ssi_signo);
-        if (signo != SIGCHLD && signo != SIGPIPE) interrupted = true;
+    if (::poll(fds.data(), fds.size(), sys::poll_timeout_ms(deadline, Clock::now())) < 0 && errno != EINTR) break;
+    for (std::size_t i = 0; i < processes_.size(); ++i) {
+      AgentProcess& p = processes_[i];
+      if (fds[1 + 2 * i].revents != 0) forward_output(p.out, *p.out_lines);
+      if (fds[2 + 2 * i].revents != 0) forward_output(p.err, *p.err_lines);
+    }
+    signalfd_siginfo info{};
+    while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+      const int signo = static_cast<int>(info.ssi_signo);
+      if (signo != SIGCHLD && signo != SIGPIPE) interrupted = true;
+    }
+    for (AgentProcess& p : processes_) {
+      int status = 0;
+      if (p.running && ::waitpid(p.pid, &status, WNOHANG) == p.pid) {
+        p.running = false;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+          base::logger().warn("the agent process {} ended badly: {}", p.pid,
+                              WIFSIGNALED(status) ? signal_text(WTERMSIG(status))
+                                                  : "status " + std::to_string(WEXITSTATUS(status)));
+        }
       }
     }
   }
-  for (const auto& [pid, host] : cleaners) {
-    base::logger().warn("gave up cleaning shared memory on {}", host);
-    signal_rank(pid, SIGKILL);
-    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  for (AgentProcess& p : processes_) {
+    if (!p.running) continue;
+    base::logger().warn("gave up waiting for the agent process {} (its host's /dev/shm may keep the job's segments)", p.pid);
+    signal_rank(p.pid, SIGKILL);
+    while (::waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {
     }
+    p.running = false;
   }
 }
 
 Status Job::loop() {
   std::vector<pollfd> fds;
+  std::vector<std::pair<std::size_t, std::uint32_t>> relays;  // (host, conn) in poll order
   for (;;) {
     Clock::time_point now = Clock::now();
     if (!any_running() && (!any_output_open() || now >= linger_deadline_)) return {};
 
     fds.clear();
-    Clock::time_point deadline = std::min({time_limit_, kill_deadline_, linger_deadline_, record_deadline_});
+    relays.clear();
+    Clock::time_point deadline =
+        std::min({time_limit_, kill_deadline_, linger_deadline_, record_deadline_, agent_kill_deadline_});
     fds.push_back({signal_fd_.get(), POLLIN, 0});
     const std::size_t server_at = fds.size();
     server_->prepare_poll(fds, deadline);
     const std::size_t server_end = fds.size();
     if (control_) control_->prepare_poll(fds, deadline);
     const std::size_t control_end = fds.size();
-    const bool read_stdin = stdin_open_ && stdin_pipe_ && stdin_buffer_.size() < kStdinBufferBytes;
+    bool read_stdin = stdin_open_ && stdin_pipe_ && stdin_buffer_.size() < kStdinBufferBytes;
+    if (stdin_open_ && ranks_[0].remote) {
+      const HostLink& h = hosts_[ranks_[0].host_link];
+      // Not before the agent is there, nor beyond the window it has acknowledged; a lost host ends it.
+      read_stdin = (h.link && h.stdin_unacked < kStdinWindowBytes && !h.congested()) || !ranks_[0].running;
+    }
     fds.push_back({read_stdin ? STDIN_FILENO : -1, POLLIN, 0});
     fds.push_back({stdin_pipe_ && !stdin_buffer_.empty() ? stdin_pipe_.get() : -1, POLLOUT, 0});
     const std::size_t outputs_at = fds.size();
@@ -572,6 +1088,27 @@ Status Job::loop() {
       fds.push_back({r.out.get(), POLLIN, 0});  // a negative fd is skipped by poll()
       fds.push_back({r.err.get(), POLLIN, 0});
       if (r.running) deadline = std::min(deadline, r.disconnect_deadline);
+    }
+    const std::size_t agents_at = fds.size();
+    for (const UniqueFd& l : agent_listeners_) fds.push_back({l.get(), POLLIN, 0});
+    for (const auto& p : pending_agents_) {
+      fds.push_back({p->fd.get(), POLLIN, 0});
+      deadline = std::min(deadline, p->deadline);
+    }
+    const std::size_t links_at = fds.size();
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      const HostLink& h = hosts_[i];
+      fds.push_back({h.link.get(), static_cast<short>(POLLIN | (h.out.size() > h.out_offset ? POLLOUT : 0)), 0});
+      for (const auto& [conn, r] : h.relays) {
+        const short events = static_cast<short>((h.congested() || r.closing ? 0 : POLLIN) | (r.pending.empty() ? 0 : POLLOUT));
+        fds.push_back({r.fd.get(), events, 0});
+        relays.emplace_back(i, conn);
+      }
+    }
+    const std::size_t processes_at = fds.size();
+    for (const AgentProcess& p : processes_) {
+      fds.push_back({p.out.get(), POLLIN, 0});
+      fds.push_back({p.err.get(), POLLIN, 0});
     }
 
     if (::poll(fds.data(), fds.size(), sys::poll_timeout_ms(deadline, Clock::now())) < 0 && errno != EINTR) {
@@ -584,10 +1121,43 @@ Status Job::loop() {
       ServerTargets ranks(*server_);
       control_->dispatch(std::span<const pollfd>(fds).subspan(server_end, control_end - server_end), now, ranks);
     }
-    on_stdin(fds[control_end].revents, fds[control_end + 1].revents);
+    if (stdin_open_ && ranks_[0].remote) {
+      on_remote_stdin(fds[control_end].revents);
+    } else {
+      on_stdin(fds[control_end].revents, fds[control_end + 1].revents);
+    }
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
       if (fds[outputs_at + 2 * i].revents != 0) on_output(ranks_[i], false);
       if (fds[outputs_at + 2 * i + 1].revents != 0) on_output(ranks_[i], true);
+    }
+    // Relayed connections before the links: what a rank sent reaches the server before its agent's report
+    // of its exit is judged (the server reads it at the next dispatch, as it would from a local rank).
+    std::vector<short> link_events(hosts_.size());
+    for (std::size_t i = 0, at = links_at, k = 0; i < hosts_.size(); ++i) {
+      link_events[i] = fds[at++].revents;
+      for (; k < relays.size() && relays[k].first == i; ++k, ++at) {
+        if (fds[at].revents != 0) on_relay(hosts_[i], relays[k].second, fds[at].revents);
+      }
+    }
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      if (hosts_[i].link && link_events[i] != 0) on_link(hosts_[i], link_events[i], now);
+    }
+    for (std::size_t i = 0; i < processes_.size(); ++i) {
+      AgentProcess& p = processes_[i];
+      if (fds[processes_at + 2 * i].revents != 0) forward_output(p.out, *p.out_lines);
+      if (fds[processes_at + 2 * i + 1].revents != 0) forward_output(p.err, *p.err_lines);
+    }
+    for (std::size_t i = 0; i < pending_agents_.size(); ++i) {
+      PendingAgent& p = *pending_agents_[i];
+      if (p.fd && fds[agents_at + agent_listeners_.size() + i].revents != 0) on_pending_agent(p, now);
+      if (p.fd && now >= p.deadline) refuse_agent(p, "did not say hello in time", true);
+    }
+    std::erase_if(pending_agents_, [](const auto& p) { return !p->fd; });
+    for (std::size_t i = 0; i < agent_listeners_.size(); ++i) {
+      if (fds[agents_at + i].revents & POLLIN) accept_agents(agent_listeners_[i].get(), now);
+    }
+    for (HostLink& h : hosts_) {
+      if (h.link && h.out.size() > h.out_offset) flush_link(h, now);
     }
     if (fds[0].revents & POLLIN) on_signals(now);
     on_deadlines(now);
@@ -599,7 +1169,12 @@ void Job::on_server_events(Clock::time_point now) {
     Rank& rank = ranks_[e.rank];
     switch (e.kind) {
       case RankEvent::Kind::connected:
-        if (rank.remote) rank.remote_pid = e.pid;  // for reports: the agent's pid would mislead
+        if (rank.remote) rank.remote_pid = e.pid;
+        // Start-up time, for whoever measures it (FTMPI_LOG_LEVEL=info).
+        if (++joined_ == spec_.size) {
+          base::logger().info("every rank ({}) connected, {:.3f} s after the first was started", spec_.size,
+                              std::chrono::duration<double>(now - started_at_).count());
+        }
         break;
       case RankEvent::Kind::finalized: break;  // the server keeps that state; it matters when the rank exits
       case RankEvent::Kind::fence_entered: check_fence_stall(now); break;
@@ -662,16 +1237,7 @@ void Job::close_stdin_pipe() {
 }
 
 void Job::on_output(Rank& rank, bool is_err) {
-  UniqueFd& fd = is_err ? rank.err : rank.out;
-  LineForwarder& lines = is_err ? *rank.err_lines : *rank.out_lines;
-  char buffer[kReadChunk];
-  ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-  if (n > 0) {
-    lines.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
-  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-    lines.finish();
-    fd.reset();
-  }
+  forward_output(is_err ? rank.err : rank.out, is_err ? *rank.err_lines : *rank.out_lines);
 }
 
 void Job::on_signals(Clock::time_point now) {
@@ -697,16 +1263,31 @@ void Job::on_signals(Clock::time_point now) {
 
 void Job::reap(Clock::time_point now) {
   for (Rank& r : ranks_) {
-    if (!r.running) continue;
+    if (!r.running || r.remote) continue;
     int status = 0;
     pid_t got = ::waitpid(r.pid, &status, WNOHANG);
     if (got != r.pid) continue;
     r.running = false;
-    judge(r, status, now);
-    if (r.index == 0) close_stdin_pipe();
+    rank_exited(r, status, now);
   }
+  for (AgentProcess& p : processes_) {
+    int status = 0;
+    if (!p.running || ::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
+    p.running = false;
+    on_agent_process_exit(p, status, now);
+  }
+  after_exits(now);
+}
+
+void Job::rank_exited(Rank& rank, int status, Clock::time_point now) {
+  judge(rank, status, now);
+  if (rank.index == 0) close_stdin_pipe();
+}
+
+void Job::after_exits(Clock::time_point now) {
   check_fence_stall(now);
-  if (!any_running()) {
+  if (!any_running() && linger_deadline_ == Clock::time_point::max()) {
+    agent_kill_deadline_ = Clock::time_point::max();
     kill_deadline_ = Clock::time_point::max();
     time_limit_ = Clock::time_point::max();
     linger_deadline_ = now + params_.get_duration(kOutputLinger);
@@ -717,16 +1298,15 @@ void Job::judge(Rank& rank, int status, Clock::time_point now) {
   if (rank.aborted) return;  // reported when the abort arrived
   const bool finalized = server_->finalized(rank.index);
   if (rank.remote && !server_->joined(rank.index) && WIFEXITED(status)) {
-    // What an agent (or the remote shell) says when it could not start the rank at all.
+    // What the agent reports when it could not start the rank at all.
     const int code = WEXITSTATUS(status);
-    const char* why = code == 255   ? "the launch agent failed (unknown or unreachable host?)"
-                      : code == 127 ? "the program or env(1) was not found there"
+    const char* why = code == 127   ? "the program was not found there"
                       : code == 126 ? "the program is not executable there"
                                     : nullptr;
     if (why != nullptr) {
       fail(code,
            "error: cannot start rank " + std::to_string(rank.index) + " on " + rank.host + ": " + why +
-               "; the agent exited with status " + std::to_string(code) + consequence(),
+               " (" + spec_.program + ")" + consequence(),
            now);
       return;
     }
@@ -739,10 +1319,7 @@ void Job::judge(Rank& rank, int status, Clock::time_point now) {
     if (finalized) {
       fail(code, rank.who() + " exited with status " + std::to_string(code) + " after finalize", now, false);
     } else {
-      // ssh reports a remote rank killed by a signal as 255.
-      const std::string note =
-          rank.remote && code == 255 ? " (or was killed by a signal: the agent says 255)" : "";
-      fail(code, rank.who() + " exited with status " + std::to_string(code) + note + consequence(), now);
+      fail(code, rank.who() + " exited with status " + std::to_string(code) + consequence(), now);
     }
   } else if (server_->joined(rank.index) && !finalized) {
     fail(kExitProtocolFailure, rank.who() + " exited with status 0 without calling finalize" + consequence(),
@@ -774,6 +1351,17 @@ void Job::on_deadlines(Clock::time_point now) {
   if (now >= kill_deadline_) {
     kill_deadline_ = Clock::time_point::max();
     terminate(SIGKILL, now);
+  }
+  if (now >= agent_kill_deadline_) {
+    // An agent that has not reported its ranks' end a grace after their SIGKILL is not answering: its
+    // process goes, and the agent with it (or, through ssh, once its link closes).
+    agent_kill_deadline_ = Clock::time_point::max();
+    for (HostLink& h : hosts_) {
+      const bool running = std::any_of(h.ranks.begin(), h.ranks.end(), [&](std::uint32_t r) { return ranks_[r].running; });
+      if (!running) continue;
+      if (processes_[h.process].running) signal_rank(processes_[h.process].pid, SIGKILL);
+      lose_host(h, "lost", "their agent did not report their end after SIGKILL", kExitHostLost, now);
+    }
   }
   for (Rank& r : ranks_) {
     if (r.running && now >= r.disconnect_deadline) {
@@ -817,14 +1405,29 @@ void Job::on_record_reply(const RankEvent& e) {
 }
 
 void Job::terminate(int signo, Clock::time_point now) {
+  bool remote_running = false;
   for (const Rank& r : ranks_) {
     if (!r.running) continue;
+    if (r.remote) {
+      // Through its agent, which signals the rank's group (and sends SIGCONT itself); an agent not yet
+      // connected is stopped by signalling the process starting it.
+      HostLink& h = hosts_[r.host_link];
+      remote_running = true;
+      if (h.link) {
+        h.send(SignalRank{r.index, static_cast<std::uint8_t>(signo)});
+      } else if (processes_[h.process].running) {
+        signal_rank(processes_[h.process].pid, signo);
+      }
+      continue;
+    }
     signal_rank(r.pid, signo);
     // A stopped rank would hold the signal pending forever.
     if (signo != SIGKILL) signal_rank(r.pid, SIGCONT);
   }
+  for (HostLink& h : hosts_) flush_link(h, now);
   if (signo == SIGKILL) {
     kill_deadline_ = Clock::time_point::max();
+    if (remote_running) agent_kill_deadline_ = now + params_.get_duration(kKillGrace);
   } else if (!terminating_) {
     kill_deadline_ = now + params_.get_duration(kKillGrace);
   }
@@ -857,17 +1460,7 @@ std::string Job::still_running() const {
     const std::vector<std::uint32_t>& list = ranks[state];
     if (list.empty()) continue;
     text += text.empty() ? " (still running: " : "; ";
-    text += list.size() == 1 ? "rank " : "ranks ";
-    // Consecutive ranks as ranges: a 2,000-rank job stays one line.
-    for (std::size_t i = 0; i < list.size();) {
-      std::size_t j = i;
-      while (j + 1 < list.size() && list[j + 1] == list[j] + 1) ++j;
-      if (i > 0) text += ", ";
-      text += std::to_string(list[i]);
-      if (j > i) text += "-" + std::to_string(list[j]);
-      i = j + 1;
-    }
-    text += std::string(" ") + kStates[state];
+    text += ranks_text(list) + " " + kStates[state];
   }
   return text.empty() ? text : text + ")";
 }
@@ -877,7 +1470,7 @@ bool Job::any_running() const {
 }
 
 bool Job::any_output_open() const {
-  return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.out || r.err; });
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.output_open(); });
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <cstring>
 
+#include "le_codec.hpp"
+
 namespace ftmpi::rte {
 namespace {
 
@@ -15,57 +17,6 @@ constexpr std::size_t kHelloBytes = 2 + 4 + 4 + sizeof(Secret);
 constexpr std::size_t kMaxPutBytes = 2 + kMaxKeyBytes + 4 + kMaxValueBytes;
 constexpr std::size_t kMaxFenceDoneBytes = 4 + 4 + std::size_t{kMaxJobSize} * kMaxRankKvBytes;
 static_assert(kMaxFenceDoneBytes <= UINT32_MAX, "a fence_done length must fit the u32 length field");
-
-// Little-endian appends.
-class Writer {
- public:
-  explicit Writer(std::string& out) : out_(out) {}
-  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u16(std::uint16_t v) { uint(v, 2); }
-  void u32(std::uint32_t v) { uint(v, 4); }
-  void bytes(std::string_view b) { out_.append(b); }
-
- private:
-  void uint(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  }
-  std::string& out_;
-};
-
-// Little-endian reads that fail, rather than read past the end, on a short body.
-class Reader {
- public:
-  explicit Reader(std::span<const char> in) : in_(in) {}
-  bool u8(std::uint8_t& v) { return uint(v, 1); }
-  bool u16(std::uint16_t& v) { return uint(v, 2); }
-  bool u32(std::uint32_t& v) { return uint(v, 4); }
-  bool bytes(std::size_t n, std::string& out) {
-    if (in_.size() - pos_ < n) return false;
-    out.assign(in_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-  bool raw(void* dst, std::size_t n) {
-    if (in_.size() - pos_ < n) return false;
-    std::memcpy(dst, in_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-  bool at_end() const { return pos_ == in_.size(); }
-
- private:
-  template <typename T>
-  bool uint(T& v, int n) {
-    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
-    std::uint64_t x = 0;
-    for (int i = 0; i < n; ++i) x |= std::uint64_t{static_cast<std::uint8_t>(in_[pos_ + i])} << (8 * i);
-    pos_ += static_cast<std::size_t>(n);
-    v = static_cast<T>(x);
-    return true;
-  }
-  std::span<const char> in_;
-  std::size_t pos_ = 0;
-};
 
 Status malformed(MsgType type, std::string_view why) {
   return Status(Errc::malformed, std::string(to_string(type)) + ": " + std::string(why));
@@ -291,10 +242,7 @@ std::string encode(const Message& message) {
   std::string frame(kFrameHeaderBytes, '\0');
   Writer body(frame);
   std::visit(Encoder{body}, message);
-  const auto length = static_cast<std::uint32_t>(frame.size() - kFrameHeaderBytes);
-  for (int i = 0; i < 4; ++i)
-    frame[static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
-  frame[4] = static_cast<char>(type_of(message));
+  write_frame_header(frame, static_cast<std::uint8_t>(type_of(message)));
   return frame;
 }
 
@@ -310,20 +258,15 @@ Result<Message> decode(MsgType type, std::span<const char> body) {
 }
 
 void FrameReader::append(std::span<const char> bytes) {
-  // Drop consumed bytes once they dominate, so the buffer stays bounded by one frame plus one read.
-  if (start_ > 0 && start_ >= buffer_.size() / 2) {
-    buffer_.erase(0, start_);
-    start_ = 0;
-  }
-  buffer_.append(bytes.data(), bytes.size());
+  append_frame_bytes(buffer_, start_, bytes);
 }
 
 Result<std::optional<Message>> FrameReader::next() {
   if (buffered() < kFrameHeaderBytes) return std::optional<Message>();
   const char* header = buffer_.data() + start_;
-  std::uint32_t length = 0;
-  for (int i = 0; i < 4; ++i) length |= std::uint32_t{static_cast<std::uint8_t>(header[i])} << (8 * i);
-  const auto raw_type = static_cast<std::uint8_t>(header[4]);
+  const FrameHeader h = read_frame_header(header);
+  const std::uint32_t length = h.length;
+  const std::uint8_t raw_type = h.type;
   const auto type = static_cast<MsgType>(raw_type);
   if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
     const bool known = std::find(std::begin(kEveryMsgType), std::end(kEveryMsgType), type) != std::end(kEveryMsgType);
@@ -337,11 +280,7 @@ Result<std::optional<Message>> FrameReader::next() {
   if (buffered() < kFrameHeaderBytes + length) return std::optional<Message>();
   auto message = decode(type, std::span<const char>(header + kFrameHeaderBytes, length));
   if (!message) return message.status();
-  start_ += kFrameHeaderBytes + length;
-  if (start_ == buffer_.size()) {
-    buffer_.clear();
-    start_ = 0;
-  }
+  consume_frame(buffer_, start_, kFrameHeaderBytes + length);
   return std::optional<Message>(std::move(*message));
 }
 

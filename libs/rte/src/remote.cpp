@@ -85,17 +85,12 @@ Result<std::string> remote_command_line(const RemoteCommand& command) {
   for (const std::string& arg : command.args) line += " " + shell_quote(arg);
   if (line.size() > kMaxCommandLineBytes) {
     return Status(Errc::invalid_argument,
-                  "the command line for a rank on another host would be " + std::to_string(line.size()) +
+                  "the command line for the agent of another host would be " + std::to_string(line.size()) +
                       " bytes, more than the " + std::to_string(kMaxCommandLineBytes) +
                       " one argument may have (the environment is passed on it: unset what the ranks do not "
                       "need)");
   }
   return line;
-}
-
-std::string remote_cleanup_command(std::uint64_t job_id) {
-  // The prefix is hex digits and dashes; the glob must stay outside the quotes.
-  return "rm -f /dev/shm/" + shell_quote(shm_prefix(job_id)) + "*";
 }
 
 }  // namespace ftmpi::rte

@@ -123,23 +123,27 @@ void Server::accept_all(int listener, Clock::time_point now) {
         base::logger().error("cannot accept a rank's connection: {}", std::strerror(errno));
       return;
     }
-    auto c = std::make_unique<Connection>();
-    c->fd.reset(fd);
-    c->peer = sys::peer_address(fd);
-    c->auth_deadline = now + auth_timeout_;
-    const auto unauthenticated = [](const auto& p) { return !p->rank && !p->closed; };
-    const auto pending =
-        static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(), unauthenticated));
-    std::size_t expected = 0;
-    for (const RankState& r : ranks_) expected += r.joined ? 0 : 1;
-    if (pending >= expected + kSparePendingConnections) {
-      // The oldest, connections_ being in accept order.
-      auto oldest = std::find_if(connections_.begin(), connections_.end(), unauthenticated);
-      if (oldest != connections_.end()) evict(**oldest);
-    }
     sys::set_nodelay(fd);
-    connections_.push_back(std::move(c));
+    adopt(UniqueFd(fd), sys::peer_address(fd), now);
   }
+}
+
+void Server::adopt(UniqueFd fd, std::string peer, Clock::time_point now) {
+  auto c = std::make_unique<Connection>();
+  c->fd = std::move(fd);
+  c->peer = std::move(peer);
+  c->auth_deadline = now + auth_timeout_;
+  const auto unauthenticated = [](const auto& p) { return !p->rank && !p->closed; };
+  const auto pending =
+      static_cast<std::size_t>(std::count_if(connections_.begin(), connections_.end(), unauthenticated));
+  std::size_t expected = 0;
+  for (const RankState& r : ranks_) expected += r.joined ? 0 : 1;
+  if (pending >= expected + kSparePendingConnections) {
+    // The oldest, connections_ being in accept order.
+    auto oldest = std::find_if(connections_.begin(), connections_.end(), unauthenticated);
+    if (oldest != connections_.end()) evict(**oldest);
+  }
+  connections_.push_back(std::move(c));
 }
 
 void Server::read_from(Connection& c) {

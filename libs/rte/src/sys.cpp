@@ -284,4 +284,35 @@ Result<std::string> local_address_towards(std::string_view host) {
   return last;
 }
 
+void back_off(std::chrono::milliseconds& pause, Clock::time_point deadline) {
+  const auto now = Clock::now();
+  if (now < deadline) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+    ::poll(nullptr, 0, static_cast<int>(std::min(pause, left).count()));
+  }
+  pause = std::min(pause * 2, kMaxRetryPause);
+}
+
+base::Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
+                                   Clock::time_point deadline) {
+  std::vector<std::string> reasons(addresses.size());
+  std::chrono::milliseconds pause = kFirstRetryPause;
+  for (;;) {
+    for (std::size_t i = 0; i < addresses.size(); ++i) {
+      const auto now = Clock::now();
+      if (now >= deadline && !reasons[i].empty()) break;
+      auto fd = connect_tcp(addresses[i], std::min(deadline, now + attempt));
+      if (fd) return fd;
+      reasons[i] = fd.status().message();
+    }
+    if (Clock::now() >= deadline) break;
+    back_off(pause, deadline);
+  }
+  std::string why;
+  for (const std::string& reason : reasons) {
+    if (!reason.empty()) why += (why.empty() ? "" : "; ") + reason;
+  }
+  return base::Status(base::Errc::peer_unreachable, why);
+}
+
 }  // namespace ftmpi::rte::sys

@@ -59,4 +59,17 @@ base::Result<std::vector<std::string>> ipv4_interface_addresses();
 // address), numeric: a UDP socket is connected to it and asked its own address. Nothing is sent.
 base::Result<std::string> local_address_towards(std::string_view host);
 
+// Pause between rounds of connection attempts: short at first (ftrun may be busy accepting), then longer.
+inline constexpr std::chrono::milliseconds kFirstRetryPause{50};
+inline constexpr std::chrono::milliseconds kMaxRetryPause{1000};
+
+// Waits `pause`, or until `deadline` if sooner, then doubles it up to kMaxRetryPause: the back-off
+// between tries.
+void back_off(std::chrono::milliseconds& pause, Clock::time_point deadline);
+
+// The first of `addresses` ("host:port") that accepts a TCP connection, trying each for up to `attempt`
+// in rounds until `deadline`. The error names every address with the last reason it failed.
+base::Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
+                                   Clock::time_point deadline);
+
 }  // namespace ftmpi::rte::sys

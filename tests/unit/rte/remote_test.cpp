@@ -165,11 +165,6 @@ BOOST_AUTO_TEST_CASE(commands_that_cannot_be_written_are_refused) {
   BOOST_TEST(refused.status().message().find("unset what the ranks do not need") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(the_cleanup_command_removes_only_the_jobs_segments) {
-  const std::string line = remote_cleanup_command(0x0123456789abcdefULL);
-  BOOST_TEST(line == "rm -f /dev/shm/ftmpi-0123456789abcdef-*");
-}
-
 BOOST_AUTO_TEST_CASE(session_variables_stay_home_and_the_rest_travels) {
   for (const char* name :
        {"PATH", "LD_LIBRARY_PATH", "FTMPI_PATH_KINDS", "OMP_NUM_THREADS", "RTE_TEST_PID_DIR"}) {

@@ -107,6 +107,10 @@ std::vector<std::string> job_environment(const JobInfo& job);
 // The value of `name` in an environment block (environ); unset or empty: std::nullopt.
 std::optional<std::string_view> environment_value(char** envp, std::string_view name);
 
+// FTMPI_RTE_SECRET of an environment block (environ): an error names the variable when it is missing or
+// is not 64 hex digits.
+base::Result<Secret> secret_from_environment(char** envp);
+
 // Reads the contract from an environment block (environ). No FTMPI_RANK: std::nullopt (a singleton).
 // FTMPI_RANK set but another variable missing or malformed: an error naming the variable, which is how a
 // user who started a rank by hand, or with a mangled environment, learns what went wrong.

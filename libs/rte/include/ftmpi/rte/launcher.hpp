@@ -1,10 +1,11 @@
 // Running a job: what ftrun does between parsing its command line and exiting.
 //
-// run_job listens for the ranks (Server), forks and execs those on this host and starts those on other
-// hosts through a launch agent called like ssh (remote.hpp), each with the environment contract
-// (job.hpp); it forwards their output line by line, ftrun's stdin to rank 0 and ftrun's
-// SIGINT/SIGTERM/SIGHUP to every rank (to the agent of a remote one), and takes the whole job down when
-// one rank fails. The exit-status rules are in docs/ftrun.md.
+// run_job listens for the ranks (Server), forks and execs those on this host and starts those of each
+// other host through one agent per host (ftrun-host, host_agent.hpp), itself started by a launch agent
+// called like ssh (remote.hpp) or by one Slurm step; every rank gets the environment contract (job.hpp).
+// It forwards their output line by line, ftrun's stdin to rank 0 and ftrun's SIGINT/SIGTERM/SIGHUP to
+// every rank (through its host's agent for a remote one), and takes the whole job down when one rank
+// fails. The exit-status rules are in docs/ftrun.md.
 #pragma once
 
 #include <chrono>
@@ -56,6 +57,9 @@ struct LaunchSpec {
   // agent per host: the words of a Slurm step launcher, its program looked up already ({"/usr/bin/srun"}),
   // to which ftrun adds the node list and the agent. Empty: one launch_agent per other host.
   std::vector<std::string> host_step;
+  // ftrun-host, the per-host agent (host_agent.hpp), by the absolute path it has on every host (ftrun
+  // finds it beside itself). Needed only when some rank is on another host.
+  std::string host_agent;
   // Where ranks on other hosts start, if that directory exists there (normally ftrun's own).
   std::string working_directory;
 };

@@ -1,17 +1,19 @@
-// Starting a rank on another host through a launch agent called exactly like ssh:
+// Starting ftrun's agent on another host (ftrun-host, host_agent.hpp) through a launch agent called
+// exactly like ssh:
 //
 //   AGENT [agent args...] HOST COMMAND
 //
 // COMMAND is one command line that the agent hands to a POSIX shell on HOST. ssh forwards no
-// environment, so COMMAND carries the rank's (env(1) assignments); it does not carry FTMPI_RTE_SECRET,
-// which a command line would show to every user of both hosts (ps): the rank's shell reads the secret
-// from the first line of its stdin, which ftrun writes before anything else:
+// environment, so COMMAND carries what ftrun forwards to the ranks (env(1) assignments), which the
+// agent passes on to them; it does not carry FTMPI_RTE_SECRET, which a command line would show to every
+// user of both hosts (ps): the shell reads the secret from the first line of its stdin, which ftrun
+// writes before anything else:
 //
 //   cd '/work/dir' 2>/dev/null || cd; IFS= read -r FTMPI_RTE_SECRET || exit 255;
-//   export FTMPI_RTE_SECRET; exec env 'FTMPI_RANK=3' ... '/abs/program' 'arg 1' ...
+//   export FTMPI_RTE_SECRET; exec env 'FTMPI_RTE_ADDR=...' ... '/abs/ftrun-host' --host node2
 //
-// (one line). `exec` all the way makes the rank the shell's own process, so a signal that reaches the
-// shell (an agent that execs it, or ssh's hang-up) reaches the rank.
+// (one line). `exec` all the way makes the agent the shell's own process, so a signal that reaches the
+// shell (an agent that execs it, or ssh's hang-up) reaches it.
 #pragma once
 
 #include <cstddef>
@@ -52,9 +54,5 @@ struct RemoteCommand {
 // The COMMAND above. invalid_argument when it cannot be written (a program name with '=' would be taken
 // for an assignment by env) or is longer than kMaxCommandLineBytes.
 base::Result<std::string> remote_command_line(const RemoteCommand& command);
-
-// A COMMAND that removes the job's shared-memory segments (/dev/shm/<shm_prefix(job_id)>*) on the host
-// it runs on: the remote half of what ftrun does locally at the end of every job.
-std::string remote_cleanup_command(std::uint64_t job_id);
 
 }  // namespace ftmpi::rte

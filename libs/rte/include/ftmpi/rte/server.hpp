@@ -77,6 +77,11 @@ class Server {
 
   std::vector<RankEvent> take_events();
 
+  // Serves `fd` (a connected, non-blocking stream socket) as if it had been accepted: a rank's connection
+  // relayed by a host agent arrives as one end of a socketpair. `peer` names it in log lines. Not from
+  // within dispatch().
+  void adopt(UniqueFd fd, std::string peer, Clock::time_point now);
+
   // Sends a control request (control.hpp) to `rank`; its answer comes as a control_reply event. False
   // when the rank is not connected (not yet, or no longer: finalized or gone). Ids with
   // kPeerCheckIdBit are the server's own (peer checks) and are not for callers; ids with kLauncherIdBit
