@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "fuzz_rule.hpp"
+#include "ftmpi/rte/agent_protocol.hpp"
 #include "ftmpi/rte/protocol.hpp"
 
 using namespace ftmpi::rte;
@@ -23,10 +24,30 @@ constexpr auto& kEveryType = kEveryMsgType;
 
 [[noreturn]] void violated(const char* rule, std::string_view detail) { ftmpi::fuzz::violated("rte_frames_fuzz", rule, detail); }
 
+// The host-agent link: every message re-encodes to the bytes it came from.
+void agent_frames(std::string_view bytes) {
+  AgentFrameReader reader(kEveryAgentMsgType);
+  reader.append(bytes);
+  std::size_t consumed = 0;
+  for (;;) {
+    auto next = reader.next();
+    if (!next) {
+      if (next.code() != ftmpi::base::Errc::malformed) violated("an agent frame refused but not malformed", next.status().message());
+      return;
+    }
+    if (!next->has_value()) break;
+    const std::string again = encode(**next);
+    if (bytes.substr(consumed, again.size()) != again) violated("an agent message re-encodes to other bytes", again);
+    consumed += again.size();
+  }
+  if (consumed + reader.buffered() != bytes.size()) violated("agent bytes lost between messages", "");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  agent_frames(bytes);
   FrameReader reader(kEveryType);
   reader.append(bytes);
   std::size_t consumed = 0;

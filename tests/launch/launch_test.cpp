@@ -467,6 +467,29 @@ BOOST_AUTO_TEST_CASE(an_unknown_host_is_reported_as_the_agent_says_with_its_stat
   BOOST_TEST(f.err.find("fake_agent.sh: Could not resolve hostname unknown-host") != std::string::npos);
 }
 
+// Whatever connects to ftrun's agent listener must be an agent of the job: a wrong secret, a rank's hello
+// or a frame cut short is refused, counted and logged, and never starts anything.
+BOOST_AUTO_TEST_CASE(a_forged_or_malformed_agent_hello_is_refused_and_counted) {
+  TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"wrong-secret", "wrong secret"}, {"rank-hello", "unknown frame type 1"}, {"truncated", "closed in the middle of a frame"}};
+  for (const auto& [host, why] : cases) {
+    Finished f = ftrun(dir, {"-n", "1", "--host", host, "--launch-agent", FORGING_AGENT, "--param",
+                             "rte.listen_address=127.0.0.1", "true"});
+    describe(f);
+    BOOST_TEST(f.exit_code() == 1, host);
+    const std::string refused = std::string("refused a host agent's connection from 127.0.0.1:");
+    BOOST_TEST(f.err.find(refused) != std::string::npos, host);
+    BOOST_TEST(f.err.find(std::string(": ") + why + " (1 authentication failures, 0 protocol errors so far)") !=
+                   std::string::npos,
+               host);
+    BOOST_TEST(f.err.find(std::string("ftrun: error: cannot start rank 0 on ") + host +
+                          ": its agent ended before it connected to ftrun; the launch agent exited with status 1") !=
+                   std::string::npos,
+               host);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_launch_agent_is_refused_before_launch) {
   TempDir dir;
   Finished f = ftrun(dir, {"-n", "1", "--host", "nodeA", "--launch-agent", "/no/such/agent -x", "true"});

@@ -80,6 +80,19 @@ std::string hosts_2_2() { return kHostA + ":2," + kHostB + ":2"; }
 
 std::string pid_of(const TempDir& dir, int rank) { return std::to_string(dir.rank_pids().at(rank)); }
 
+// Each rank's parent pid, from the lines "parent RANK PPID" of a job's output.
+std::map<int, pid_t> parents_of(const std::string& out) {
+  std::map<int, pid_t> parents;
+  for (const std::string& line : lines_of(out)) {
+    std::istringstream words(line);
+    std::string tag;
+    int rank = 0;
+    pid_t parent = 0;
+    if (words >> tag >> rank >> parent && tag == "parent") parents[rank] = parent;
+  }
+  return parents;
+}
+
 // Names in a host's /dev/shm.
 std::vector<std::string> shm_entries(const TempDir& dir, const std::string& host) {
   Process ls(in_host(host, {"ls", "-1", "/dev/shm"}), dir);
@@ -342,12 +355,8 @@ BOOST_AUTO_TEST_CASE(sigint_to_ftrun_ends_every_rank_and_agent_on_both_hosts) {
             dir);
   BOOST_REQUIRE(p.wait_for_lines(8));
   std::set<pid_t> agents;
-  for (const std::string& line : lines_of(p.out_so_far())) {
-    std::istringstream words(line);
-    std::string tag;
-    int rank = 0;
-    pid_t parent = 0;
-    if (words >> tag >> rank >> parent && tag == "parent" && rank >= 2) agents.insert(parent);
+  for (const auto& [rank, parent] : parents_of(p.out_so_far())) {
+    if (rank >= 2) agents.insert(parent);
   }
   BOOST_TEST(agents.size() == 1u);  // one agent for ftB's two ranks
   p.signal(SIGINT);
@@ -366,14 +375,7 @@ BOOST_AUTO_TEST_CASE(a_killed_agent_fails_the_job_naming_its_host_and_its_ranks_
                         "echo parent $FTMPI_RANK $PPID; exec " + helper("sleep_forever")}),
             dir);
   BOOST_REQUIRE(p.wait_for_lines(8));
-  pid_t agent = 0;
-  for (const std::string& line : lines_of(p.out_so_far())) {
-    std::istringstream words(line);
-    std::string tag;
-    int rank = 0;
-    pid_t parent = 0;
-    if (words >> tag >> rank >> parent && tag == "parent" && rank == 3) agent = parent;
-  }
+  const pid_t agent = parents_of(p.out_so_far())[3];
   BOOST_REQUIRE(agent > 0);
   BOOST_REQUIRE(kill(agent, SIGKILL) == 0);
   Finished f = p.finish();

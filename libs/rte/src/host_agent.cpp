@@ -249,15 +249,15 @@ void Agent::spawn_rank(const Launch& launch, const LaunchRank& spec, const std::
   for (std::string& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  int out[2] = {-1, -1};
-  int err[2] = {-1, -1};
   UniqueFd in_read;
   std::string failure;
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) failure = std::strerror(errno);
-  r.out.reset(out[0]);
-  r.err.reset(err[0]);
-  UniqueFd out_write(out[1]);
-  UniqueFd err_write(err[1]);
+  auto pipes = sys::output_pipes();
+  if (pipes) {
+    r.out = std::move(pipes->out_read);
+    r.err = std::move(pipes->err_read);
+  } else {
+    failure = pipes.status().message();
+  }
   if (failure.empty() && spec.rank == 0) {
     int in[2];
     if (::pipe2(in, O_CLOEXEC) != 0) {
@@ -269,9 +269,8 @@ void Agent::spawn_rank(const Launch& launch, const LaunchRank& spec, const std::
     }
   }
   if (failure.empty()) {
-    for (int fd : {r.out.get(), r.err.get()}) (void)sys::set_nonblocking(fd);
-    ChildSetup setup{argv_text.front().c_str(), argv.data(), envp.data(), in_read ? in_read.get() : dev_null,
-                     out_write.get(),           err_write.get(), nullptr};
+    ChildSetup setup{argv_text.front().c_str(), argv.data(),           envp.data(), in_read ? in_read.get() : dev_null,
+                     pipes->out_write.get(),    pipes->err_write.get(), nullptr};
     auto pid = spawn_child(setup);
     if (pid) {
       r.pid = *pid;
@@ -508,10 +507,8 @@ void Agent::flush_stdin() {
 }
 
 void Agent::on_signals(Clock::time_point now) {
-  signalfd_siginfo info{};
   bool child_exited = false;
-  while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    const int signo = static_cast<int>(info.ssi_signo);
+  for (int signo : sys::read_signals(signal_fd_.get())) {
     if (signo == SIGCHLD) {
       child_exited = true;
     } else if (signo != SIGPIPE) {

@@ -526,17 +526,10 @@ Status Job::start() {
       rank.remote_err_open = true;
       continue;
     }
-    int out[2];
-    int err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
-    rank.out.reset(out[0]);
-    UniqueFd out_write(out[1]);
-    if (::pipe2(err, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
-    rank.err.reset(err[0]);
-    UniqueFd err_write(err[1]);
-    for (int fd : {rank.out.get(), rank.err.get()}) {
-      if (Status s = sys::set_nonblocking(fd); !s) return s;
-    }
+    auto pipes = sys::output_pipes();
+    if (!pipes) return pipes.status();
+    rank.out = std::move(pipes->out_read);
+    rank.err = std::move(pipes->err_read);
 
     std::vector<std::string> command = argv_text;
     std::vector<std::string> env_text = env_base;
@@ -553,8 +546,8 @@ Status Job::start() {
                      argv.data(),
                      envp.data(),
                      stdin_fd,
-                     out_write.get(),
-                     err_write.get(),
+                     pipes->out_write.get(),
+                     pipes->err_write.get(),
                      cpus.empty() ? nullptr : &cpus[job.local_rank]};
     auto pid = spawn_child(setup);
     if (!pid) return pid.status();
@@ -645,7 +638,7 @@ Status Job::start_agents(const std::vector<std::string>& env_base, int dev_null)
     // sbatch script or salloc has in its environment.
     words.insert(words.end(), {"--nodelist=" + nodes, "--nodes=" + std::to_string(hosts_.size()),
                                "--ntasks=" + std::to_string(hosts_.size()), "--ntasks-per-node=1", "--overlap",
-                               "--kill-on-bad-exit=1", spec_.host_agent});
+                               "--kill-on-bad-exit=1", "--mpi=none", spec_.host_agent});
     agent_env.push_back(std::string(kEnvRteSecret) + "=" + secret_text(identity_.secret));
     return spawn_agent_process(std::move(words), std::move(agent_env), dev_null, std::move(all));
   }
@@ -674,17 +667,10 @@ Status Job::start_agents(const std::vector<std::string>& env_base, int dev_null)
 Status Job::spawn_agent_process(std::vector<std::string> words, std::vector<std::string> env, int stdin_fd,
                                 std::vector<std::size_t> hosts) {
   AgentProcess& p = processes_.emplace_back();
-  int out[2];
-  int err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
-  p.out.reset(out[0]);
-  UniqueFd out_write(out[1]);
-  if (::pipe2(err, O_CLOEXEC) != 0) return sys::errno_status(Errc::resource_exhausted, "pipe2");
-  p.err.reset(err[0]);
-  UniqueFd err_write(err[1]);
-  for (int fd : {p.out.get(), p.err.get()}) {
-    if (Status s = sys::set_nonblocking(fd); !s) return s;
-  }
+  auto pipes = sys::output_pipes();
+  if (!pipes) return pipes.status();
+  p.out = std::move(pipes->out_read);
+  p.err = std::move(pipes->err_read);
   p.out_lines.emplace(STDOUT_FILENO, "");
   p.err_lines.emplace(STDERR_FILENO, "");
   std::vector<char*> argv;
@@ -693,8 +679,8 @@ Status Job::spawn_agent_process(std::vector<std::string> words, std::vector<std:
   std::vector<char*> envp;
   for (std::string& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  ChildSetup setup{words.front().c_str(), argv.data(), envp.data(), stdin_fd, out_write.get(), err_write.get(),
-                   nullptr};
+  ChildSetup setup{words.front().c_str(), argv.data(), envp.data(), stdin_fd, pipes->out_write.get(),
+                   pipes->err_write.get(), nullptr};
   auto pid = spawn_child(setup);
   if (!pid) return pid.status();
   p.pid = *pid;
@@ -716,8 +702,11 @@ void Job::accept_agents(int listener, Clock::time_point now) {
       return;
     }
     sys::set_nodelay(fd);
-    if (pending_agents_.size() >= hosts_.size() + kSparePendingAgents) {
-      refuse_agent(*pending_agents_.front(), "too many unauthenticated connections; closed the oldest", false);
+    const auto live = [](const auto& p) { return static_cast<bool>(p->fd); };
+    if (static_cast<std::size_t>(std::count_if(pending_agents_.begin(), pending_agents_.end(), live)) >=
+        hosts_.size() + kSparePendingAgents) {
+      auto oldest = std::find_if(pending_agents_.begin(), pending_agents_.end(), live);
+      refuse_agent(**oldest, "too many unauthenticated connections; closed the oldest", false);
     }
     auto p = std::make_unique<PendingAgent>();
     p->fd.reset(fd);
@@ -772,8 +761,14 @@ void Job::on_pending_agent(PendingAgent& p, Clock::time_point now) {
                  false);
     return;
   }
-  h->link = std::move(p.fd);
   h->connected = true;
+  if (terminating_) {
+    // Too late: the job is ending. Its ranks are never started; closing the link ends the agent.
+    p.fd.reset();
+    lose_host(*h, "lost", "the job was ending when their agent connected", kExitHostLost, now);
+    return;
+  }
+  h->link = std::move(p.fd);
   h->reader = std::move(p.reader);
   h->reader.allow(kAgentToLauncher);
   base::logger().debug("the agent of {} connected from {}", h->host, p.peer);
@@ -1034,9 +1029,7 @@ void Job::finish_agents() {
       if (fds[1 + 2 * i].revents != 0) forward_output(p.out, *p.out_lines);
       if (fds[2 + 2 * i].revents != 0) forward_output(p.err, *p.err_lines);
     }
-    signalfd_siginfo info{};
-    while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-      const int signo = static_cast<int>(info.ssi_signo);
+    for (int signo : sys::read_signals(signal_fd_.get())) {
       if (signo != SIGCHLD && signo != SIGPIPE) interrupted = true;
     }
     for (AgentProcess& p : processes_) {
@@ -1150,15 +1143,20 @@ Status Job::loop() {
       if (fds[processes_at + 2 * i].revents != 0) forward_output(p.out, *p.out_lines);
       if (fds[processes_at + 2 * i + 1].revents != 0) forward_output(p.err, *p.err_lines);
     }
-    for (std::size_t i = 0; i < pending_agents_.size(); ++i) {
-      PendingAgent& p = *pending_agents_[i];
-      if (p.fd && fds[agents_at + agent_listeners_.size() + i].revents != 0) on_pending_agent(p, now);
-      if (p.fd && now >= p.deadline) refuse_agent(p, "did not say hello in time", true);
-    }
-    std::erase_if(pending_agents_, [](const auto& p) { return !p->fd; });
+    // Accepted first, and read at once (a non-blocking read): an agent's hello, or what it sent before it
+    // exited, is judged before the exit of its launch agent is (on_signals, below).
+    const std::size_t polled_pending = pending_agents_.size();
     for (std::size_t i = 0; i < agent_listeners_.size(); ++i) {
       if (fds[agents_at + i].revents & POLLIN) accept_agents(agent_listeners_[i].get(), now);
     }
+    for (std::size_t i = 0; i < pending_agents_.size(); ++i) {
+      PendingAgent& p = *pending_agents_[i];
+      if (p.fd && (i >= polled_pending || fds[agents_at + agent_listeners_.size() + i].revents != 0)) {
+        on_pending_agent(p, now);
+      }
+      if (p.fd && now >= p.deadline) refuse_agent(p, "did not say hello in time", true);
+    }
+    std::erase_if(pending_agents_, [](const auto& p) { return !p->fd; });
     for (HostLink& h : hosts_) {
       if (h.link && h.out.size() > h.out_offset) flush_link(h, now);
     }
@@ -1244,10 +1242,8 @@ void Job::on_output(Rank& rank, bool is_err) {
 }
 
 void Job::on_signals(Clock::time_point now) {
-  signalfd_siginfo info{};
   bool child_exited = false;
-  while (::read(signal_fd_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
-    const int signo = static_cast<int>(info.ssi_signo);
+  for (int signo : sys::read_signals(signal_fd_.get())) {
     if (signo == SIGCHLD) {
       child_exited = true;
     } else if (signo != SIGPIPE) {
@@ -1427,7 +1423,7 @@ void Job::terminate(int signo, Clock::time_point now) {
     // A stopped rank would hold the signal pending forever.
     if (signo != SIGKILL) signal_rank(r.pid, SIGCONT);
   }
-  for (HostLink& h : hosts_) flush_link(h, now);
+  // The frames go out from the loop (flush_link), which may lose a host: not from here.
   if (signo == SIGKILL) {
     kill_deadline_ = Clock::time_point::max();
     if (remote_running) agent_kill_deadline_ = now + params_.get_duration(kKillGrace);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -313,6 +314,27 @@ base::Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, st
     if (!reason.empty()) why += (why.empty() ? "" : "; ") + reason;
   }
   return base::Status(base::Errc::peer_unreachable, why);
+}
+
+base::Result<OutputPipes> output_pipes() {
+  OutputPipes pipes;
+  for (auto [read_end, write_end] : {std::pair{&pipes.out_read, &pipes.out_write}, std::pair{&pipes.err_read, &pipes.err_write}}) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return errno_status(base::Errc::resource_exhausted, "pipe2");
+    read_end->reset(fds[0]);
+    write_end->reset(fds[1]);
+    if (base::Status s = set_nonblocking(fds[0]); !s) return s;
+  }
+  return pipes;
+}
+
+std::vector<int> read_signals(int signal_fd) {
+  std::vector<int> signals;
+  signalfd_siginfo info{};
+  while (::read(signal_fd, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    signals.push_back(static_cast<int>(info.ssi_signo));
+  }
+  return signals;
 }
 
 }  // namespace ftmpi::rte::sys

@@ -72,4 +72,17 @@ void back_off(std::chrono::milliseconds& pause, Clock::time_point deadline);
 base::Result<UniqueFd> connect_any(const std::vector<std::string>& addresses, std::chrono::nanoseconds attempt,
                                    Clock::time_point deadline);
 
+// A child's stdout and stderr pipes: the read ends (non-blocking, for the parent's poll loop) and the
+// write ends (for the child), all close-on-exec.
+struct OutputPipes {
+  UniqueFd out_read;
+  UniqueFd err_read;
+  UniqueFd out_write;
+  UniqueFd err_write;
+};
+base::Result<OutputPipes> output_pipes();
+
+// The signals waiting on a non-blocking signalfd, in the order they came.
+std::vector<int> read_signals(int signal_fd);
+
 }  // namespace ftmpi::rte::sys

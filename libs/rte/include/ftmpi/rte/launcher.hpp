@@ -55,7 +55,9 @@ struct LaunchSpec {
   std::vector<std::string> launch_agent;
   // Starts the per-host agents (ftrun-host) of every other host with ONE command instead of one launch
   // agent per host: the words of a Slurm step launcher, its program looked up already ({"/usr/bin/srun"}),
-  // to which ftrun adds the node list and the agent. Empty: one launch_agent per other host.
+  // to which run_job adds the node list, one task per node, --overlap, --kill-on-bad-exit=1, --mpi=none
+  // and the agent; the secret goes in the step's environment, and each agent takes its host from
+  // SLURMD_NODENAME. Empty: one launch_agent per other host.
   std::vector<std::string> host_step;
   // ftrun-host, the per-host agent (host_agent.hpp), by the absolute path it has on every host (ftrun
   // finds it beside itself). Needed only when some rank is on another host.
