@@ -15,9 +15,10 @@
 #   abort      PROGRAM ARGS is tests/mpi/fatal.c's abort: rank 1 calls MPI_Abort with 7, which srun
 #              reports as that task's exit code, and srun exits non-zero
 #   sbatch-ftrun  sbatch -N NODES -n RANKS of a script that runs `ftrun PROGRAM` (FTRUN) inside
-#              the allocation (no -n: ftrun takes the allocation's tasks): the job ends COMPLETED with exit
-#              code 0 and its output file has "hello from rank R of RANKS" once for each rank (PROGRAM is
-#              tests/mpi/hello.c)
+#              the allocation (no -n: ftrun takes the allocation's tasks), then `ftrun sh -c` printing each
+#              rank's host: the job ends COMPLETED with exit code 0, its output file has "hello from rank R
+#              of RANKS" once for each rank (PROGRAM is tests/mpi/hello.c), and the ranks ran on NODES
+#              distinct hosts
 #   salloc-ftrun  salloc -n RANKS ftrun PROGRAM (hello.c) prints exactly RANKS hello lines, each rank once;
 #              then salloc -n RANKS ftrun -n RANKS+1 fails (status 2) saying the ranks do not fit in the
 #              allocation's RANKS slots and naming --oversubscribe
@@ -194,7 +195,9 @@ case "$mode" in
     ;;
   sbatch-ftrun)
     : "${FTRUN:?sbatch-ftrun needs FTRUN}"
-    printf '#!/bin/sh\nexec %q %q\n' "$FTRUN" "$program" >"$work/job.sh"
+    # shellcheck disable=SC2016 # expanded by the ranks' shells
+    printf '#!/bin/sh\n%q %q || exit\nexec %q sh -c %q\n' "$FTRUN" "$program" "$FTRUN" \
+      'echo "rank $FTMPI_RANK ran on $(hostname)"' >"$work/job.sh"
     chmod +x "$work/job.sh"
     job=$(on_head sbatch --parsable -N "$nodes" -n "$ranks" -o "$work/out" -e "$work/err" "$work/job.sh") ||
       fail "sbatch did not submit the job"
@@ -209,7 +212,10 @@ case "$mode" in
       [ "$n" -eq 1 ] || fail "rank $r of $ranks said hello $n times in the job's output"
     done
     [ "$(grep -c '^hello from rank' "$work/out")" -eq "$ranks" ] || fail "more hello lines than $ranks ranks"
-    echo "sbatch job $job ($state): ftrun ran $ranks ranks of the allocation on $nodes node(s)"
+    [ "$(grep -c '^rank [0-9]* ran on ' "$work/out")" -eq "$ranks" ] || fail "not $ranks ranks said their host"
+    hosts=$(awk '/^rank [0-9]+ ran on / { print $5 }' "$work/out" | sort -u | paste -sd ' ')
+    [ "$(wc -w <<<"$hosts")" -eq "$nodes" ] || fail "the ranks ran on $hosts, not on $nodes hosts"
+    echo "sbatch job $job ($state): ftrun ran $ranks ranks of the allocation on $hosts"
     ;;
   salloc-ftrun)
     : "${FTRUN:?salloc-ftrun needs FTRUN}"
