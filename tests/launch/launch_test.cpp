@@ -617,3 +617,101 @@ BOOST_AUTO_TEST_CASE(bad_path_flags_are_refused_before_launch) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ftrun inside a Slurm allocation (SLURM_JOB_ID set), with the allocation's variables given by hand: how
+// it takes hosts, slots and -n from them needs no Slurm (tests/slurm runs it under a real one).
+BOOST_AUTO_TEST_SUITE(slurm_allocation)
+
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  BOOST_REQUIRE(gethostname(name, sizeof name - 1) == 0);
+  return name;
+}
+
+// ftrun ARGS inside the allocation whose variables are `slurm` (SLURM_JOB_ID=7 added).
+Finished ftrun_in_allocation(const TempDir& dir, std::vector<std::string> args, std::vector<std::string> slurm) {
+  slurm.push_back("SLURM_JOB_ID=7");
+  Process p(ftrun_args(std::move(args)), dir, {}, slurm);
+  return p.finish();
+}
+
+std::vector<std::string> sorted_lines(const std::string& text) {
+  auto lines = lines_of(text);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_allocations_tasks_are_the_slots_and_the_default_rank_count) {
+  TempDir dir;
+  const std::vector<std::string> three_here{"SLURM_JOB_NODELIST=" + this_host(), "SLURM_TASKS_PER_NODE=3"};
+  const std::vector<std::string> rank_of_size{"--tag-output", "sh", "-c", "echo $FTMPI_RANK/$FTMPI_SIZE"};
+  Finished f = ftrun_in_allocation(dir, rank_of_size, three_here);
+  describe(f);
+  BOOST_TEST(f.exit_code() == 0);
+  BOOST_TEST((sorted_lines(f.out) == std::vector<std::string>{"[0] 0/3", "[1] 1/3", "[2] 2/3"}));
+
+  // SLURM_NTASKS, when set, is the default.
+  auto two = three_here;
+  two.push_back("SLURM_NTASKS=2");
+  Finished f2 = ftrun_in_allocation(dir, rank_of_size, two);
+  BOOST_TEST(f2.exit_code() == 0);
+  BOOST_TEST((sorted_lines(f2.out) == std::vector<std::string>{"[0] 0/2", "[1] 1/2"}));
+
+  // More ranks than the allocation's tasks only with --oversubscribe.
+  Finished over = ftrun_in_allocation(dir, {"-n", "4", "true"}, three_here);
+  BOOST_TEST(over.exit_code() == 2);
+  BOOST_TEST((lines_of(over.err) ==
+              std::vector<std::string>{"ftrun: error: the Slurm allocation 7: 4 ranks do not fit in the 3 slots of "
+                                       "1 host (use --oversubscribe to allow more ranks than slots)",
+                                       "Run with --help for more information."}));
+  Finished allowed = ftrun_in_allocation(dir, {"-n", "4", "--oversubscribe", "true"}, three_here);
+  BOOST_TEST(allowed.exit_code() == 0);
+
+  // --host sets the allocation aside.
+  Finished hosts = ftrun_in_allocation(dir, {"--host", "localhost:5", "true"}, three_here);
+  BOOST_TEST(hosts.exit_code() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_or_malformed_allocation_variable_is_named_with_exit_2) {
+  TempDir dir;
+  const std::string here = this_host();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"SLURM_JOB_NODELIST=" + here + "[1-", "SLURM_TASKS_PER_NODE=1"},
+       "ftrun: error: the Slurm allocation: SLURM_JOB_NODELIST='" + here + "[1-': '" + here +
+           "[1-' has a '[' without its ']'"},
+      {{"SLURM_JOB_NODELIST=" + here, "SLURM_TASKS_PER_NODE=3(x"},
+       "ftrun: error: the Slurm allocation: SLURM_TASKS_PER_NODE='3(x': '3(x' is not N or N(xK) with positive "
+       "numbers"},
+      {{"SLURM_JOB_NODELIST=" + here, "SLURM_TASKS_PER_NODE=1(x2)"},
+       "ftrun: error: the Slurm allocation: SLURM_JOB_NODELIST='" + here +
+           "' names 1 node but SLURM_TASKS_PER_NODE='1(x2)' gives tasks for 2"},
+      {{"SLURM_JOB_NODELIST=" + here, "SLURM_TASKS_PER_NODE=1", "SLURM_NTASKS=many"},
+       "ftrun: error: the Slurm allocation: SLURM_NTASKS='many' is not a number from 1 to 4096"},
+      {{"SLURM_JOB_NODELIST=" + here},
+       "ftrun: error: SLURM_JOB_ID=7 says ftrun runs in a Slurm allocation, but SLURM_TASKS_PER_NODE is not set: "
+       "give the hosts (--host localhost runs every rank here)"},
+  };
+  for (const auto& [slurm, message] : cases) {
+    Finished f = ftrun_in_allocation(dir, {"true"}, slurm);
+    BOOST_TEST(f.exit_code() == 2);
+    BOOST_TEST((lines_of(f.err) == std::vector<std::string>{message, "Run with --help for more information."}));
+  }
+  BOOST_TEST(dir.rank_pids().empty());
+}
+
+BOOST_AUTO_TEST_CASE(ranks_on_other_nodes_need_srun_in_path) {
+  TempDir dir;
+  Process p({"/usr/bin/env", "PATH=/nonexistent", FTRUN_PATH, "/bin/true"}, dir, {},
+            {"SLURM_JOB_ID=7", "SLURM_JOB_NODELIST=" + this_host() + ",elsewhere", "SLURM_TASKS_PER_NODE=1(x2)"});
+  Finished f = p.finish();
+  BOOST_TEST(f.exit_code() == 127);
+  BOOST_TEST((lines_of(f.err) == std::vector<std::string>{"ftrun: error: ranks on other nodes of the Slurm "
+                                                          "allocation are started with srun: cannot find "
+                                                          "program 'srun'"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

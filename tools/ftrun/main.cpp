@@ -28,6 +28,7 @@
 #include "ftmpi/rte/launcher.hpp"
 #include "ftmpi/rte/params.hpp"
 #include "ftmpi/rte/remote.hpp"
+#include "ftmpi/rte/slurm_allocation.hpp"
 
 extern char** environ;
 
@@ -45,8 +46,9 @@ constexpr double kMaxTimeoutSeconds = 1e9;  // ~31 years; keeps the conversion t
 
 constexpr const char* kUsage = R"(Usage: ftrun -n N [options] [--] program [args...]
 
-Starts N copies of program as the ranks of one ftmpi job, on this host or on the hosts given with
---host/--hostfile (through a launch agent called like ssh): wires them up, forwards their output (and
+Starts N copies of program as the ranks of one ftmpi job, on this host, on the hosts given with
+--host/--hostfile (through a launch agent called like ssh), or, inside a Slurm allocation and without
+those, on the allocation's nodes (through srun): wires them up, forwards their output (and
 ftrun's stdin to rank 0), forwards SIGINT, SIGTERM and SIGHUP to every rank, and terminates the whole
 job as soon as one rank fails. Options end at the program name (or at "--").
 )";
@@ -67,6 +69,8 @@ constexpr const char* kFooter = R"(Examples:
       hosts.txt has lines "node1 slots=2"; ranks talk over UDP on rails r1 and r2 only
   ftrun -n 2 --fault "drop=0.01,rail=1" --fault-plan faults.txt ./ring
       inject faults into the ranks' paths (the SPEC syntax is in docs/ftrun.md)
+  salloc -n 3 ftrun ./ring
+      inside a Slurm allocation: its nodes and tasks are the hosts and slots, -n defaults to its tasks
 
 Exit status:
   0      every rank exited with status 0
@@ -74,7 +78,7 @@ Exit status:
          (taken modulo 256; 1 if that is 0)
   128+S  a rank was killed by signal S, or ftrun received signal S (SIGINT, SIGTERM, SIGHUP)
   1      a rank exited without finalize, or left the others waiting in a fence
-  2      the command line (or a hostfile) is wrong
+  2      the command line (or a hostfile, or the Slurm allocation's variables) is wrong
   124    the job ran longer than --timeout
   125    ftrun could not start the job
   126    the program (or the launch agent, or ftrun-host) is not executable
@@ -124,7 +128,7 @@ struct CommandLine {
   std::vector<std::string> hosts;  // --host, each a list
   std::optional<std::string> hostfile;
   bool oversubscribe = false;
-  std::string launch_agent = "ssh";
+  std::optional<std::string> launch_agent;  // default: ssh
   std::optional<std::string> paths;
   std::optional<std::string> rails;
   std::vector<std::string> faults;
@@ -146,7 +150,8 @@ std::optional<CommandLine> parse(int argc, char** argv) {
   app.set_version_flag("--version", std::string("ftrun (ftmpi) ") + FTMPI_VERSION,
                        "Print the version and exit");
   app.add_option("-n,--np", cl.ranks,
-                 "Number of ranks (-np N works too); required, except with hosts: their slots")
+                 "Number of ranks (-np N works too); required, except with hosts or in a Slurm allocation: "
+                 "their slots (the allocation's tasks)")
       ->type_name("N");
   app.add_option("--bind-to", cl.bind_to, "Bind rank i to core (i mod cores), or not (default: none)")
       ->type_name("core|none");
@@ -267,6 +272,29 @@ void apply_path_flags(const CommandLine& cl, base::ParamSet& params) {
   }
 }
 
+// Inside a Slurm allocation (SLURM_JOB_ID set): its nodes with their tasks as slots. The node where
+// ftrun runs (SLURMD_NODENAME in a batch script) is named as this host calls itself, so that its ranks are
+// forked here even where Slurm's node names are not the host names.
+std::vector<rte::HostSlots> allocation_hosts(const char* job_id) {
+  const char* nodelist = std::getenv("SLURM_JOB_NODELIST");
+  const char* tasks = std::getenv("SLURM_TASKS_PER_NODE");
+  if (nodelist == nullptr || tasks == nullptr) {
+    throw UsageError{std::string("SLURM_JOB_ID=") + job_id + " says ftrun runs in a Slurm allocation, but " +
+                     (nodelist == nullptr ? "SLURM_JOB_NODELIST" : "SLURM_TASKS_PER_NODE") +
+                     " is not set: give the hosts (--host localhost runs every rank here)"};
+  }
+  auto hosts = rte::slurm_allocation_hosts(nodelist, tasks);
+  if (!hosts) throw UsageError{"the Slurm allocation: " + hosts.status().message()};
+  const char* node = std::getenv("SLURMD_NODENAME");
+  auto hostname = rte::local_hostname();
+  if (node != nullptr && hostname) {
+    for (rte::HostSlots& h : *hosts) {
+      if (h.name == node && !rte::is_local_host(h.name, *hostname)) h.name = *hostname;
+    }
+  }
+  return std::move(*hosts);
+}
+
 int run(int argc, char** argv) {
   auto cl = parse(argc, argv);
   if (!cl) return 0;
@@ -300,6 +328,17 @@ int run(int argc, char** argv) {
     if (!parsed) throw UsageError{parsed.status().message()};
     hosts = std::move(*parsed);
   }
+  // Inside a Slurm allocation, without hosts given: the allocation's, and -n defaults to its tasks.
+  const char* slurm_job = std::getenv("SLURM_JOB_ID");
+  const bool in_allocation = hosts.empty() && slurm_job != nullptr;
+  if (in_allocation) {
+    hosts = allocation_hosts(slurm_job);
+    if (!cl->ranks) {
+      auto tasks = rte::slurm_allocation_tasks(std::getenv("SLURM_NTASKS"));
+      if (!tasks) throw UsageError{"the Slurm allocation: " + tasks.status().message()};
+      if (*tasks) cl->ranks = **tasks;
+    }
+  }
   // With hosts, -n defaults to their slots, as mpirun's does.
   if (!cl->ranks && !hosts.empty()) {
     const std::uint64_t slots = rte::total_slots(hosts);
@@ -328,7 +367,10 @@ int run(int argc, char** argv) {
   bool any_remote = false;
   if (!hosts.empty()) {
     auto placed = rte::place_ranks(hosts, static_cast<std::uint32_t>(*cl->ranks), cl->oversubscribe);
-    if (!placed) throw UsageError{placed.status().message()};
+    if (!placed) {
+      throw UsageError{(in_allocation ? "the Slurm allocation " + std::string(slurm_job) + ": " : std::string()) +
+                       placed.status().message()};
+    }
     placement = std::move(*placed);
     auto hostname = rte::local_hostname();
     if (!hostname) throw std::runtime_error(hostname.status().message());
@@ -346,9 +388,21 @@ int run(int argc, char** argv) {
     std::cerr << "ftrun: error: " << program.status().message() << "\n";
     return program.code() == base::Errc::not_found ? kExitNotFound : kExitNotExecutable;
   }
+  // Ranks on the allocation's other nodes: their agents start with one srun step (unless a launch agent
+  // is given), which must then be in PATH here.
+  std::vector<std::string> host_step;
+  if (any_remote && in_allocation && !cl->launch_agent) {
+    auto srun = rte::find_program("srun", search_path);
+    if (!srun) {
+      std::cerr << "ftrun: error: ranks on other nodes of the Slurm allocation are started with srun: "
+                << srun.status().message() << "\n";
+      return srun.code() == base::Errc::not_found ? kExitNotFound : kExitNotExecutable;
+    }
+    host_step.push_back(*srun);
+  }
   std::vector<std::string> agent;
-  if (any_remote) {
-    agent = rte::split_agent_command(cl->launch_agent);
+  if (any_remote && host_step.empty()) {
+    agent = rte::split_agent_command(cl->launch_agent.value_or("ssh"));
     if (agent.empty()) throw UsageError{"--launch-agent: no command given"};
     auto agent_program = rte::find_program(agent.front(), search_path);
     if (!agent_program) {
@@ -385,6 +439,7 @@ int run(int argc, char** argv) {
   if (any_remote) {
     spec.hosts = std::move(placement);
     spec.launch_agent = std::move(agent);
+    spec.host_step = std::move(host_step);
     spec.host_agent = std::move(host_agent);
     std::error_code ec;
     spec.working_directory = std::filesystem::current_path(ec).string();

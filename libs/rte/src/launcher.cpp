@@ -637,9 +637,11 @@ Status Job::start_agents(const std::vector<std::string>& env_base, int dev_null)
       all.push_back(h);
     }
     std::vector<std::string> words = spec_.host_step;
+    // --ntasks too: srun would otherwise take the allocation's task count from SLURM_NTASKS, which an
+    // sbatch script or salloc has in its environment.
     words.insert(words.end(), {"--nodelist=" + nodes, "--nodes=" + std::to_string(hosts_.size()),
-                               "--ntasks-per-node=1", "--overlap", "--kill-on-bad-exit=1", "--mpi=none",
-                               spec_.host_agent});
+                               "--ntasks=" + std::to_string(hosts_.size()), "--ntasks-per-node=1", "--overlap",
+                               "--kill-on-bad-exit=1", "--mpi=none", spec_.host_agent});
     agent_env.push_back(std::string(kEnvRteSecret) + "=" + secret_text(identity_.secret));
     return spawn_agent_process(std::move(words), std::move(agent_env), dev_null, std::move(all));
   }
