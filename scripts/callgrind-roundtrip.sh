@@ -20,8 +20,8 @@
 # instructions the round trips themselves take come from a straight-line fit, total = base + empty
 # polls x cost of one (an empty poll is EngineCore::idle's call, and costs the same every time): the
 # first row, base / round trips. The fit's largest miss says how well that held (under 1 instruction per
-# round trip when it does). Rank 1 spins without yielding its core (engine.progress.spin), so that it
-# answers sooner and the fit has fewer empty polls to take out.
+# round trip when it does). Neither rank yields its core while it waits (engine.progress.spin): rank 1
+# answers sooner, and every empty poll of rank 0 costs the same (a yield would add a system call).
 # Then per function, from the run with the fewest empty polls: instructions per call (inclusive) and
 # calls per round trip. The callgrind files stay in build/callgrind-roundtrip/out/ for callgrind_annotate.
 set -euo pipefail
@@ -69,12 +69,12 @@ build_rev() {
 wrapper=$work/rank0-callgrind.sh
 cat >"$wrapper" <<'EOF'
 #!/bin/sh
-# Rank 0 under callgrind, collecting inside pingpong() only; rank 1 natively, as quick to answer as it
-# can be (see callgrind-roundtrip.sh).
+# Rank 0 under callgrind, collecting inside pingpong() only; rank 1 natively. Neither yields its core
+# while it waits (see callgrind-roundtrip.sh).
+export FTMPI_ENGINE_PROGRESS_SPIN=1000000000
 if [ "${FTMPI_RANK:-}" = 0 ]; then
   exec valgrind --tool=callgrind --toggle-collect=pingpong --callgrind-out-file="$CALLGRIND_OUT" "$@"
 fi
-export FTMPI_ENGINE_PROGRESS_SPIN=1000000000
 exec "$@"
 EOF
 chmod +x "$wrapper"
@@ -92,7 +92,6 @@ summarise() {
       return s
     }
     function label(f) {
-      if (f ~ /thunk/) return ""  # the this-adjusting entry of a second base class, then the function
       if (f ~ /^P?MPI_Send$/) return "MPI_Send"
       if (f ~ /^P?MPI_Recv$/) return "MPI_Recv"
       if (f ~ /EngineCore::send_eager\(/) return "EngineCore::send_eager"
@@ -112,9 +111,11 @@ summarise() {
     /^[0-9+*-]/ { incl[fn] += $NF; in_call = 0; next }
     END {
       print "total", 0, total
+      # Per label the matching function that costs most, inclusive: a this-adjusting thunk (on_frame,
+      # called through FrameSink) when the function is reached only through it, else the function.
       for (f in calls) {
         l = label(f)
-        if (l != "") { c[l] += calls[f]; i[l] += incl[f] }
+        if (l != "" && incl[f] > i[l]) { c[l] = calls[f]; i[l] = incl[f] }
       }
       for (l in c) print l, c[l], i[l]
     }' "$1"
