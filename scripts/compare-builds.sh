@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare-builds.sh [--rounds R] [--sizes "0 1048576"] [--after-param K=V]... BEFORE AFTER
+# compare-builds.sh [--rounds R] [--sizes "0 1048576"] [--after-param K=V]... [--bench-arg ARG]... BEFORE AFTER
 #
 # Measures two versions of ftmpi side by side, interleaved on this machine, to show what a change to the
 # engine costs (docs/benchmarks.md: only ratios measured in one run count). BEFORE and AFTER are git
@@ -16,19 +16,22 @@
 #
 # --after-param K=V (repeatable) runs AFTER with `--param K=V`: the cost of a setting. With BEFORE and
 # AFTER the same revision it is built once, e.g. `compare-builds.sh --after-param engine.integrity=mac
-# HEAD HEAD`.
+# HEAD HEAD`. --bench-arg ARG (repeatable) passes ARG to the ping-pong of both, e.g. `--bench-arg -T`:
+# ask for MPI_THREAD_MULTIPLE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 rounds=5
 sizes="0 1048576"
 after_params=()
+bench_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --after-param) after_params+=(--param "${2:?--after-param needs K=V}"); shift 2 ;;
+    --bench-arg) bench_args+=("${2:?--bench-arg needs an argument}"); shift 2 ;;
     --rounds) rounds=${2:?--rounds needs a number}; shift 2 ;;
     --sizes) sizes=${2:?--sizes needs a list of byte counts}; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare-builds: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -74,7 +77,7 @@ run_one() {
   [ "$path" = udp ] && args+=(--paths udp)
   [ "$name" = after ] && args+=("${after_params[@]}")
   out=$work/raw/$name-$path-$size-$round.txt
-  "$work/$name/install/bin/ftrun" "${args[@]}" "$work/$name/pingpong" -L -s "$size" >"$out" 2>&1 ||
+  "$work/$name/install/bin/ftrun" "${args[@]}" "$work/$name/pingpong" -L -s "$size" "${bench_args[@]}" >"$out" 2>&1 ||
     { echo "compare-builds: $name $path $size B failed; see $out" >&2; exit 1; }
   awk -v s="$size" '$1 == "lat" && $2 == s { print $3 }' "$out"
 }

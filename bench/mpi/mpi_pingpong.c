@@ -15,6 +15,9 @@
  * 10000 round trips up to 4 KiB and 64 MiB worth of them above (at least 10); a bandwidth repetition moves
  * 256 MiB (at least 3 windows); a tenth of that (at least 5 round trips or 2 windows) warms up first.
  *
+ * -T asks for MPI_THREAD_MULTIPLE (MPI_Init_thread), still with one thread: what a library's thread safety
+ * costs a program that asks for it; the provided level is printed with the run's description.
+ *
  * -S (strided) sends every message as one item of MPI_Type_vector(bytes / 8, 1, 2, MPI_DOUBLE): every
  * other double of a buffer twice the size, on both sides (sizes that are not a multiple of 8 are
  * skipped), which measures how each MPI moves a derived datatype: packing it, or walking its pieces.
@@ -176,7 +179,7 @@ static double stream(unsigned char *sbuf, unsigned char **rbufs, int size, int n
 }
 
 static void usage(const char *argv0) {
-  printf("usage: %s [-r reps] [-t scale] [-w window] [-m max_bytes | -s bytes] [-c | -n] [-o] [-L | -B] [-S]\n"
+  printf("usage: %s [-r reps] [-t scale] [-w window] [-m max_bytes | -s bytes] [-c | -n] [-o] [-L | -B] [-S] [-T]\n"
          "  -r N    repetitions per size, the median is reported (default 5)\n"
          "  -t X    multiply every iteration count by X (default 1)\n"
          "  -w N    bandwidth window: messages in flight per iteration (default 64)\n"
@@ -186,7 +189,8 @@ static void usage(const char *argv0) {
          "  -n      check nothing\n"
          "  -o      bandwidth: one receive buffer for the whole window, as osu_bw (overlapping receives)\n"
          "  -L, -B  latency only, bandwidth only\n"
-         "  -S      strided: every message is one MPI_Type_vector of doubles, every other one of the buffer\n",
+         "  -S      strided: every message is one MPI_Type_vector of doubles, every other one of the buffer\n"
+         "  -T      ask for MPI_THREAD_MULTIPLE (one thread all the same)\n",
          argv0);
 }
 
@@ -205,6 +209,7 @@ static void parse(int argc, char **argv) {
     else if (!strcmp(a, "-L")) opt.do_bw = 0;
     else if (!strcmp(a, "-B")) opt.do_lat = 0;
     else if (!strcmp(a, "-S")) opt.strided = 1;
+    else if (!strcmp(a, "-T")) continue; /* seen before MPI_Init (main) */
     else {
       if (rank == 0) usage(argv[0]);
       MPI_Finalize();
@@ -221,8 +226,10 @@ static void parse(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  int size = 0;
-  MPI_Init(&argc, &argv);
+  int size = 0, multiple = 0, provided = MPI_THREAD_SINGLE;
+  for (int i = 1; i < argc; ++i) multiple |= !strcmp(argv[i], "-T");
+  if (multiple) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  else MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   parse(argc, argv);
@@ -272,6 +279,9 @@ int main(int argc, char **argv) {
     printf("# mpi_pingpong: %s on %s\n", lib, host);
     printf("# rank 0 on cpu %d (%d allowed), rank 1 on cpu %d (%d allowed)\n", info[0], info[1], peer_info[0],
            peer_info[1]);
+    if (multiple)
+      printf("# asked for MPI_THREAD_MULTIPLE, provided %s\n",
+             provided == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "less");
     printf("# median of %d repetitions; window %d; data checked %s%s\n", opt.reps, opt.window,
            opt.check == 0 ? "never" : opt.check == 1 ? "during warm-up" : "always",
            opt.strided ? "; messages strided (every other double)" : "");

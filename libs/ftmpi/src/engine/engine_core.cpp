@@ -226,17 +226,37 @@ void EngineCore::cancel(Request* r) {
   }
 }
 
+template <bool kThreads>
 void EngineCore::release(Request* r) {
-  const EngineGuard engine_lock(*this);
+  const EngineLock<kThreads> engine_lock(*this);
   if (r->complete) {
-    requests_.free(r);
+    requests_.free<kThreads>(r);
   } else {
     r->released = true;
   }
 }
 
+// Out of line, so that the single-threaded instantiation, inlined below, keeps its small stack frame.
+void EngineCore::release_threaded(Request* r) { release<true>(r); }
+
+void EngineCore::release(Request* r) {
+  if (base::multi_threaded()) [[unlikely]] {
+    release_threaded(r);
+    return;
+  }
+  release<false>(r);
+}
+
 bool EngineCore::progress() {
-  if (!base::multi_threaded() || holds_engine_lock_) [[likely]] return progress_locked();
+  // The threaded case out of line: a single-threaded process goes straight into the round.
+  if (base::multi_threaded()) [[unlikely]] return progress_threaded();
+  return progress_round();
+}
+
+bool EngineCore::progress_locked() { return progress_round(); }
+
+bool EngineCore::progress_threaded() {
+  if (holds_engine_lock_) return progress_locked();
   // Another thread progressing does our work too; one that waits for the lock to start an operation
   // goes first (a mutex hands nothing over by itself: we would take it straight back).
   if (engine_lock_waiters_.load(std::memory_order_relaxed) != 0 || !engine_lock_.try_lock()) return false;
@@ -247,7 +267,7 @@ bool EngineCore::progress() {
   return did;
 }
 
-bool EngineCore::progress_locked() {
+bool EngineCore::progress_round() {
   bool did = false;
   if (env_.control_pending != nullptr && env_.control_pending->load(std::memory_order_relaxed)) [[unlikely]] {
     serve_control();

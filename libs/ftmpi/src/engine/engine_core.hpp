@@ -39,7 +39,10 @@
 // each action toward it. Order: the engine's lock, then one peer's, then a path's own (a leaf, inside
 // the driver). progress() only tries the engine's lock: a thread that finds another one progressing
 // waits for its request, whose completion it reads without a lock (Request::complete). In a process
-// that did not ask for MULTIPLE every lock is an untaken branch.
+// that did not ask for MULTIPLE every lock is an untaken branch; on the zero-byte path (an eager send,
+// posting a receive, a short frame arriving, giving a request back) not even that: each entry reads the
+// flag once and runs an instantiation specialised on it (template <bool kThreads>), whose
+// single-threaded one has no lock and plain counters (EngineLock, PeerLock, base::Count::add).
 #pragma once
 
 #include <sys/uio.h>
@@ -54,6 +57,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -305,6 +309,15 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
     base::OptionalMutex* mutex_ = nullptr;  // null: held already, or a single-threaded process
     std::uint32_t outer_ = kNoPeer;
   };
+  // The guards in code specialised on the threads flag: nothing at all in the single-threaded one.
+  struct NoLock {
+    template <typename... Args>
+    explicit NoLock(const Args&... /*unused*/) noexcept {}
+  };
+  template <bool kThreads>
+  using EngineLock = std::conditional_t<kThreads, EngineGuard, NoLock>;
+  template <bool kThreads>
+  using PeerLock = std::conditional_t<kThreads, PeerGuard, NoLock>;
   // Every peer's lock, in rank order (control requests, statistics: rare, and they span peers).
   class AllPeersGuard {
    public:
@@ -325,8 +338,11 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::unique_ptr<base::OptionalMutex[]> peer_locks_;
   base::OptionalMutex spare_frames_lock_;  // spare_frames_: filled by ACKs, emptied by sends
   mutable base::OptionalMutex flight_lock_;       // flight_: rails record into it from any send
-  // progress() under the engine's lock (see "Threads").
+  // progress() under the engine's lock (see "Threads"), and taking it in a multi-threaded process; one
+  // round of it, inlined into both progress() and progress_locked().
   bool progress_locked();
+  [[gnu::noinline]] bool progress_threaded();
+  [[gnu::always_inline]] inline bool progress_round();
   // The flight recorder, under flight_lock_.
   void record_flight(FlightEvent event);
   // engine.test.overlap_tag: waits, holding a peer's lock, for a send to another peer to be under way.
@@ -334,6 +350,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::atomic<std::uint32_t> overlap_senders_{0};
 
   void handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload);
+  template <bool kThreads>
+  void on_frame(std::span<const std::byte> frame) noexcept;
+  template <bool kThreads>
   void handle_short_frame(std::span<const std::byte> frame);
   // A whole message (its payload is all of it) straight into the posted receive that takes it next in
   // order; false when none does (then it takes the general path).
@@ -344,6 +363,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // The receive of a message improbe took out of matching (mrecv, mrecv_pieces).
   Request* receive_matched(const CommView& comm, IncomingMessage* message, void* buf, std::size_t capacity,
                            const frag::PiecesLayout* layout);
+  template <bool kThreads>
   Request* start_receive(const CommView& comm, void* buf, std::size_t capacity, const frag::PiecesLayout* layout,
                          int source, int tag);
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
@@ -407,7 +427,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   Request* start_send(const CommView& comm, const void* buf, std::size_t bytes, const frag::PiecesLayout* layout,
                       int dest, int tag, SendMode mode);
   frag::FrameHeader header_for(Peer& peer, frag::FrameType type) noexcept;
+  template <bool kThreads>
+  bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag, SendMode mode);
+  [[gnu::noinline]] bool send_eager_threaded(const CommView& comm, const void* buf, std::size_t bytes, int dest,
+                                             int tag, SendMode mode);
   // All of an eager message: one short frame where the peer takes them, else DATA fragments.
+  template <bool kThreads>
   void send_whole_eager(Peer& peer, Request& r);
   void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, const Payload& payload,
                   bool bulk = false);
@@ -439,6 +464,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
   void drop_malformed(std::string_view why, const frag::FrameHeader& h);
   void complete(Request* request);
+  template <bool kThreads>
+  void release(Request* request);
+  [[gnu::noinline]] void release_threaded(Request* request);
   // Says (rank 0, at start-up) and keeps for stats() where integrity is switched off on a network path.
   void integrity_warnings();
   // A send on `route` failed with `status`; `lost_seq` is the first sequence number of the frame it

@@ -166,18 +166,33 @@ Peer& EngineCore::prepare_send(Request& r, const CommView& comm, const void* buf
 
 bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                             SendMode mode) {
+  if (base::multi_threaded()) [[unlikely]] return send_eager_threaded(comm, buf, bytes, dest, tag, mode);
+  return send_eager<false>(comm, buf, bytes, dest, tag, mode);
+}
+
+// Out of line, so that the single-threaded instantiation, inlined above, keeps its small stack frame.
+bool EngineCore::send_eager_threaded(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                                     SendMode mode) {
+  return send_eager<true>(comm, buf, bytes, dest, tag, mode);
+}
+
+template <bool kThreads>
+bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
+                            SendMode mode) {
   const auto rank = static_cast<std::uint32_t>(comm.world_rank_of(dest));
-  const PeerGuard peer_lock(*this, rank);  // and no more: see "Threads" in engine_core.hpp
-  if (tag == config_.test_overlap_tag) [[unlikely]] await_overlapping_send();
+  const PeerLock<kThreads> peer_lock(*this, rank);  // and no more: see "Threads" in engine_core.hpp
+  // Only under MPI_THREAD_MULTIPLE, as its test runs (tests/mpi/threads_overlap.c).
+  if (kThreads && tag == config_.test_overlap_tag) [[unlikely]] await_overlapping_send();
   const Peer& to = peers_[rank];
   if (to.lost || !goes_eager(to, bytes, mode)) return false;  // isend reports a lost peer
   // Never in the table: an eager message's frames name no request.
   Request r;
   Peer& peer = prepare_send(r, comm, buf, bytes, dest, tag, mode);
-  send_whole_eager(peer, r);
+  send_whole_eager<kThreads>(peer, r);
   return true;
 }
 
+template <bool kThreads>
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
   peer.credit.sent(EagerCredit::eager_cost(r.bytes));
   // short_frames: the peer has exactly one route. A message in pieces goes as DATA, gathered.
@@ -189,10 +204,10 @@ void EngineCore::send_whole_eager(Peer& peer, Request& r) {
   Route& route = peer.rails[0];
   const frag::ShortHeader h{id_.rank, r.context, r.tag, static_cast<std::uint32_t>(r.bytes), r.msg_seq};
   ShortFrame frame(h, r.send_buf);
-  ++counters_.frames_sent;
+  counters_.frames_sent.add<kThreads>(1);
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
-  counters_.bytes_sent += frame.frame_size();
+  counters_.bytes_sent.add<kThreads>(frame.frame_size());
   if (const base::Status sent = route.path->send(peer.rank, frame); !sent) route_failed(peer, 0, sent);
 }
 
@@ -209,7 +224,7 @@ Request* EngineCore::isend_pieces(const CommView& comm, const void* base, const 
 Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size_t bytes,
                                 const frag::PiecesLayout* layout, int dest, int tag, SendMode mode) {
   const PeerGuard peer_lock(*this, static_cast<std::uint32_t>(comm.world_rank_of(dest)));
-  if (tag == config_.test_overlap_tag) [[unlikely]] await_overlapping_send();
+  if (base::multi_threaded() && tag == config_.test_overlap_tag) [[unlikely]] await_overlapping_send();
   Request* r = requests_.allocate(RequestKind::send);
   Peer& peer = prepare_send(*r, comm, buf, bytes, dest, tag, mode);
   r->layout = layout;
@@ -218,7 +233,11 @@ Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size
     return r;
   }
   if (goes_eager(peer, bytes, mode)) {
-    send_whole_eager(peer, *r);
+    if (base::multi_threaded()) {
+      send_whole_eager<true>(peer, *r);
+    } else {
+      send_whole_eager<false>(peer, *r);
+    }
     complete(r);
     return r;
   }

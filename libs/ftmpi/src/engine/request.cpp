@@ -6,8 +6,9 @@
 
 namespace ftmpi::engine {
 
+template <bool kThreads>
 Request* RequestTable::allocate(RequestKind kind) {
-  const std::lock_guard lock(lock_);
+  const base::LockIf<kThreads> lock(lock_);
   std::uint32_t slot = 0;
   std::uint32_t generation = 1;
   if (!free_.empty()) {
@@ -32,12 +33,18 @@ Request* RequestTable::allocate(RequestKind kind) {
   return &r;
 }
 
+template <bool kThreads>
 void RequestTable::free(Request* request) {
-  const std::lock_guard lock(lock_);
+  const base::LockIf<kThreads> lock(lock_);
   request->in_use = false;
   request->message = nullptr;
   free_.push_back(request->slot);
 }
+
+template Request* RequestTable::allocate<false>(RequestKind kind);
+template Request* RequestTable::allocate<true>(RequestKind kind);
+template void RequestTable::free<false>(Request* request);
+template void RequestTable::free<true>(Request* request);
 
 Request* RequestTable::find(std::uint64_t cookie, RequestKind kind) noexcept {
   const std::lock_guard lock(lock_);

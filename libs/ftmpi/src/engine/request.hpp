@@ -69,7 +69,20 @@ class Request {
 // taken only around its own bookkeeping.
 class RequestTable {
  public:
+  Request* allocate(RequestKind kind) {
+    return base::multi_threaded() ? allocate<true>(kind) : allocate<false>(kind);
+  }
+  void free(Request* request) {
+    if (base::multi_threaded()) {
+      free<true>(request);
+    } else {
+      free<false>(request);
+    }
+  }
+  // The same in code specialised on the threads flag (threads.hpp): the lock only when kThreads.
+  template <bool kThreads>
   Request* allocate(RequestKind kind);
+  template <bool kThreads>
   void free(Request* request);
   // The live request a cookie names, of the expected kind, or null.
   Request* find(std::uint64_t cookie, RequestKind kind) noexcept;

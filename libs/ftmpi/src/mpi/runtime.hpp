@@ -129,11 +129,11 @@ void poll_collectives();
 void service_shm_bcasts();
 // One round of engine progress, then the pending collectives: what the test calls do.
 // The MPI layer's own pending work: nonblocking collectives, broadcast resends.
-inline void poll_pending() {
-  Runtime& rt = runtime();
+inline void poll_pending(Runtime& rt) {
   if (!rt.pending_collectives.empty()) poll_collectives();
   if (rt.shm_bcast_busy) service_shm_bcasts();
 }
+inline void poll_pending() { poll_pending(runtime()); }
 // What of it a thread holding the thread lock shared may do (runtime.cpp).
 void poll_background_shared();
 // Moves the MPI layer's own pending work along.
@@ -151,17 +151,22 @@ inline void progress_once() {
 }
 // Makes progress until done() returns true, moving the pending collectives along meanwhile: what every
 // waiting call of the MPI layer uses instead of Engine::progress_until.
+// The thread lock's flag is read once, not at every round.
 template <typename Done>
 void progress_until(Done&& done) {
   Runtime& rt = runtime();
-  auto polled_done = [&] {
-    poll_background();
-    return done();
-  };
   if (!ThreadLock::enabled()) [[likely]] {
-    rt.engine->progress_until(polled_done);
+    rt.engine->progress_until([&] {
+      poll_pending(rt);  // not runtime() again at every round: an atomic load and a test
+      return done();
+    });
   } else {
-    rt.engine->progress_until(polled_done, [] { ThreadLock::pass(); });
+    rt.engine->progress_until(
+        [&] {
+          poll_background();
+          return done();
+        },
+        [] { ThreadLock::pass(); });
   }
 }
 

@@ -381,20 +381,28 @@ Status ShmPath::send(Rank peer, FrameWriter& frame) noexcept {
                                     std::to_string(max_frame_) + " (path.shm.slot_size - 16)"};
   }
   if (queued_ != 0) [[unlikely]] drain_overflow();
-  const std::lock_guard lock(out_locks_[local]);
   Outgoing& out = out_[local];
-  if (out.overflow.empty()) [[likely]] {
-    if (std::byte* slot = claim_slot(out)) [[likely]] {
-      frame.write({slot + kShmSlotHeaderSize, size});
-      publish(out, slot, size);
-      return {};
+  auto write = [&] {
+    if (out.overflow.empty()) [[likely]] {
+      if (std::byte* slot = claim_slot(out)) [[likely]] {
+        frame.write({slot + kShmSlotHeaderSize, size});
+        publish(out, slot, size);
+        return;
+      }
     }
+    // No room, or earlier frames to this peer still wait: queue behind them.
+    QueuedFrame& queued = out.overflow.emplace_back(
+        QueuedFrame{std::make_unique_for_overwrite<std::byte[]>(size), size});
+    frame.write({queued.bytes.get(), size});
+    ++queued_;
+  };
+  // The flag read once (a lock_guard would read it twice, around the frame's write).
+  if (base::multi_threaded()) [[unlikely]] {
+    const base::LockIf<true> lock(out_locks_[local]);
+    write();
+  } else {
+    write();
   }
-  // No room, or earlier frames to this peer still wait: queue behind them.
-  QueuedFrame& queued = out.overflow.emplace_back(
-      QueuedFrame{std::make_unique_for_overwrite<std::byte[]>(size), size});
-  frame.write({queued.bytes.get(), size});
-  ++queued_;
   return {};
 }
 

@@ -141,8 +141,8 @@ inline constexpr ParamRow kFlightDir{
     ParamLevel::advanced, ParamScope::rank};
 inline constexpr ParamRow kTestOverlapTag{
     "engine.test.overlap_tag", ParamType::integer, "-1",
-    "tests only: a send with this tag waits, holding its peer's lock, until a send with the same tag to "
-    "another peer is under way too, and ends the job if none comes within 30 s: proves that "
+    "tests only: in a process that asked for MPI_THREAD_MULTIPLE, a send with this tag waits, holding its "
+    "peer's lock, until a send with the same tag to another peer is under way too, and ends the job if none comes within 30 s: proves that "
     "MPI_THREAD_MULTIPLE sends to different peers run at once (tests/mpi/threads_overlap.c); -1: off",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kHostId{
