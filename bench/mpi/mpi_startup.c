@@ -7,6 +7,7 @@
  *
  * The caller subtracts the time it started the launcher (all ranks run on one machine's clock, simulated
  * hosts included). Works with any MPI, so the same program measures other launchers too. */
+#define _POSIX_C_SOURCE 200809L  /* clock_gettime under -std=c11 */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
