@@ -110,11 +110,12 @@ for i, inst in enumerate(installs):
             total.append((int(t.group(2)) - start) / 1e6)
             agents.append(len(open(base + ".agent").read().splitlines()))
             # An ftrun from before this measurement existed says nothing: its columns show "-".
-            c = re.search(r"control channel: (\d+) rank connections; from ranks (\d+) frames, (\d+) bytes; to ranks (\d+) frames, (\d+) bytes", open(base + ".err").read())
+            # Connections to ftrun: its own host's ranks and one link per host agent (which relays its ranks').
+            c = re.search(r"control channel: (\d+) rank connections \((\d+) relayed by (\d+) host agents\); from ranks (\d+) frames, (\d+) bytes; to ranks (\d+) frames, (\d+) bytes", open(base + ".err").read())
             if c:
-                conns.append(int(c.group(1)))
-                fin.append(int(c.group(2)) / n); bin_.append(int(c.group(3)) / n)
-                fout.append(int(c.group(4)) / n); bout.append(int(c.group(5)) / n)
+                conns.append(int(c.group(1)) - int(c.group(2)) + int(c.group(3)))
+                fin.append(int(c.group(4)) / n); bin_.append(int(c.group(5)) / n)
+                fout.append(int(c.group(6)) / n); bout.append(int(c.group(7)) / n)
         def f(xs): return f"{med(xs):.0f}" if xs else "-"
         print(f"| {n} | {f(init)} | {f(barrier)} | {f(total)} | {f(agents)} | {f(conns)} "
               f"| {f(fin)} / {f(fout)} | {f(bin_)} | {f(bout)} |")

@@ -596,8 +596,11 @@ Result<JobOutcome> Job::run() {
   // If the loop fails, the destructor kills and reaps whatever is still running.
   if (Status s = loop(); !s) return s;
   const Server::Traffic& t = server_->traffic();
-  base::logger().info("control channel: {} rank connections; from ranks {} frames, {} bytes; to ranks {} frames, {} bytes",
-                      t.connections, t.frames_in, t.bytes_in, t.frames_out, t.bytes_out);
+  const auto relayed = std::count_if(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.remote; });
+  base::logger().info(
+      "control channel: {} rank connections ({} relayed by {} host agents); from ranks {} frames, {} bytes; to "
+      "ranks {} frames, {} bytes",
+      t.connections, relayed, hosts_.size(), t.frames_in, t.bytes_in, t.frames_out, t.bytes_out);
   finish_agents();
   if (failure_) return *failure_;
   return JobOutcome{};
