@@ -221,25 +221,7 @@ Result<AgentMessage> decode(AgentMsgType type, std::span<const char> body) {
 void AgentFrameReader::append(std::span<const char> bytes) { append_frame_bytes(buffer_, start_, bytes); }
 
 Result<std::optional<AgentMessage>> AgentFrameReader::next() {
-  if (buffered() < kFrameHeaderBytes) return std::optional<AgentMessage>();
-  const char* header = buffer_.data() + start_;
-  const FrameHeader h = read_frame_header(header);
-  const auto type = static_cast<AgentMsgType>(h.type);
-  if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
-    const bool known = std::find(std::begin(kEveryAgentMsgType), std::end(kEveryAgentMsgType), type) !=
-                       std::end(kEveryAgentMsgType);
-    return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
-                                         : "unknown frame type " + std::to_string(h.type));
-  }
-  if (h.length > max_body_bytes(type)) {
-    return malformed(type, "length " + std::to_string(h.length) + " exceeds the bound of " +
-                               std::to_string(max_body_bytes(type)));
-  }
-  if (buffered() < kFrameHeaderBytes + h.length) return std::optional<AgentMessage>();
-  auto message = decode(type, std::span<const char>(header + kFrameHeaderBytes, h.length));
-  if (!message) return message.status();
-  consume_frame(buffer_, start_, kFrameHeaderBytes + h.length);
-  return std::optional<AgentMessage>(std::move(*message));
+  return next_frame<AgentMessage, AgentMsgType>(buffer_, start_, allowed_, kEveryAgentMsgType);
 }
 
 }  // namespace ftmpi::rte

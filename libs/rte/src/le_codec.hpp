@@ -2,9 +2,11 @@
 // link (agent_protocol.cpp) (private to rte).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -101,6 +103,33 @@ inline void consume_frame(std::string& buffer, std::size_t& start, std::size_t f
     buffer.clear();
     start = 0;
   }
+}
+
+// The next whole frame of a reader's buffer, for either protocol: its type must be in `allowed` (else
+// "unexpected" or "unknown" frame), its length within the type's bound as soon as the header is in, and
+// its body must decode exactly (decode). std::nullopt when more bytes are needed. `Type` is MsgType or
+// AgentMsgType; to_string, max_body_bytes and decode are the protocol's own.
+template <typename Message, typename Type>
+base::Result<std::optional<Message>> next_frame(std::string& buffer, std::size_t& start,
+                                                std::span<const Type> allowed, std::span<const Type> every) {
+  if (buffer.size() - start < kFrameHeaderBytes) return std::optional<Message>();
+  const char* header = buffer.data() + start;
+  const FrameHeader h = read_frame_header(header);
+  const auto type = static_cast<Type>(h.type);
+  if (std::find(allowed.begin(), allowed.end(), type) == allowed.end()) {
+    const bool known = std::find(every.begin(), every.end(), type) != every.end();
+    return base::Status(base::Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
+                                                     : "unknown frame type " + std::to_string(h.type));
+  }
+  if (h.length > max_body_bytes(type)) {
+    return base::Status(base::Errc::malformed, std::string(to_string(type)) + ": length " + std::to_string(h.length) +
+                                                   " exceeds the bound of " + std::to_string(max_body_bytes(type)));
+  }
+  if (buffer.size() - start < kFrameHeaderBytes + h.length) return std::optional<Message>();
+  auto message = decode(type, std::span<const char>(header + kFrameHeaderBytes, h.length));
+  if (!message) return message.status();
+  consume_frame(buffer, start, kFrameHeaderBytes + h.length);
+  return std::optional<Message>(std::move(*message));
 }
 
 }  // namespace ftmpi::rte

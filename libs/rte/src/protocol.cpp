@@ -309,26 +309,7 @@ void FrameReader::append(std::span<const char> bytes) {
 }
 
 Result<std::optional<Message>> FrameReader::next() {
-  if (buffered() < kFrameHeaderBytes) return std::optional<Message>();
-  const char* header = buffer_.data() + start_;
-  const FrameHeader h = read_frame_header(header);
-  const std::uint32_t length = h.length;
-  const std::uint8_t raw_type = h.type;
-  const auto type = static_cast<MsgType>(raw_type);
-  if (std::find(allowed_.begin(), allowed_.end(), type) == allowed_.end()) {
-    const bool known = std::find(std::begin(kEveryMsgType), std::end(kEveryMsgType), type) != std::end(kEveryMsgType);
-    return Status(Errc::malformed, known ? "unexpected " + std::string(to_string(type)) + " frame"
-                                         : "unknown frame type " + std::to_string(raw_type));
-  }
-  if (length > max_body_bytes(type)) {
-    return malformed(type, "length " + std::to_string(length) + " exceeds the bound of " +
-                               std::to_string(max_body_bytes(type)));
-  }
-  if (buffered() < kFrameHeaderBytes + length) return std::optional<Message>();
-  auto message = decode(type, std::span<const char>(header + kFrameHeaderBytes, length));
-  if (!message) return message.status();
-  consume_frame(buffer_, start_, kFrameHeaderBytes + length);
-  return std::optional<Message>(std::move(*message));
+  return next_frame<Message, MsgType>(buffer_, start_, allowed_, kEveryMsgType);
 }
 
 }  // namespace ftmpi::rte
