@@ -2,7 +2,7 @@
 # Installs what is missing (also Open MPI and MPICH, which ftbench's comparison tests run), builds everything with AddressSanitizer + UBSan and -Werror, runs every test,
 # then builds what the progress-thread and MPI_THREAD_MULTIPLE tests need with ThreadSanitizer (TSan and ASan do not mix) and runs
 # those again under it: a data race reported there fails the run (TSan's exit status 66).
-# Then every libFuzzer target of tests/fuzz runs for FTMPI_FUZZ_SECONDS (default 20) each, from its
+# Then every libFuzzer target of tests/fuzz runs for FTMPI_FUZZ_SECONDS (default 10) each, from its
 # committed corpus (which the ASan suite also replays): a crash fails the run and leaves its input in
 # build/fuzz/<target>-artifacts/.
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` for the quick unit tests alone (no TSan, no
@@ -24,5 +24,5 @@ cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_WERROR=ON -DFTMP
 cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives mpi_threads mpi_threads_overlap mpi_grequest mpi_comm_idup_group mpi_cxx_program
 ctest --test-dir "$tsan" --output-on-failure -j "$(nproc)" -R "progress_thread|mpi_threads|mpi_grequest|mpi_comm_idup_group_[1-4]$|mpi_cxx_program_3"
 for target in wire json control engine fault_spec rte_frames; do
-  ./scripts/fuzz.sh --target "$target" "${FTMPI_FUZZ_SECONDS:-20}"
+  ./scripts/fuzz.sh --target "$target" "${FTMPI_FUZZ_SECONDS:-10}"
 done
