@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/stats.hpp"
 #include "ftmpi/base/params.hpp"
 #include "ftmpi/base/status.hpp"
 #include "ftmpi/frag/fragmenter.hpp"
@@ -126,6 +127,9 @@ class Engine {
   // Idle rounds a waiting rank spins before it yields its core (engine.progress.spin; 0 when the host has
   // more ranks than CPUs): other waits of the library (the shared-memory broadcast) follow it too.
   virtual std::uint64_t spin_rounds() const noexcept = 0;
+
+  // The engine's counters as they are now (MPI_T's performance variables read them).
+  virtual EngineCounters counters_snapshot() const = 0;
 
   // One round of progress over every path, timer and queue. Returns true if anything happened.
   virtual bool progress() = 0;

@@ -229,6 +229,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return config_.spin_rounds; }
+  EngineCounters counters_snapshot() const override { return counters_; }
   base::Status finalize() override;
   [[noreturn]] void abort(int code, std::string_view message) override;
 

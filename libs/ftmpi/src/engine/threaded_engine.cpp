@@ -64,6 +64,11 @@ bool ThreadedEngine::is_complete(const Request* request, Completion* out) const 
   return inner_->is_complete(request, out);
 }
 
+EngineCounters ThreadedEngine::counters_snapshot() const {
+  std::lock_guard lock(mutex_);
+  return inner_->counters_snapshot();
+}
+
 void ThreadedEngine::cancel(Request* request) {
   std::lock_guard lock(mutex_);
   inner_->cancel(request);

@@ -44,6 +44,7 @@ class ThreadedEngine final : public Engine {
   std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return inner_->spin_rounds(); }
+  EngineCounters counters_snapshot() const override;
   base::Status finalize() override;
   [[noreturn]] void abort(int code, std::string_view message) override;
 

@@ -32,6 +32,22 @@
 
 namespace ftmpi::mpi {
 namespace {
+std::vector<std::string_view> not_parameters();
+}  // namespace
+
+base::Status load_params(Runtime& rt) {
+  if (rt.params_loaded) return {};
+  if (rt.params.rows().empty()) {  // an earlier try may have added them and then met a bad variable
+    for (std::span<const base::ParamRow> table : ftmpi::params::all_param_tables()) {
+      if (base::Status s = rt.params.add_table(table); !s) return s;
+    }
+  }
+  if (base::Status s = rt.params.load_environment(environ, not_parameters()); !s) return s;
+  rt.params_loaded = true;
+  return {};
+}
+
+namespace {
 
 // FTMPI_* variables that are not parameters: what the launcher sets for the engine, and the seed of the
 // randomized tests.
@@ -51,10 +67,7 @@ std::vector<std::string_view> not_parameters() {
 
 void start_runtime(std::string_view call) {
   Runtime& rt = runtime();
-  for (std::span<const base::ParamRow> table : ftmpi::params::all_param_tables()) {
-    if (base::Status s = rt.params.add_table(table); !s) init_failed(call, s);
-  }
-  if (base::Status s = rt.params.load_environment(environ, not_parameters()); !s) init_failed(call, s);
+  if (base::Status s = load_params(rt); !s) init_failed(call, s);
   const std::string level = rt.params.get_string(base::kLogLevel);
   // Until the engine knows our rank the logger cannot say it.
   if (base::Status s = base::init_logging("ftmpi", level); !s) init_failed(call, s);
@@ -182,6 +195,7 @@ int PMPI_Finalize(void) {
   });
   const ThreadLockGuard lock;  // a thread may still ask MPI_Finalized
   Runtime& rt = runtime();
+  if (rt.engine != nullptr) rt.final_counters = rt.engine->counters_snapshot();
   rt.engine.reset();
   rt.phase = Phase::finalized;
   return result;

@@ -52,6 +52,9 @@ struct Runtime {
 
   Phase phase = Phase::before_init;
   base::ParamSet params;  // outlives the engine that was started with it
+  bool params_loaded = false;  // by MPI_Init, or earlier by MPI_T_init_thread (load_params)
+  // The engine's counters when MPI_Finalize stopped it: what MPI_T's performance variables read then.
+  engine::EngineCounters final_counters;
   std::unique_ptr<engine::Engine> engine;
   coll::Tuning tuning;
   // Indexed by the handle's index: MPI_COMM_WORLD, MPI_COMM_SELF, then the communicators programs
@@ -169,6 +172,10 @@ void progress_until(Done&& done) {
         [] { ThreadLock::pass(); });
   }
 }
+
+// Registers every parameter table and reads the FTMPI_* environment, once: MPI_Init and the tools
+// interface (which may come first, and set parameters before MPI_Init) share it (api_env.cpp).
+base::Status load_params(Runtime& rt);
 
 // Prints "ftmpi: rank R: <what>" on stderr ("ftmpi: <what>" when MPI is not running) and ends the job
 // with `code`: through the engine while it runs (the launcher gets `what` as the reason and names the
