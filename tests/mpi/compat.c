@@ -121,6 +121,14 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Status_c2f(&c, f));
   CHECK_MPI(MPI_Status_f2c(f, &back));
   CHECK(f[0] == 3 && f[1] == 9 && back.MPI_SOURCE == 3 && back.MPI_TAG == 9, "status c2f/f2c");
+  MPI_F08_status f08;
+  MPI_Fint f_again[6];
+  CHECK_MPI(MPI_Status_c2f08(&c, &f08));
+  CHECK_MPI(MPI_Status_f082f(&f08, f_again));
+  CHECK_MPI(MPI_Status_f2f08(f_again, &f08));
+  CHECK_MPI(MPI_Status_f082c(&f08, &back));
+  CHECK(f08.MPI_SOURCE == 3 && f08.MPI_TAG == 9 && f_again[1] == 9 && back.MPI_SOURCE == 3, "status c2f08/f082c");
+  CHECK(MPI_Status_f082c(MPI_F08_STATUS_IGNORE, &back) == MPI_ERR_ARG, "MPI_F08_STATUS_IGNORE converted");
 
   CHECK_MPI(MPI_Pcontrol(1));
   CHECK_MPI(MPI_Pcontrol(0, "ignored"));

@@ -373,6 +373,16 @@ extern MPI_Fint ftmpi_f_status_ignore_[6];
 extern MPI_Fint ftmpi_f_statuses_ignore_[6];
 #define MPI_F_STATUS_IGNORE ((MPI_Fint *)ftmpi_f_status_ignore_)
 #define MPI_F_STATUSES_IGNORE ((MPI_Fint *)ftmpi_f_statuses_ignore_)
+/* `use mpi_f08`'s TYPE(MPI_Status) seen from C (MPI-3.1 section 17.2.5): the same six INTEGERs, and the
+ * same sentinels (one common block serves mpif.h, `use mpi` and `use mpi_f08`). */
+typedef struct MPI_F08_status {
+  MPI_Fint MPI_SOURCE;
+  MPI_Fint MPI_TAG;
+  MPI_Fint MPI_ERROR;
+  MPI_Fint ftmpi_private[3];
+} MPI_F08_status;
+#define MPI_F08_STATUS_IGNORE ((MPI_F08_status *)ftmpi_f_status_ignore_)
+#define MPI_F08_STATUSES_IGNORE ((MPI_F08_status *)ftmpi_f_statuses_ignore_)
 
 #define MPI_BSEND_OVERHEAD 64
 /* MPI-4.1: attached instead of a buffer, the library allocates each buffered message's memory. */
@@ -765,6 +775,10 @@ MPI_Fint MPI_Request_c2f(MPI_Request request);
 MPI_Request MPI_Request_f2c(MPI_Fint request);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 
 /* Attribute caching */
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
@@ -1539,6 +1553,10 @@ MPI_Fint PMPI_Request_c2f(MPI_Request request);
 MPI_Request PMPI_Request_f2c(MPI_Fint request);
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag);
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size);

@@ -232,6 +232,27 @@ int PMPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status) {
   return MPI_SUCCESS;
 }
 #pragma weak MPI_Status_f2c = PMPI_Status_f2c
+// mpi_f08's status is the INTEGER status's six INTEGERs: the same copies.
+static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status) && sizeof(MPI_Status) == 6 * sizeof(MPI_Fint));
+int PMPI_Status_f082c(const MPI_F08_status* f08_status, MPI_Status* c_status) {
+  return PMPI_Status_f2c(reinterpret_cast<const MPI_Fint*>(f08_status), c_status);
+}
+#pragma weak MPI_Status_f082c = PMPI_Status_f082c
+int PMPI_Status_c2f08(const MPI_Status* c_status, MPI_F08_status* f08_status) {
+  return PMPI_Status_c2f(c_status, reinterpret_cast<MPI_Fint*>(f08_status));
+}
+#pragma weak MPI_Status_c2f08 = PMPI_Status_c2f08
+int PMPI_Status_f082f(const MPI_F08_status* f08_status, MPI_Fint* f_status) {
+  const auto* from = reinterpret_cast<const MPI_Fint*>(f08_status);
+  if (from == nullptr || f_status == nullptr || ignores_status(from) || ignores_status(f_status)) return MPI_ERR_ARG;
+  std::memcpy(f_status, from, sizeof(MPI_Status));
+  return MPI_SUCCESS;
+}
+#pragma weak MPI_Status_f082f = PMPI_Status_f082f
+int PMPI_Status_f2f08(const MPI_Fint* f_status, MPI_F08_status* f08_status) {
+  return PMPI_Status_f082f(reinterpret_cast<const MPI_F08_status*>(f_status), reinterpret_cast<MPI_Fint*>(f08_status));
+}
+#pragma weak MPI_Status_f2f08 = PMPI_Status_f2f08
 }  // extern "C"
 
 // ---- environment ------------------------------------------------------------------------------------
