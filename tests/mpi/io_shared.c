@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i <= rank; ++i) values[i] = -1;
   CHECK_MPI(MPI_File_read_ordered(fh, values, rank + 1, MPI_INT, &status));
   for (int i = 0; i <= rank; ++i) CHECK(values[i] == rank, "read_ordered gave %d", values[i]);
-  CHECK_MPI(MPI_File_seek_shared(fh, -total, MPI_SEEK_END));
+  CHECK_MPI(MPI_File_seek_shared(fh, -total, MPI_SEEK_CUR));
   CHECK_MPI(MPI_File_read_ordered_begin(fh, values, rank + 1, MPI_INT));
   CHECK_MPI(MPI_File_read_ordered_end(fh, values, &status));
   for (int i = 0; i <= rank; ++i) CHECK(values[i] == rank, "split read_ordered gave %d", values[i]);

@@ -614,6 +614,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     // Both pointers go back to 0 (MPI-3.1 section 13.3); the shared one by rank 0 while the others wait.
     file.position = 0;
     file.shared_initial = 0;
+    if (!comm_ok(call, PMPI_Barrier(file.comm), "MPI_Barrier")) return;
     struct stat st{};
     if (file.rank == 0 && ::stat(file.shared_path.c_str(), &st) == 0) set_shared_pointer(call, file, 0);
     comm_ok(call, PMPI_Barrier(file.comm), "MPI_Barrier");
@@ -826,7 +827,9 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset* disp) 
 
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
   return file_call("MPI_File_seek_shared", fh, [&](Call& call, File& file) {
-    // Collective: rank 0 moves the pointer, the others wait for it (and learn its outcome).
+    // Collective: once every rank is done with the pointer's old value, rank 0 moves it while the others
+    // wait (and learn its outcome).
+    if (!comm_ok(call, PMPI_Barrier(file.comm), "MPI_Barrier")) return;
     int error_class = 0;
     if (file.rank == 0) {
       MPI_Offset base = 0;
