@@ -49,13 +49,6 @@ std::optional<std::string> amode_problem(int amode) {
   return std::nullopt;
 }
 
-bool comm_ok(Call& call, int rc, std::string_view what) {
-  if (rc == MPI_SUCCESS) return true;
-  const int cls = is_error_class(rc) ? rc : MPI_ERR_OTHER;
-  call.fail(cls, fmt::format("{} among the file's ranks failed ({})", what, error_class_name(cls)));
-  return false;
-}
-
 // The hints ftmpi acts on, from the info's entries (docs/mpi.md, "MPI-IO"); values it cannot use are
 // kept and ignored, as MPI allows for hints.
 void apply_hints(FileHints& hints, const Info* info) {
@@ -288,6 +281,19 @@ int split_end(std::string_view name, MPI_File fh, bool writing, MPI_Status* stat
   });
 }
 
+// MPI_File_set_size and MPI_File_preallocate: a size, and a file that may be written.
+bool check_resize(Call& call, const File& file, MPI_Offset size) {
+  if (size < 0) {
+    call.fail(MPI_ERR_ARG, fmt::format("negative size {}", size));
+    return false;
+  }
+  if ((file.amode & MPI_MODE_RDONLY) != 0) {
+    call.fail(MPI_ERR_READ_ONLY, fmt::format("{}: opened MPI_MODE_RDONLY", file.path));
+    return false;
+  }
+  return true;
+}
+
 // Rank 0 does something to the file for all; everyone learns its outcome (the errno).
 void on_rank0(Call& call, File& file, const std::function<int()>& action, std::string_view doing) {
   int error = file.rank == 0 ? action() : 0;
@@ -509,14 +515,7 @@ int PMPI_File_delete(const char* filename, MPI_Info info) {
 
 int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
   return file_call("MPI_File_set_size", fh, [&](Call& call, File& file) {
-    if (size < 0) {
-      call.fail(MPI_ERR_ARG, fmt::format("negative size {}", size));
-      return;
-    }
-    if ((file.amode & MPI_MODE_RDONLY) != 0) {
-      call.fail(MPI_ERR_READ_ONLY, fmt::format("{}: opened MPI_MODE_RDONLY", file.path));
-      return;
-    }
+    if (!check_resize(call, file, size)) return;
     on_rank0(call, file, [&] { return ::ftruncate(file.fd, size) == 0 ? 0 : errno; }, "ftruncate");
   });
 }
@@ -524,14 +523,7 @@ int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
 
 int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   return file_call("MPI_File_preallocate", fh, [&](Call& call, File& file) {
-    if (size < 0) {
-      call.fail(MPI_ERR_ARG, fmt::format("negative size {}", size));
-      return;
-    }
-    if ((file.amode & MPI_MODE_RDONLY) != 0) {
-      call.fail(MPI_ERR_READ_ONLY, fmt::format("{}: opened MPI_MODE_RDONLY", file.path));
-      return;
-    }
+    if (!check_resize(call, file, size)) return;
     // Allocates [0, size): never shrinks the file (MPI-3.1 section 13.2.5).
     on_rank0(call, file, [&] { return size == 0 ? 0 : ::posix_fallocate(file.fd, 0, size); }, "posix_fallocate");
   });

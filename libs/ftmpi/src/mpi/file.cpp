@@ -61,14 +61,6 @@ void fail_errno(Call& call, int error, const std::string& path, std::string_view
                                                  : fmt::format("{}: {}: {}", path, doing, std::strerror(error)));
 }
 
-// Nested MPI calls on the file's communicator return their errors (it has MPI_ERRORS_RETURN).
-bool comm_ok(Call& call, int rc, std::string_view what) {
-  if (rc == MPI_SUCCESS) return true;
-  const int cls = is_error_class(rc) ? rc : MPI_ERR_OTHER;
-  call.fail(cls, fmt::format("{} among the file's ranks failed ({})", what, error_class_name(cls)));
-  return false;
-}
-
 bool write_fully(Call& call, File& file, const std::byte* data, std::int64_t length, std::int64_t offset) {
   while (length > 0) {
     const ssize_t n = ::pwrite(file.fd, data, static_cast<std::size_t>(length), offset);
@@ -172,6 +164,13 @@ class RangeLock {
 };
 
 }  // namespace
+
+bool comm_ok(Call& call, int rc, std::string_view what) {
+  if (rc == MPI_SUCCESS) return true;
+  const int cls = is_error_class(rc) ? rc : MPI_ERR_OTHER;
+  call.fail(cls, fmt::format("{} among the file's ranks failed ({})", what, error_class_name(cls)));
+  return false;
+}
 
 bool lock_range(Call& call, int fd, std::int64_t offset, std::int64_t length, bool exclusive,
                 const std::string& path) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -98,6 +99,10 @@ FileTable& files();
 std::set<MPI_File>& open_files();
 // The handler new files start with and open/delete errors use (set on MPI_FILE_NULL).
 MPI_Errhandler& default_file_errhandler();
+
+// The outcome of an MPI call the library makes on a file's communicator (which returns errors): false
+// after failing `call` with its class.
+bool comm_ok(Call& call, int rc, std::string_view what);
 
 // The MPI error class of an errno from the file system.
 int io_error_class(int error) noexcept;
