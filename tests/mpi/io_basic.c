@@ -182,6 +182,25 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Wait(&request, &status));
   CHECK_MPI(MPI_Get_count(&status, MPI_INT, &count));
   CHECK(count == 1, "iwrite_all wrote %d", count);
+  /* A nonblocking collective started by one rank before a message another rank waits for before it
+   * starts its own: legal MPI, and it must not deadlock. */
+  if (size > 1 && rank < 2) {
+    mine = 4000 + rank;
+    if (rank == 0) {
+      CHECK_MPI(MPI_File_iwrite_at_all(fh, INTS + 3, &mine, 1, MPI_INT, &request));
+      CHECK_MPI(MPI_Send(&token, 1, MPI_INT, 1, 6, MPI_COMM_WORLD));
+    } else {
+      CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      CHECK_MPI(MPI_File_iwrite_at_all(fh, INTS + 3, &mine, 1, MPI_INT, &request));
+    }
+  } else {
+    mine = 4000 + rank;
+    CHECK_MPI(MPI_File_iwrite_at_all(fh, INTS + 3, &mine, 1, MPI_INT, &request));
+  }
+  CHECK_MPI(MPI_Wait(&request, &status));
+  CHECK_MPI(MPI_File_read_at(fh, INTS + 3, &back, 1, MPI_INT, &status));
+  CHECK(back == mine, "iwrite_at_all wrote %d", back);
+  mine = 2000 + rank;
   CHECK_MPI(MPI_File_iread_at_all(fh, INTS + 1, &back, 1, MPI_INT, &request));
   CHECK_MPI(MPI_Wait(&request, &status));
   CHECK(back == mine, "iread_at_all read %d", back);
