@@ -1,7 +1,8 @@
 /* A distributed 3-D array written collectively through subarray views, the way HDF5 and netCDF use MPI-IO:
- * every rank writes its block (its memory a subarray too, with a halo) with MPI_File_write_all; then one
- * rank fewer reads the array back with another decomposition (split along the last dimension) through
- * MPI_File_read_all, and rank 0 checks the file's row-major layout with an independent read. */
+ * every rank writes its block (its memory a subarray too, with a halo) with MPI_File_write_all, in
+ * collective windows of 4 KiB (many two-phase rounds); then one rank fewer reads the array back with
+ * another decomposition (split along the last dimension) through MPI_File_read_all, in 1000-byte windows
+ * that end inside elements; rank 0 checks the file's row-major layout with an independent read. */
 #include "io_common.h"
 
 #define G0 24
@@ -55,7 +56,11 @@ int main(int argc, char **argv) {
   MPI_File fh;
   MPI_Status status;
   int count = 0;
-  CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+  /* Small collective windows: the array goes through many rounds, pieces cut at window edges. */
+  MPI_Info small_windows;
+  CHECK_MPI(MPI_Info_create(&small_windows));
+  CHECK_MPI(MPI_Info_set(small_windows, "cb_buffer_size", "4096"));
+  CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, small_windows, &fh));
   CHECK_MPI(MPI_File_set_view(fh, 0, MPI_DOUBLE, filetype, "native", MPI_INFO_NULL));
   CHECK_MPI(MPI_File_write_all(fh, local, 1, memtype, &status));
   CHECK_MPI(MPI_Get_count(&status, memtype, &count));
@@ -79,7 +84,9 @@ int main(int argc, char **argv) {
     CHECK(part != NULL, "malloc");
     CHECK_MPI(MPI_Type_create_subarray(3, global, rsizes, rstarts, MPI_ORDER_C, MPI_DOUBLE, &filetype));
     CHECK_MPI(MPI_Type_commit(&filetype));
-    CHECK_MPI(MPI_File_open(readers, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    /* Windows that end inside doubles. */
+    CHECK_MPI(MPI_Info_set(small_windows, "cb_buffer_size", "1000"));
+    CHECK_MPI(MPI_File_open(readers, path, MPI_MODE_RDONLY, small_windows, &fh));
     CHECK_MPI(MPI_File_set_view(fh, 0, MPI_DOUBLE, filetype, "native", MPI_INFO_NULL));
     CHECK_MPI(MPI_File_read_all(fh, part, n, MPI_DOUBLE, &status));
     CHECK_MPI(MPI_Get_count(&status, MPI_DOUBLE, &count));
@@ -109,6 +116,7 @@ int main(int argc, char **argv) {
     CHECK_MPI(MPI_Comm_free(&readers));
     free(part);
   }
+  CHECK_MPI(MPI_Info_free(&small_windows));
   io_remove_dir(MPI_COMM_WORLD);
   CHECK_MPI(MPI_Finalize());
   if (rank == 0) printf("io_subarray: ok\n");
