@@ -316,12 +316,12 @@ void close_file(Call& call, MPI_File* fh) {
   if (::close(file->fd) != 0 && !call.failed()) {
     call.fail(io_error_class(errno), fmt::format("{}: close: {}", file->path, std::strerror(errno)));
   }
-  if (file->rank == 0) {
+  // Rank 0 removes what goes with the file; every rank returns after that, and learns its outcome.
+  on_rank0(call, *file, [&] {
     ::unlink(file->shared_path.c_str());  // the side file exists only if the shared pointer was used
-    if ((file->amode & MPI_MODE_DELETE_ON_CLOSE) != 0 && ::unlink(file->path.c_str()) != 0 && !call.failed()) {
-      call.fail(io_error_class(errno), fmt::format("{}: delete on close: {}", file->path, std::strerror(errno)));
-    }
-  }
+    const bool remove = (file->amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
+    return remove && ::unlink(file->path.c_str()) != 0 ? errno : 0;
+  }, "delete on close");
   for (MPI_Datatype* type : {&file->view.etype, &file->view.filetype}) {
     const Datatype* t = find_datatype(*type);
     if (t != nullptr && !t->predefined) PMPI_Type_free(type);
