@@ -20,9 +20,8 @@
 ! (num_large_counts ...). MPI_Op_create_c has a name of its own, as in MPI-4.0, and its reduction
 ! the interface MPI_User_function_c.
 !
-! Not here, as not in `use mpi` either: one-sided, I/O, MPI_Status_f2f08 and the other conversions
-! between the two bindings, MPI_Sizeof; the PMPI_ names; MPI_FILE_NULL (MPI_File exists as a type
-! only).
+! Not here, as not in `use mpi` either: one-sided, MPI_Status_f2f08 and the other conversions
+! between the two bindings, MPI_Sizeof; the PMPI_ names.
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: c_double, c_int, c_ptr
   implicit none
@@ -105,6 +104,11 @@ module mpi_f08
     subroutine MPI_Comm_errhandler_function(comm, error_code)
       import :: MPI_Comm
       type(MPI_Comm) :: comm
+      integer :: error_code
+    end subroutine
+    subroutine MPI_File_errhandler_function(file, error_code)
+      import :: MPI_File
+      type(MPI_File) :: file
       integer :: error_code
     end subroutine
     subroutine MPI_Comm_copy_attr_function(oldcomm, comm_keyval, extra_state, attribute_val_in, &

@@ -26,6 +26,7 @@
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
 #include "mpi/call.hpp"
+#include "mpi/file.hpp"
 #include "mpi/comms.hpp"
 #include "mpi/runtime.hpp"
 #include "mpi/shm_coll.hpp"
@@ -185,6 +186,7 @@ int PMPI_Finalize(void) {
     // section 8.7.1), so that libraries clean up through their delete callbacks. A callback that fails
     // is reported, and finalizing goes on (the other ranks wait for this one's fence).
     if (Comm* self = find_comm(MPI_COMM_SELF)) delete_attributes(call, self->handle, self->attributes, true);
+    close_files_at_finalize();  // files left open: reported, not closed silently
     runtime().bsend.drain(engine());
     for (Comm& c : runtime().comms) {
       if (c.bsend != nullptr) c.bsend->drain(engine());

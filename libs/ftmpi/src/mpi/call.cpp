@@ -25,7 +25,11 @@ void Call::fail(const base::Status& status) noexcept { fail(error_class_of(statu
 int Call::finish() noexcept {
   if (!failed()) return MPI_SUCCESS;
   Runtime& rt = runtime();
-  if (rt.phase == Phase::running) {
+  if (rt.phase == Phase::running && on_file_) {
+    if (file_errhandler_ == MPI_ERRORS_RETURN) return error_;
+    // The handler's first argument is a handle, as for communicators: the same call serves both.
+    if (call_created_errhandler(file_errhandler_, file_, error_)) return error_;
+  } else if (rt.phase == Phase::running) {
     Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
     if (comm.errhandler == MPI_ERRORS_RETURN) return error_;
     // A created handler that returns: so does the call, with the error.

@@ -43,6 +43,13 @@ class Call {
   void fail(const base::Status& status) noexcept;
   // The communicator whose error handler reports this call's failure; MPI_COMM_WORLD unless set.
   void raise_on(Comm& comm) noexcept { handler_ = &comm; }
+  // A file call's failures go to the file's handler instead (MPI_FILE_NULL's for open, delete and a
+  // handle that names no file; MPI-3.1 section 13.7).
+  void raise_on_file(int file, int errhandler) noexcept {
+    file_ = file;
+    file_errhandler_ = errhandler;
+    on_file_ = true;
+  }
   // MPI_SUCCESS, or the failure's class when the handler is MPI_ERRORS_RETURN; under
   // MPI_ERRORS_ARE_FATAL prints one line naming the call and the reason, and ends the job.
   int finish() noexcept;
@@ -52,6 +59,9 @@ class Call {
   int error_ = MPI_SUCCESS;
   std::string reason_;
   Comm* handler_ = nullptr;
+  bool on_file_ = false;
+  int file_ = 0;
+  int file_errhandler_ = 0;
 };
 
 // What a call needs before its body may run: MPI running (all but a few), or nothing.

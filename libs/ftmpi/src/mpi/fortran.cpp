@@ -1357,3 +1357,189 @@ FTMPI_FORTRAN void mpi_group_range_incl_(F* group, F* n, F (*ranges)[3], F* newg
 FTMPI_FORTRAN void mpi_group_range_excl_(F* group, F* n, F (*ranges)[3], F* newgroup, F* ierr) {
   *ierr = MPI_Group_range_excl(*group, *n, ranges, newgroup);
 }
+
+// ---- MPI-IO (api_file.cpp) ---------------------------------------------------------------------------
+
+FTMPI_FORTRAN void mpi_file_open_(F* comm, const char* filename, F* amode, F* info, F* fh, F* ierr,
+                                  std::size_t filename_length) {
+  *ierr = MPI_File_open(*comm, trimmed(filename, filename_length).c_str(), *amode, *info, fh);
+}
+FTMPI_FORTRAN void mpi_file_close_(F* fh, F* ierr) { *ierr = MPI_File_close(fh); }
+FTMPI_FORTRAN void mpi_file_delete_(const char* filename, F* info, F* ierr, std::size_t filename_length) {
+  *ierr = MPI_File_delete(trimmed(filename, filename_length).c_str(), *info);
+}
+FTMPI_FORTRAN void mpi_file_set_size_(F* fh, MPI_Offset* size, F* ierr) { *ierr = MPI_File_set_size(*fh, *size); }
+FTMPI_FORTRAN void mpi_file_preallocate_(F* fh, MPI_Offset* size, F* ierr) {
+  *ierr = MPI_File_preallocate(*fh, *size);
+}
+FTMPI_FORTRAN void mpi_file_get_size_(F* fh, MPI_Offset* size, F* ierr) { *ierr = MPI_File_get_size(*fh, size); }
+FTMPI_FORTRAN void mpi_file_get_group_(F* fh, F* group, F* ierr) { *ierr = MPI_File_get_group(*fh, group); }
+FTMPI_FORTRAN void mpi_file_get_amode_(F* fh, F* amode, F* ierr) { *ierr = MPI_File_get_amode(*fh, amode); }
+FTMPI_FORTRAN void mpi_file_set_info_(F* fh, F* info, F* ierr) { *ierr = MPI_File_set_info(*fh, *info); }
+FTMPI_FORTRAN void mpi_file_get_info_(F* fh, F* info_used, F* ierr) { *ierr = MPI_File_get_info(*fh, info_used); }
+FTMPI_FORTRAN void mpi_file_set_view_(F* fh, MPI_Offset* disp, F* etype, F* filetype, const char* datarep, F* info,
+                                      F* ierr, std::size_t datarep_length) {
+  *ierr = MPI_File_set_view(*fh, *disp, *etype, *filetype, trimmed(datarep, datarep_length).c_str(), *info);
+}
+FTMPI_FORTRAN void mpi_file_get_view_(F* fh, MPI_Offset* disp, F* etype, F* filetype, char* datarep, F* ierr,
+                                      std::size_t datarep_length) {
+  char c[MPI_MAX_DATAREP_STRING] = {};
+  *ierr = MPI_File_get_view(*fh, disp, etype, filetype, c);
+  if (*ierr == MPI_SUCCESS) fill(datarep, datarep_length, c, static_cast<int>(std::strlen(c)));
+}
+FTMPI_FORTRAN void mpi_file_seek_(F* fh, MPI_Offset* offset, F* whence, F* ierr) {
+  *ierr = MPI_File_seek(*fh, *offset, *whence);
+}
+FTMPI_FORTRAN void mpi_file_get_position_(F* fh, MPI_Offset* offset, F* ierr) {
+  *ierr = MPI_File_get_position(*fh, offset);
+}
+FTMPI_FORTRAN void mpi_file_get_byte_offset_(F* fh, MPI_Offset* offset, MPI_Offset* disp, F* ierr) {
+  *ierr = MPI_File_get_byte_offset(*fh, *offset, disp);
+}
+FTMPI_FORTRAN void mpi_file_seek_shared_(F* fh, MPI_Offset* offset, F* whence, F* ierr) {
+  *ierr = MPI_File_seek_shared(*fh, *offset, *whence);
+}
+FTMPI_FORTRAN void mpi_file_get_position_shared_(F* fh, MPI_Offset* offset, F* ierr) {
+  *ierr = MPI_File_get_position_shared(*fh, offset);
+}
+FTMPI_FORTRAN void mpi_file_get_type_extent_(F* fh, F* type, MPI_Aint* extent, F* ierr) {
+  *ierr = MPI_File_get_type_extent(*fh, *type, extent);
+}
+FTMPI_FORTRAN void mpi_file_set_atomicity_(F* fh, F* flag, F* ierr) { *ierr = MPI_File_set_atomicity(*fh, *flag); }
+FTMPI_FORTRAN void mpi_file_get_atomicity_(F* fh, F* flag, F* ierr) { *ierr = MPI_File_get_atomicity(*fh, flag); }
+FTMPI_FORTRAN void mpi_file_sync_(F* fh, F* ierr) { *ierr = MPI_File_sync(*fh); }
+// A Fortran handler gets the file and the code by reference, as the C one does.
+FTMPI_FORTRAN void mpi_file_create_errhandler_(MPI_File_errhandler_function* function, F* handler, F* ierr) {
+  *ierr = MPI_File_create_errhandler(function, handler);
+}
+FTMPI_FORTRAN void mpi_file_set_errhandler_(F* fh, F* handler, F* ierr) {
+  *ierr = MPI_File_set_errhandler(*fh, *handler);
+}
+FTMPI_FORTRAN void mpi_file_get_errhandler_(F* fh, F* handler, F* ierr) {
+  *ierr = MPI_File_get_errhandler(*fh, handler);
+}
+FTMPI_FORTRAN void mpi_file_call_errhandler_(F* fh, F* code, F* ierr) {
+  *ierr = MPI_File_call_errhandler(*fh, *code);
+}
+
+// Data access: blocking (a status), nonblocking (a request), split collectives.
+FTMPI_FORTRAN void mpi_file_read_at_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_at(*fh, *offset, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_read_at_all_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_at_all(*fh, *offset, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_at_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_at(*fh, *offset, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_at_all_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_at_all(*fh, *offset, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_iread_at_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iread_at(*fh, *offset, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iread_at_all_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iread_at_all(*fh, *offset, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iwrite_at_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iwrite_at(*fh, *offset, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iwrite_at_all_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iwrite_at_all(*fh, *offset, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_read_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_read_all_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_all(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_all_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_all(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_read_shared_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_shared(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_shared_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_shared(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_read_ordered_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_ordered(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_ordered_(F* fh, void* buf, F* count, F* type, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_ordered(*fh, buffer(buf), *count, *type, s.get());
+}
+FTMPI_FORTRAN void mpi_file_iread_(F* fh, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iread(*fh, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iread_all_(F* fh, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iread_all(*fh, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iwrite_(F* fh, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iwrite(*fh, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iwrite_all_(F* fh, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iwrite_all(*fh, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iread_shared_(F* fh, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iread_shared(*fh, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_iwrite_shared_(F* fh, void* buf, F* count, F* type, F* request, F* ierr) {
+  REQUEST_OUT(MPI_File_iwrite_shared(*fh, buffer(buf), *count, *type, &c_request));
+}
+FTMPI_FORTRAN void mpi_file_read_at_all_begin_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* ierr) {
+  *ierr = MPI_File_read_at_all_begin(*fh, *offset, buffer(buf), *count, *type);
+}
+FTMPI_FORTRAN void mpi_file_write_at_all_begin_(F* fh, MPI_Offset* offset, void* buf, F* count, F* type, F* ierr) {
+  *ierr = MPI_File_write_at_all_begin(*fh, *offset, buffer(buf), *count, *type);
+}
+FTMPI_FORTRAN void mpi_file_read_all_begin_(F* fh, void* buf, F* count, F* type, F* ierr) {
+  *ierr = MPI_File_read_all_begin(*fh, buffer(buf), *count, *type);
+}
+FTMPI_FORTRAN void mpi_file_write_all_begin_(F* fh, void* buf, F* count, F* type, F* ierr) {
+  *ierr = MPI_File_write_all_begin(*fh, buffer(buf), *count, *type);
+}
+FTMPI_FORTRAN void mpi_file_read_ordered_begin_(F* fh, void* buf, F* count, F* type, F* ierr) {
+  *ierr = MPI_File_read_ordered_begin(*fh, buffer(buf), *count, *type);
+}
+FTMPI_FORTRAN void mpi_file_write_ordered_begin_(F* fh, void* buf, F* count, F* type, F* ierr) {
+  *ierr = MPI_File_write_ordered_begin(*fh, buffer(buf), *count, *type);
+}
+FTMPI_FORTRAN void mpi_file_read_at_all_end_(F* fh, void* buf, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_at_all_end(*fh, buffer(buf), s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_at_all_end_(F* fh, void* buf, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_at_all_end(*fh, buffer(buf), s.get());
+}
+FTMPI_FORTRAN void mpi_file_read_all_end_(F* fh, void* buf, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_all_end(*fh, buffer(buf), s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_all_end_(F* fh, void* buf, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_all_end(*fh, buffer(buf), s.get());
+}
+FTMPI_FORTRAN void mpi_file_read_ordered_end_(F* fh, void* buf, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_read_ordered_end(*fh, buffer(buf), s.get());
+}
+FTMPI_FORTRAN void mpi_file_write_ordered_end_(F* fh, void* buf, F* status, F* ierr) {
+  StatusOut s(status);
+  *ierr = MPI_File_write_ordered_end(*fh, buffer(buf), s.get());
+}

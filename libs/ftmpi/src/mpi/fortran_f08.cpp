@@ -94,6 +94,7 @@ bool refused(F* ierror, F comm, std::initializer_list<const Desc*> buffers) {
 namespace callback {
 using MPI_User_function = ::MPI_User_function;
 using MPI_Comm_errhandler_function = ::MPI_Comm_errhandler_function;
+using MPI_File_errhandler_function = ::MPI_File_errhandler_function;
 using MPI_Comm_copy_attr_function = void(F* old, F* keyval, A* extra_state, A* in, A* out, F* flag, F* ierr);
 using MPI_Comm_delete_attr_function = void(F* handle, F* keyval, A* value, A* extra_state, F* ierr);
 using MPI_Type_copy_attr_function = MPI_Comm_copy_attr_function;

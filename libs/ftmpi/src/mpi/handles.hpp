@@ -22,6 +22,7 @@ enum class HandleKind : std::uint8_t {
   win = 0x5c,
   keyval = 0x64,
   message = 0x68,
+  file = 0x6c,
 };
 
 constexpr int make_handle(HandleKind kind, std::uint32_t index) noexcept {
