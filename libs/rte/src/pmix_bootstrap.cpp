@@ -227,6 +227,13 @@ class PmixBootstrap final : public Bootstrap {
   }
 
   [[noreturn]] void abort(int code, std::string_view message) override {
+    // No ftrun is there to say who ended the job and with what code, and the server may kill this rank
+    // before its exit status reaches anyone (Slurm then reports every task "Killed"): say it here.
+    if (message.empty()) {
+      std::fprintf(stderr, "ftmpi: rank %u called MPI_Abort with error code %d: ending the job\n", job_.rank, code);
+    } else {
+      std::fprintf(stderr, "ftmpi: rank %u ends the job with error code %d\n", job_.rank, code);
+    }
     std::fflush(nullptr);
     const std::string text(message);
     // The server ends every rank of the job (Slurm: the step); it may or may not return first.
