@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -44,6 +45,7 @@ class ThreadedEngine final : public Engine {
   std::string lost_reason(int world_rank) const override;
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return inner_->spin_rounds(); }
+  void set_background_work(std::function<bool(Engine&)> work) override;
   base::Status finalize() override;
   [[noreturn]] void abort(int code, std::string_view message) override;
 
@@ -58,6 +60,7 @@ class ThreadedEngine final : public Engine {
   std::unique_ptr<Engine> inner_;
   std::chrono::nanoseconds idle_sleep_;
   mutable std::mutex mutex_;
+  std::function<bool(Engine&)> background_work_;  // under mutex_
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

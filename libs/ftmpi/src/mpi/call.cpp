@@ -25,7 +25,11 @@ void Call::fail(const base::Status& status) noexcept { fail(error_class_of(statu
 int Call::finish() noexcept {
   if (!failed()) return MPI_SUCCESS;
   Runtime& rt = runtime();
-  if (rt.phase == Phase::running) {
+  if (rt.phase == Phase::running && window_handler_ != nullptr) {
+    const MPI_Errhandler handler = *window_handler_;
+    if (handler == MPI_ERRORS_RETURN) return error_;
+    if (call_created_errhandler(handler, window_, error_)) return error_;
+  } else if (rt.phase == Phase::running) {
     Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
     if (comm.errhandler == MPI_ERRORS_RETURN) return error_;
     // A created handler that returns: so does the call, with the error.

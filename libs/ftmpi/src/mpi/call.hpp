@@ -43,6 +43,12 @@ class Call {
   void fail(const base::Status& status) noexcept;
   // The communicator whose error handler reports this call's failure; MPI_COMM_WORLD unless set.
   void raise_on(Comm& comm) noexcept { handler_ = &comm; }
+  // A window's error handler reports this call's failure instead (one-sided calls); `handler` is the
+  // window's, read when the call finishes.
+  void raise_on_window(int window, const MPI_Errhandler* handler) noexcept {
+    window_ = window;
+    window_handler_ = handler;
+  }
   // MPI_SUCCESS, or the failure's class when the handler is MPI_ERRORS_RETURN; under
   // MPI_ERRORS_ARE_FATAL prints one line naming the call and the reason, and ends the job.
   int finish() noexcept;
@@ -52,6 +58,8 @@ class Call {
   int error_ = MPI_SUCCESS;
   std::string reason_;
   Comm* handler_ = nullptr;
+  int window_ = 0;
+  const MPI_Errhandler* window_handler_ = nullptr;
 };
 
 // What a call needs before its body may run: MPI running (all but a few), or nothing.
