@@ -65,6 +65,35 @@ static void test_fence(int rank, int size) {
   CHECK(win == MPI_WIN_NULL, "MPI_Win_free did not set MPI_WIN_NULL");
 }
 
+/* 1 MiB puts, gets and accumulates: messages past the eager limit (rendezvous) both ways. */
+static void test_large(int rank, int size) {
+  enum { kInts = 1 << 18 };
+  int *mem = NULL;
+  MPI_Win win;
+  CHECK_MPI(MPI_Win_allocate(kInts * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+  int *out = malloc(kInts * sizeof(int));
+  int *back = malloc(kInts * sizeof(int));
+  CHECK(out != NULL && back != NULL, "malloc");
+  for (int i = 0; i < kInts; ++i) out[i] = rank * 7 + i;
+  const int right = (rank + 1) % size;
+  const int left = (rank + size - 1) % size;
+  CHECK_MPI(MPI_Win_fence(0, win));
+  CHECK_MPI(MPI_Put(out, kInts, MPI_INT, right, 0, kInts, MPI_INT, win));
+  CHECK_MPI(MPI_Win_fence(0, win));
+  CHECK_MPI(MPI_Accumulate(out, kInts, MPI_INT, right, 0, kInts, MPI_INT, MPI_SUM, win));
+  CHECK_MPI(MPI_Win_fence(0, win));
+  CHECK_MPI(MPI_Get(back, kInts, MPI_INT, left, 0, kInts, MPI_INT, win));
+  CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+  for (int i = 0; i < kInts; ++i) {
+    CHECK(mem[i] == 2 * (left * 7 + i), "large put+accumulate: item %d is %d", i, mem[i]);
+    const int left_of_left = (left + size - 1) % size;
+    CHECK(back[i] == 2 * (left_of_left * 7 + i), "large get: item %d is %d", i, back[i]);
+  }
+  free(out);
+  free(back);
+  CHECK_MPI(MPI_Win_free(&win));
+}
+
 static void test_accumulate(int rank, int size) {
   int mem[kSlots];
   MPI_Win win;
@@ -347,6 +376,7 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   CHECK(size <= 32, "at most 32 ranks");
   test_fence(rank, size);
+  test_large(rank, size);
   test_accumulate(rank, size);
   test_pscw(rank, size);
   test_passive(rank, size);

@@ -654,12 +654,20 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
 }
 #pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
 
-// Reports `errorcode` through the window's handler, as a failing call on the window would.
+// Calls the window's handler with `errorcode`, as MPI_Comm_call_errhandler does a communicator's: the
+// call returns MPI_SUCCESS when the handler returns (MPI_ERRORS_RETURN: nothing to call).
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
-  return rma_call("MPI_Win_call_errhandler", win, [&](Call& call, Window&) {
-    const int error_class = is_user_code(errorcode) ? user_code_class(errorcode) : errorcode;
-    call.fail(is_error_class(error_class) ? error_class : MPI_ERR_OTHER,
-              fmt::format("error code {} raised by MPI_Win_call_errhandler", errorcode));
+  return rma_call("MPI_Win_call_errhandler", win, [&](Call& call, Window& w) {
+    if (!is_error_class(errorcode) && !is_user_code(errorcode)) {
+      call.fail(MPI_ERR_ARG, fmt::format("{} is not an error code", errorcode));
+      return;
+    }
+    if (call_created_errhandler(w.errhandler, w.handle, errorcode)) return;
+    if (w.errhandler == MPI_ERRORS_ARE_FATAL) {
+      const int error_class = is_user_code(errorcode) ? user_code_class(errorcode) : errorcode;
+      fatal(error_class, fmt::format("MPI_Win_call_errhandler on window {:#x}: error code {} ({})", w.handle,
+                                     errorcode, error_class_name(error_class)));
+    }
   });
 }
 #pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
