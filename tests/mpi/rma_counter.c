@@ -10,11 +10,9 @@
 #include "check.h"
 
 int main(int argc, char **argv) {
-  CHECK_MPI(MPI_Init(&argc, &argv));
   int rank = 0;
   int size = 0;
-  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  test_init_world(&argc, &argv, &rank, &size);
   const int iterations = argc > 1 ? atoi(argv[1]) : 50;
   long *mem = NULL;
   MPI_Win win;

@@ -38,11 +38,9 @@ static void sum_op(void *in, void *inout, int *len, MPI_Datatype *type) {
   } while (0)
 
 int main(int argc, char **argv) {
-  CHECK_MPI(MPI_Init(&argc, &argv));
   int rank = 0;
   int size = 0;
-  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  test_init_world(&argc, &argv, &rank, &size);
   int mem[8];
   for (int i = 0; i < 8; ++i) mem[i] = 7;
   MPI_Win win;

@@ -369,11 +369,9 @@ static void test_attributes(int rank, int size) {
 }
 
 int main(int argc, char **argv) {
-  CHECK_MPI(MPI_Init(&argc, &argv));
   int rank = 0;
   int size = 0;
-  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  test_init_world(&argc, &argv, &rank, &size);
   CHECK(size <= 32, "at most 32 ranks");
   test_fence(rank, size);
   test_large(rank, size);

@@ -15,11 +15,9 @@ static double now(void) {
 }
 
 int main(int argc, char **argv) {
-  CHECK_MPI(MPI_Init(&argc, &argv));
   int rank = 0;
   int size = 0;
-  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  test_init_world(&argc, &argv, &rank, &size);
   CHECK(size >= 2, "run with 2 ranks or more");
   const double deadline = argc > 1 ? atof(argv[1]) : 60.0;
   long *mem = NULL;
@@ -51,7 +49,9 @@ int main(int argc, char **argv) {
     const long part = rank;
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
     CHECK_MPI(MPI_Put(&value, 1, MPI_LONG, 0, rank, 1, MPI_LONG, win));
-    for (int i = 0; i < 3; ++i) CHECK_MPI(MPI_Accumulate(&part, 1, MPI_LONG, 0, size + rank, 1, MPI_LONG, MPI_SUM, win));
+    for (int i = 0; i < 3; ++i) {
+      CHECK_MPI(MPI_Accumulate(&part, 1, MPI_LONG, 0, size + rank, 1, MPI_LONG, MPI_SUM, win));
+    }
     CHECK_MPI(MPI_Win_unlock(0, win));
   }
   CHECK_MPI(MPI_Win_free(&win));

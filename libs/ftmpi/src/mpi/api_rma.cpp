@@ -7,6 +7,7 @@
 #include <cstring>
 #include <climits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string_view>
 
@@ -132,6 +133,9 @@ bool fail_sync(Call& call, std::string_view what) {
   return false;
 }
 
+// True when the epoch a call ends is open; else fails the call with `missing`.
+bool in_epoch(Call& call, bool open, std::string_view missing) { return open || fail_sync(call, missing); }
+
 // Moves an origin operation along: its reply taken in (fetched data unpacked), its request sent.
 bool try_finish(OriginOp& op) {
   if (op.finished) return true;
@@ -143,8 +147,9 @@ bool try_finish(OriginOp& op) {
     RmaReplyHeader h;
     if (c.lost_peer >= 0 || c.bytes < sizeof h) {
       op.error = c.lost_peer >= 0 ? error_class_of(c) : MPI_ERR_INTERN;
-      op.reason = c.lost_peer >= 0 ? fmt::format("target rank {} is unreachable: {}", op.target, e.lost_reason(c.lost_peer))
-                                   : std::string("a malformed one-sided reply");
+      op.reason = c.lost_peer >= 0
+                      ? fmt::format("target rank {} is unreachable: {}", op.target, e.lost_reason(c.lost_peer))
+                      : std::string("a malformed one-sided reply");
     } else {
       std::memcpy(&h, op.reply.data(), sizeof h);
       if (h.error != MPI_SUCCESS) {
@@ -437,6 +442,28 @@ std::optional<std::vector<int>> window_ranks(Call& call, const Window& w, MPI_Gr
   return ranks;
 }
 
+std::vector<int> every_rank(const Window& w) {
+  std::vector<int> all(w.locks.size());
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+// An empty message to each of `ranks` under `tag` (post, complete), sent in the background.
+void notify(const Window& w, const std::vector<int>& ranks, int tag) {
+  engine::Engine& e = engine();
+  for (int r : ranks) e.release(e.isend(w.comm->view, nullptr, 0, r, tag, engine::SendMode::standard));
+}
+
+// The window ranks of a group that opens a post or start epoch, unless one is open already (`open`).
+std::optional<std::vector<int>> epoch_ranks(Call& call, const Window& w, MPI_Group group, bool open,
+                                            std::string_view already) {
+  if (open) {
+    fail_sync(call, already);
+    return std::nullopt;
+  }
+  return window_ranks(call, w, group);
+}
+
 void lock_request(Call& call, Window& w, const std::vector<int>& targets, bool exclusive, RmaKind kind) {
   std::vector<OpPtr> ops;
   for (int t : targets) {
@@ -453,6 +480,15 @@ int rma_call(std::string_view name, MPI_Win win, auto&& body) {
   return api_call(name, [&](Call& call) {
     Window* w = check_window(call, win);
     if (w != nullptr) body(call, *w);
+  });
+}
+
+// The request versions of the operations: `issue_op` issues it, a request completes with it.
+int request_call(std::string_view name, MPI_Win win, MPI_Request* request, auto&& issue_op) {
+  return rma_call(name, win, [&](Call& call, Window& w) {
+    if (!check_arg(call, request, "request")) return;
+    OpPtr op = issue_op(call, w);
+    if (!call.failed()) make_request(call, w, std::move(op), request);
   });
 }
 
@@ -754,11 +790,9 @@ int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, voi
 int PMPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request* request) {
-  return rma_call("MPI_Rput", win, [&](Call& call, Window& w) {
-    if (!check_arg(call, request, "request")) return;
-    OpPtr op = put(call, w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                   target_datatype, true);
-    if (!call.failed()) make_request(call, w, std::move(op), request);
+  return request_call("MPI_Rput", win, request, [&](Call& call, Window& w) {
+    return put(call, w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, true);
   });
 }
 #pragma weak MPI_Rput = PMPI_Rput
@@ -766,11 +800,9 @@ int PMPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_dat
 int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request* request) {
-  return rma_call("MPI_Rget", win, [&](Call& call, Window& w) {
-    if (!check_arg(call, request, "request")) return;
-    OpPtr op = get(call, w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                   target_datatype, true);
-    if (!call.failed()) make_request(call, w, std::move(op), request);
+  return request_call("MPI_Rget", win, request, [&](Call& call, Window& w) {
+    return get(call, w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+               target_datatype, true);
   });
 }
 #pragma weak MPI_Rget = PMPI_Rget
@@ -778,11 +810,9 @@ int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
 int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                      MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                      MPI_Request* request) {
-  return rma_call("MPI_Raccumulate", win, [&](Call& call, Window& w) {
-    if (!check_arg(call, request, "request")) return;
-    OpPtr o = accumulate(call, w, origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
-                         target_rank, target_disp, target_count, target_datatype, op, false, true);
-    if (!call.failed()) make_request(call, w, std::move(o), request);
+  return request_call("MPI_Raccumulate", win, request, [&](Call& call, Window& w) {
+    return accumulate(call, w, origin_addr, origin_count, origin_datatype, nullptr, 0, MPI_DATATYPE_NULL,
+                      target_rank, target_disp, target_count, target_datatype, op, false, true);
   });
 }
 #pragma weak MPI_Raccumulate = PMPI_Raccumulate
@@ -791,11 +821,9 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype
                          int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                          MPI_Request* request) {
-  return rma_call("MPI_Rget_accumulate", win, [&](Call& call, Window& w) {
-    if (!check_arg(call, request, "request")) return;
-    OpPtr o = accumulate(call, w, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                         result_datatype, target_rank, target_disp, target_count, target_datatype, op, true, true);
-    if (!call.failed()) make_request(call, w, std::move(o), request);
+  return request_call("MPI_Rget_accumulate", win, request, [&](Call& call, Window& w) {
+    return accumulate(call, w, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                      result_datatype, target_rank, target_disp, target_count, target_datatype, op, true, true);
   });
 }
 #pragma weak MPI_Rget_accumulate = PMPI_Rget_accumulate
@@ -819,15 +847,11 @@ int PMPI_Win_fence(int assert, MPI_Win win) {
 // are applied, which MPI_Win_wait (or _test) collects. MPI_MODE_NOCHECK skips neither (accepted).
 int PMPI_Win_post(MPI_Group group, int /*assert*/, MPI_Win win) {
   return rma_call("MPI_Win_post", win, [&](Call& call, Window& w) {
-    if (w.post_epoch) {
-      fail_sync(call, "an exposure epoch is open already (MPI_Win_wait first)");
-      return;
-    }
-    auto ranks = window_ranks(call, w, group);
+    auto ranks = epoch_ranks(call, w, group, w.post_epoch, "an exposure epoch is open already (MPI_Win_wait first)");
     if (!ranks) return;
     ftmpi::engine::Engine& e = engine();
     for (int r : *ranks) w.complete_receives.push_back(e.irecv(w.comm->view, nullptr, 0, r, kCompleteTag));
-    for (int r : *ranks) e.release(e.isend(w.comm->view, nullptr, 0, r, kPostTag, ftmpi::engine::SendMode::standard));
+    notify(w, *ranks, kPostTag);
     w.post_group = std::move(*ranks);
     w.post_epoch = true;
   });
@@ -836,17 +860,15 @@ int PMPI_Win_post(MPI_Group group, int /*assert*/, MPI_Win win) {
 
 int PMPI_Win_start(MPI_Group group, int /*assert*/, MPI_Win win) {
   return rma_call("MPI_Win_start", win, [&](Call& call, Window& w) {
-    if (w.start_epoch) {
-      fail_sync(call, "an access epoch is open already (MPI_Win_complete first)");
-      return;
-    }
-    auto ranks = window_ranks(call, w, group);
+    auto ranks =
+        epoch_ranks(call, w, group, w.start_epoch, "an access epoch is open already (MPI_Win_complete first)");
     if (!ranks) return;
     ftmpi::engine::Engine& e = engine();
     std::vector<ftmpi::engine::Request*> posts;
     for (int r : *ranks) posts.push_back(e.irecv(w.comm->view, nullptr, 0, r, kPostTag));
     progress_until([&] {
-      return std::all_of(posts.begin(), posts.end(), [&](ftmpi::engine::Request* p) { return e.is_complete(p, nullptr); });
+      return std::all_of(posts.begin(), posts.end(),
+                         [&](ftmpi::engine::Request* p) { return e.is_complete(p, nullptr); });
     });
     for (ftmpi::engine::Request* p : posts) e.release(p);
     w.start_group = std::move(*ranks);
@@ -857,13 +879,9 @@ int PMPI_Win_start(MPI_Group group, int /*assert*/, MPI_Win win) {
 
 int PMPI_Win_complete(MPI_Win win) {
   return rma_call("MPI_Win_complete", win, [&](Call& call, Window& w) {
-    if (!w.start_epoch) {
-      fail_sync(call, "no access epoch of MPI_Win_start is open");
-      return;
-    }
+    if (!in_epoch(call, w.start_epoch, "no access epoch of MPI_Win_start is open")) return;
     wait_ops(call, w, -1);
-    ftmpi::engine::Engine& e = engine();
-    for (int r : w.start_group) e.release(e.isend(w.comm->view, nullptr, 0, r, kCompleteTag, ftmpi::engine::SendMode::standard));
+    notify(w, w.start_group, kCompleteTag);
     w.start_group.clear();
     w.start_epoch = false;
   });
@@ -886,10 +904,7 @@ void end_exposure(Window& w) {
 
 int PMPI_Win_wait(MPI_Win win) {
   return rma_call("MPI_Win_wait", win, [&](Call& call, Window& w) {
-    if (!w.post_epoch) {
-      fail_sync(call, "no exposure epoch of MPI_Win_post is open");
-      return;
-    }
+    if (!in_epoch(call, w.post_epoch, "no exposure epoch of MPI_Win_post is open")) return;
     progress_until([&] { return completes_arrived(w); });
     end_exposure(w);
   });
@@ -899,10 +914,7 @@ int PMPI_Win_wait(MPI_Win win) {
 int PMPI_Win_test(MPI_Win win, int* flag) {
   return rma_call("MPI_Win_test", win, [&](Call& call, Window& w) {
     if (!check_arg(call, flag, "flag")) return;
-    if (!w.post_epoch) {
-      fail_sync(call, "no exposure epoch of MPI_Win_post is open");
-      return;
-    }
+    if (!in_epoch(call, w.post_epoch, "no exposure epoch of MPI_Win_post is open")) return;
     progress_once();
     *flag = completes_arrived(w) ? 1 : 0;
     if (*flag != 0) end_exposure(w);
@@ -951,9 +963,7 @@ int PMPI_Win_lock_all(int /*assert*/, MPI_Win win) {
       fail_sync(call, "this process holds a lock on the window already");
       return;
     }
-    std::vector<int> all(w.locks.size());
-    for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
-    lock_request(call, w, all, false, RmaKind::lock);
+    lock_request(call, w, every_rank(w), false, RmaKind::lock);
     w.lock_all = true;
   });
 }
@@ -961,15 +971,10 @@ int PMPI_Win_lock_all(int /*assert*/, MPI_Win win) {
 
 int PMPI_Win_unlock_all(MPI_Win win) {
   return rma_call("MPI_Win_unlock_all", win, [&](Call& call, Window& w) {
-    if (!w.lock_all) {
-      fail_sync(call, "no MPI_Win_lock_all epoch is open");
-      return;
-    }
+    if (!in_epoch(call, w.lock_all, "no MPI_Win_lock_all epoch is open")) return;
     wait_ops(call, w, -1);
-    std::vector<int> all(w.locks.size());
-    for (std::size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int>(r);
     w.lock_all = false;
-    lock_request(call, w, all, false, RmaKind::unlock);
+    lock_request(call, w, every_rank(w), false, RmaKind::unlock);
   });
 }
 #pragma weak MPI_Win_unlock_all = PMPI_Win_unlock_all
