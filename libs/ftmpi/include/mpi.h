@@ -1157,8 +1157,7 @@ int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int MPI_Free_mem(void *base);
 
-/* One-sided communication (docs/mpi.md, "One-sided communication"). MPI_Win_allocate_shared and
- * MPI_Win_shared_query return MPI_ERR_UNSUPPORTED_OPERATION. */
+/* One-sided communication (docs/mpi.md, "One-sided communication"). */
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);

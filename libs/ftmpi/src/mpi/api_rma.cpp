@@ -1,7 +1,13 @@
 // One-sided communication (MPI-3.1 chapter 11): the C calls. The design (operations as messages on the
 // window's private communicator, acknowledged once applied, served by the target in any MPI call or by
 // the progress thread) is in window.hpp; the target side in window.cpp.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "ftmpi/rte/job.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
 #include "mpi/call.hpp"
@@ -58,6 +65,70 @@ void start_background_service() {
   });
 }
 
+// MPI_Win_allocate_shared's segment: one per window, made by rank 0 under /dev/shm (named after the job,
+// so that ftrun removes it if the job fails while it exists), mapped by every rank, then unlinked at
+// once: the memory goes when the last process that maps it unmaps it or dies. Collective over `dup`.
+bool map_shared_segment(Call& call, Window& w, MPI_Comm dup, const std::vector<MPI_Aint>& sizes) {
+  const Comm& comm = *w.comm;
+  const auto ranks = sizes.size();
+  const std::uint64_t host = std::hash<std::string>{}(engine::host_identity(runtime().params));
+  std::vector<std::uint64_t> hosts(ranks);
+  if (!nested(call, PMPI_Allgather(&host, 1, MPI_UINT64_T, hosts.data(), 1, MPI_UINT64_T, dup), "MPI_Allgather")) {
+    return false;
+  }
+  if (std::any_of(hosts.begin(), hosts.end(), [&](std::uint64_t h) { return h != hosts.front(); })) {
+    call.fail(MPI_ERR_RMA_SHARED, "the communicator's ranks are not all on one host (MPI_Comm_split_type with "
+                                  "MPI_COMM_TYPE_SHARED makes one that is)");
+    return false;
+  }
+  std::size_t total = 0;
+  for (MPI_Aint size : sizes) {
+    w.shared_offsets.push_back(total);
+    total += static_cast<std::size_t>(size);
+  }
+  const std::size_t bytes = std::max<std::size_t>(total, 1);
+  const std::string name = fmt::format("/{}win-{:x}-{}", rte::shm_prefix(engine().job_id()), comm.view.context,
+                                       comm.world_rank_of(0));
+  std::string problem;
+  void* map = MAP_FAILED;
+  auto map_fd = [&](int fd, std::string_view what) {
+    if (fd < 0) {
+      problem = fmt::format("{} {}: {}", what, name, std::strerror(errno));
+      return;
+    }
+    struct stat st {};
+    if (comm.rank() == 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      problem = fmt::format("ftruncate {} to {} bytes: {}", name, bytes, std::strerror(errno));
+    } else if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != bytes) {
+      problem = fmt::format("{} is not {} bytes", name, bytes);
+    } else {
+      map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (map == MAP_FAILED) problem = fmt::format("mmap {}: {}", name, std::strerror(errno));
+    }
+    ::close(fd);
+  };
+  int made = 1;
+  if (comm.rank() == 0) {
+    map_fd(::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600), "shm_open");
+    made = map != MAP_FAILED ? 1 : 0;
+  }
+  if (!nested(call, PMPI_Bcast(&made, 1, MPI_INT, 0, dup), "MPI_Bcast")) return false;
+  if (made != 0 && comm.rank() != 0) map_fd(::shm_open(name.c_str(), O_RDWR, 0), "shm_open");
+  const int mapped = map != MAP_FAILED ? 1 : 0;
+  int everywhere = 0;
+  const bool agreed = nested(call, PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, dup), "MPI_Allreduce");
+  if (comm.rank() == 0 && made != 0) ::shm_unlink(name.c_str());
+  if (!agreed || everywhere == 0) {
+    if (map != MAP_FAILED) ::munmap(map, bytes);
+    call.fail(MPI_ERR_NO_MEM, problem.empty() ? fmt::format("another rank could not map the shared segment {}", name)
+                                              : fmt::format("cannot make the shared segment: {}", problem));
+    return false;
+  }
+  w.shared_map = static_cast<std::byte*>(map);
+  w.shared_bytes = bytes;
+  return true;
+}
+
 void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, MPI_Info info, int flavor,
                  void* baseptr, MPI_Win* win) {
   Comm* parent = check_intra(call, comm);
@@ -71,7 +142,9 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
     call.fail(MPI_ERR_DISP, fmt::format("displacement unit {} is not positive", disp_unit));
     return;
   }
-  if (flavor == MPI_WIN_FLAVOR_ALLOCATE && !check_arg(call, baseptr, "baseptr")) return;
+  if ((flavor == MPI_WIN_FLAVOR_ALLOCATE || flavor == MPI_WIN_FLAVOR_SHARED) && !check_arg(call, baseptr, "baseptr")) {
+    return;
+  }
   if (flavor == MPI_WIN_FLAVOR_CREATE && size > 0 && base == nullptr) {
     call.fail(MPI_ERR_ARG, "base is a null pointer for a window of non-zero size");
     return;
@@ -105,11 +178,19 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
     w.allocated = true;
     *static_cast<void**>(baseptr) = base;
   }
-  w.base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
   for (std::size_t r = 0; r < ranks; ++r) {
     w.sizes.push_back(static_cast<MPI_Aint>(all[2 * r]));
     w.disp_units.push_back(static_cast<int>(all[2 * r + 1]));
   }
+  if (flavor == MPI_WIN_FLAVOR_SHARED) {
+    if (!map_shared_segment(call, w, dup, w.sizes)) {
+      (void)PMPI_Comm_free(&dup);
+      return;
+    }
+    base = w.shared_map + w.shared_offsets[static_cast<std::size_t>(private_comm->rank())];
+    *static_cast<void**>(baseptr) = base;
+  }
+  w.base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
   w.locks.assign(ranks, LockState::none);
   w.target = std::make_unique<WindowTarget>();
   WindowTarget& t = *w.target;
@@ -515,21 +596,43 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 }
 #pragma weak MPI_Win_allocate = PMPI_Win_allocate
 
-// Shared-memory windows are not implemented: the calls say so.
-int PMPI_Win_allocate_shared(MPI_Aint /*size*/, int /*disp_unit*/, MPI_Info /*info*/, MPI_Comm comm,
-                             void* /*baseptr*/, MPI_Win* win) {
+// One segment for the window's ranks, which must share a host; RMA calls on it travel as messages like
+// any window's, and the program may also load and store any rank's part (MPI_Win_shared_query).
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                             MPI_Win* win) {
   return api_call("MPI_Win_allocate_shared", [&](Call& call) {
-    if (check_comm(call, comm) == nullptr) return;
-    if (win != nullptr) *win = MPI_WIN_NULL;
-    call.fail(MPI_ERR_UNSUPPORTED_OPERATION, "shared-memory windows are not implemented in ftmpi "
-                                             "(MPI_Win_allocate gives a window reached through messages)");
+    make_window(call, comm, nullptr, size, disp_unit, info, MPI_WIN_FLAVOR_SHARED, baseptr, win);
   });
 }
 #pragma weak MPI_Win_allocate_shared = PMPI_Win_allocate_shared
 
-int PMPI_Win_shared_query(MPI_Win win, int /*rank*/, MPI_Aint* /*size*/, int* /*disp_unit*/, void* /*baseptr*/) {
-  return rma_call("MPI_Win_shared_query", win, [&](Call& call, Window&) {
-    call.fail(MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_allocate_shared (which ftmpi does not have)");
+// MPI_PROC_NULL: the lowest rank whose part is not empty (MPI-3.1 section 11.2.3).
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  return rma_call("MPI_Win_shared_query", win, [&](Call& call, Window& w) {
+    if (!check_arg(call, size, "size") || !check_arg(call, disp_unit, "disp_unit") ||
+        !check_arg(call, baseptr, "baseptr")) {
+      return;
+    }
+    if (w.flavor != MPI_WIN_FLAVOR_SHARED) {
+      call.fail(MPI_ERR_RMA_FLAVOR, "the window was not made by MPI_Win_allocate_shared");
+      return;
+    }
+    if (rank == MPI_PROC_NULL) {
+      const auto it = std::find_if(w.sizes.begin(), w.sizes.end(), [](MPI_Aint s) { return s > 0; });
+      if (it == w.sizes.end()) {
+        *size = 0;
+        *disp_unit = w.disp_units.front();
+        *static_cast<void**>(baseptr) = nullptr;
+        return;
+      }
+      rank = static_cast<int>(it - w.sizes.begin());
+    } else if (!check_target_rank(call, w, rank)) {
+      return;
+    }
+    const auto r = static_cast<std::size_t>(rank);
+    *size = w.sizes[r];
+    *disp_unit = w.disp_units[r];
+    *static_cast<void**>(baseptr) = w.shared_map + w.shared_offsets[r];
   });
 }
 #pragma weak MPI_Win_shared_query = PMPI_Win_shared_query
@@ -604,6 +707,7 @@ int PMPI_Win_free(MPI_Win* win) {
     }
     if (!delete_attributes(call, w->handle, w->attributes)) return;
     if (w->allocated) std::free(w->base);
+    if (w->shared_map != nullptr) ::munmap(w->shared_map, w->shared_bytes);
     (void)PMPI_Comm_free(&w->comm_handle);
     windows().remove(*win);
     *win = MPI_WIN_NULL;

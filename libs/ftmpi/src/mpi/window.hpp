@@ -141,6 +141,11 @@ struct Window {
   MPI_Aint size = 0;               // MPI_WIN_SIZE
   int disp_unit = 1;               // MPI_WIN_DISP_UNIT
   bool allocated = false;          // base was allocated by MPI_Win_allocate: freed with the window
+  // MPI_Win_allocate_shared: the host's segment as this process maps it, and where each rank's part
+  // starts in it (the parts follow each other in rank order, as MPI's default contiguous layout).
+  std::byte* shared_map = nullptr;
+  std::size_t shared_bytes = 0;
+  std::vector<std::size_t> shared_offsets;
   // Every rank's size and displacement unit, for the origin's range check (not for dynamic windows).
   std::vector<MPI_Aint> sizes;
   std::vector<int> disp_units;
