@@ -2,8 +2,8 @@
  * - slot 0: MPI_Win_lock exclusive, get, +1, put, unlock (a read-modify-write the lock must protect);
  * - slot 1: MPI_Fetch_and_op(MPI_SUM) without a lock of its own (inside lock_all): atomic at the target;
  * - slot 2: a spin lock taken with MPI_Compare_and_swap on slot 3, protecting a get, +1, put of slot 2;
- * - slot 4: MPI_Accumulate of rank-dependent values under fence, whose sum would be off if a
- *   retransmitted accumulate were applied twice (run over UDP with loss and duplication).
+ * - slot 4: MPI_Accumulate of rank-dependent values under fence (10 x iterations of them), whose sum
+ *   would be off if a retransmitted accumulate were applied twice (run over UDP with loss and duplication).
  * Argument: iterations per rank (default 50). */
 #include <stdlib.h>
 
@@ -57,8 +57,10 @@ int main(int argc, char **argv) {
   }
   CHECK_MPI(MPI_Win_unlock_all(win));
 
+  /* More accumulates in one epoch than the origin keeps unfinished ones (256) before it prunes. */
+  const int accumulates = 10 * iterations;
   CHECK_MPI(MPI_Win_fence(0, win));
-  for (int i = 0; i < iterations; ++i) {
+  for (int i = 0; i < accumulates; ++i) {
     const long add = (long)(rank + 1) * 1000 + i;
     CHECK_MPI(MPI_Accumulate(&add, 1, MPI_LONG, 0, 4, 1, MPI_LONG, MPI_SUM, win));
   }
@@ -66,7 +68,7 @@ int main(int argc, char **argv) {
 
   if (rank == 0) {
     const long total = (long)size * iterations;
-    const long sum = 1000L * iterations * size * (size + 1) / 2 + (long)size * iterations * (iterations - 1) / 2;
+    const long sum = 1000L * accumulates * size * (size + 1) / 2 + (long)size * accumulates * (accumulates - 1) / 2;
     CHECK(mem[0] == total, "locked counter %ld, expected %ld", mem[0], total);
     CHECK(mem[1] == total, "fetch_and_op counter %ld, expected %ld", mem[1], total);
     CHECK(mem[2] == total, "spin-locked counter %ld, expected %ld", mem[2], total);

@@ -246,6 +246,7 @@ bool try_finish(OriginOp& op) {
   if (op.send != nullptr && e.is_complete(op.send, nullptr)) {
     e.release(op.send);
     op.send = nullptr;
+    op.message = {};
   }
   op.finished = op.receive == nullptr && op.send == nullptr;
   return op.finished;
@@ -269,6 +270,8 @@ void wait_ops(Call& call, Window& w, int target) {
     w.deferred_error = MPI_SUCCESS;
   }
 }
+
+constexpr std::size_t kPrunePending = 256;  // Window::prune_at at the start
 
 // A request to `target`: the header, the target's pieces, the element's pieces and `data` sent; the
 // reply (with `result_bytes` of data) unpacked into `result` as `result_layout` items.
@@ -301,6 +304,13 @@ std::shared_ptr<OriginOp> issue(Window& w, int target, RmaHeader h, const std::v
   const engine::CommView& view = w.comm->view;
   op->receive = e.irecv(view, op->reply.data(), op->reply.size(), target, h.reply_tag);
   op->send = e.isend(view, op->message.data(), op->message.size(), target, kRequestTag, engine::SendMode::standard);
+  // A long epoch of many operations keeps only those not finished, and the failed ones to report.
+  // The threshold doubles with what stays, so that pruning costs O(1) per operation.
+  if (w.pending.size() >= w.prune_at) {
+    std::erase_if(w.pending,
+                  [](const std::shared_ptr<OriginOp>& o) { return try_finish(*o) && o->error == MPI_SUCCESS; });
+    w.prune_at = std::max(kPrunePending, 2 * w.pending.size());
+  }
   w.pending.push_back(op);
   return op;
 }

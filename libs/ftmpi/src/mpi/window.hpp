@@ -155,6 +155,7 @@ struct Window {
   // Origin side: operations not finished yet, and the next reply tag.
   std::vector<std::shared_ptr<OriginOp>> pending;
   int next_reply_tag = kFirstReplyTag;
+  std::size_t prune_at = 256;  // pending's size at which finished operations are dropped (api_rma.cpp)
   // Access epochs: fence (between fences not asserting MPI_MODE_NOSUCCEED), a start group
   // (window ranks), locks per target, lock_all.
   bool fence_epoch = false;
