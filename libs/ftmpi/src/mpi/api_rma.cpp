@@ -1123,13 +1123,11 @@ int PMPI_Win_flush_local(int rank, MPI_Win win) { return flush_call("MPI_Win_flu
 int PMPI_Win_flush_local_all(MPI_Win win) { return flush_call("MPI_Win_flush_local_all", std::nullopt, win); }
 #pragma weak MPI_Win_flush_local_all = PMPI_Win_flush_local_all
 
-// The separate model's synchronisation of public and private copies: a memory barrier (the target side
-// writes the window memory in this process, possibly from the progress thread).
+// The separate model's synchronisation of public and private copies. The target side writes window
+// memory under window_mutex() (possibly on the progress thread): taking and releasing it orders this
+// thread's loads and stores after what was applied before, and before what is applied after.
 int PMPI_Win_sync(MPI_Win win) {
-  return rma_call("MPI_Win_sync", win, [&](Call&, Window&) {
-    const std::lock_guard lock(window_mutex());
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-  });
+  return rma_call("MPI_Win_sync", win, [&](Call&, Window&) { const std::lock_guard lock(window_mutex()); });
 }
 #pragma weak MPI_Win_sync = PMPI_Win_sync
 
