@@ -253,7 +253,8 @@ bool try_finish(OriginOp& op) {
 }
 
 // Waits until every operation of this origin to `target` (every target: -1) is finished, and reports
-// the first failure among them, or one reported earlier.
+// the first failure among them (a target's refusal arrives after the operation's call returned: a
+// dynamic window's range check).
 void wait_ops(Call& call, Window& w, int target) {
   auto concerned = [&](const std::shared_ptr<OriginOp>& op) { return target < 0 || op->target == target; };
   progress_until([&] {
@@ -265,10 +266,6 @@ void wait_ops(Call& call, Window& w, int target) {
     if (op->error != MPI_SUCCESS) call.fail(op->error, op->reason);
     return true;
   });
-  if (w.deferred_error != MPI_SUCCESS) {
-    call.fail(w.deferred_error, w.deferred_reason);
-    w.deferred_error = MPI_SUCCESS;
-  }
 }
 
 constexpr std::size_t kPrunePending = 256;  // Window::prune_at at the start

@@ -167,10 +167,6 @@ struct Window {
   bool post_epoch = false;
   std::vector<int> post_group;
   std::vector<engine::Request*> complete_receives;
-  // A failure a target reported for an operation already returned from (a dynamic window's range
-  // check): reported by the next synchronisation call.
-  int deferred_error = MPI_SUCCESS;
-  std::string deferred_reason;
 };
 
 using WindowTable = HandleTable<HandleKind::win, Window>;
