@@ -530,6 +530,11 @@ std::optional<std::vector<int>> window_ranks(Call& call, const Window& w, MPI_Gr
   return ranks;
 }
 
+bool all_complete(const std::vector<engine::Request*>& requests) {
+  engine::Engine& e = engine();
+  return std::all_of(requests.begin(), requests.end(), [&](engine::Request* r) { return e.is_complete(r, nullptr); });
+}
+
 std::vector<int> every_rank(const Window& w) {
   std::vector<int> all(w.locks.size());
   std::iota(all.begin(), all.end(), 0);
@@ -977,10 +982,7 @@ int PMPI_Win_start(MPI_Group group, int /*assert*/, MPI_Win win) {
     ftmpi::engine::Engine& e = engine();
     std::vector<ftmpi::engine::Request*> posts;
     for (int r : *ranks) posts.push_back(e.irecv(w.comm->view, nullptr, 0, r, kPostTag));
-    progress_until([&] {
-      return std::all_of(posts.begin(), posts.end(),
-                         [&](ftmpi::engine::Request* p) { return e.is_complete(p, nullptr); });
-    });
+    progress_until([&] { return all_complete(posts); });
     for (ftmpi::engine::Request* p : posts) e.release(p);
     w.start_group = std::move(*ranks);
     w.start_epoch = true;
@@ -1000,11 +1002,7 @@ int PMPI_Win_complete(MPI_Win win) {
 #pragma weak MPI_Win_complete = PMPI_Win_complete
 
 namespace {
-bool completes_arrived(Window& w) {
-  ftmpi::engine::Engine& e = engine();
-  return std::all_of(w.complete_receives.begin(), w.complete_receives.end(),
-                     [&](ftmpi::engine::Request* r) { return e.is_complete(r, nullptr); });
-}
+bool completes_arrived(const Window& w) { return all_complete(w.complete_receives); }
 void end_exposure(Window& w) {
   for (ftmpi::engine::Request* r : w.complete_receives) engine().release(r);
   w.complete_receives.clear();
