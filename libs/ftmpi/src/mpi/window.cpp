@@ -21,10 +21,20 @@ std::vector<WindowTarget*>& targets() {
   return list;
 }
 
+// Items that abut, one piece each from their start (a predefined type, a contiguous one): `count` of
+// them are one run of bytes, copied at once instead of item by item.
+bool contiguous(const std::vector<Piece>& pieces, std::int64_t extent) noexcept {
+  return pieces.size() == 1 && pieces[0].displacement == 0 && static_cast<std::int64_t>(pieces[0].length) == extent;
+}
+
 // `count` items of `pieces` at `extent` strides from `base`, copied into `packed` (gather) or from it
 // (scatter).
 void gather(const std::byte* base, const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count,
             std::byte* packed) {
+  if (contiguous(pieces, extent)) {
+    if (count != 0) std::memcpy(packed, base, count * pieces[0].length);
+    return;
+  }
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::byte* item = base + static_cast<std::int64_t>(i) * extent;
     for (const Piece& p : pieces) {
@@ -36,6 +46,10 @@ void gather(const std::byte* base, const std::vector<Piece>& pieces, std::int64_
 
 void scatter(const std::byte* packed, const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count,
              std::byte* base) {
+  if (contiguous(pieces, extent)) {
+    if (count != 0) std::memcpy(base, packed, count * pieces[0].length);
+    return;
+  }
   for (std::uint64_t i = 0; i < count; ++i) {
     std::byte* item = base + static_cast<std::int64_t>(i) * extent;
     for (const Piece& p : pieces) {
