@@ -63,4 +63,11 @@ static inline void check_class(int expected, int rc, const char *what, const cha
   }
 }
 
+/* MPI_Init, then this process's rank and the size of MPI_COMM_WORLD. */
+static inline void test_init_world(int *argc, char ***argv, int *rank, int *size) {
+  CHECK_MPI(MPI_Init(argc, argv));
+  CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+  CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, size));
+}
+
 #endif

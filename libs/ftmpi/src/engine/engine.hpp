@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -141,6 +142,12 @@ class Engine {
   // The same, calling between() after every round (the MPI layer passes its thread lock there).
   template <typename Done, typename Between>
   void progress_until(Done&& done, Between&& between);
+
+  // Work of the MPI layer the progress thread (engine.progress.thread) runs after each of its rounds,
+  // with the engine it wraps (its lock held: `work` must call that engine, not this one); returns true
+  // when it did anything. Serving one-sided requests while the program computes (mpi/window.hpp).
+  // Engines without a progress thread ignore it: the MPI layer's waiting loops do that work.
+  virtual void set_background_work(std::function<bool(Engine&)> work) { (void)work; }
 
   // Flushes every outstanding send to its peer and tears down the paths (MPI_Finalize).
   virtual base::Status finalize() = 0;

@@ -25,6 +25,7 @@ void ThreadedEngine::run() {
     {
       std::lock_guard lock(mutex_);
       did = inner_->progress();
+      if (background_work_ && background_work_(*inner_)) did = true;
     }
     if (!did) std::this_thread::sleep_for(idle_sleep_);
   }
@@ -34,6 +35,11 @@ Request* ThreadedEngine::isend(const CommView& comm, const void* buf, std::size_
                                SendMode mode) {
   std::lock_guard lock(mutex_);
   return inner_->isend(comm, buf, bytes, dest, tag, mode);
+}
+
+void ThreadedEngine::set_background_work(std::function<bool(Engine&)> work) {
+  std::lock_guard lock(mutex_);
+  background_work_ = std::move(work);
 }
 
 bool ThreadedEngine::send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,

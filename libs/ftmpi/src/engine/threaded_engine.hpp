@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -45,6 +46,7 @@ class ThreadedEngine final : public Engine {
   bool progress() override;
   std::uint64_t spin_rounds() const noexcept override { return inner_->spin_rounds(); }
   EngineCounters counters_snapshot() const override;
+  void set_background_work(std::function<bool(Engine&)> work) override;
   base::Status finalize() override;
   [[noreturn]] void abort(int code, std::string_view message) override;
 
@@ -59,6 +61,7 @@ class ThreadedEngine final : public Engine {
   std::unique_ptr<Engine> inner_;
   std::chrono::nanoseconds idle_sleep_;
   mutable std::mutex mutex_;
+  std::function<bool(Engine&)> background_work_;  // under mutex_
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

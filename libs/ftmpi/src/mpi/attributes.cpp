@@ -1,6 +1,6 @@
 // Attribute caching (attributes.hpp): the keyvals and callbacks every kind of object shares; the calls
-// of datatypes' attributes (Runtime::type_attributes, by handle) and windows' keyvals. There are no
-// windows yet, so a window's attributes cannot be set. Communicators' calls are in api_comm.cpp.
+// of datatypes' attributes (Runtime::type_attributes, by handle) and windows' (Window::attributes).
+// Communicators' calls are in api_comm.cpp.
 #include "mpi/attributes.hpp"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "mpi/call.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/runtime.hpp"
+#include "mpi/window.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -36,8 +37,8 @@ std::vector<Attribute>::iterator find_attribute(std::vector<Attribute>& list, in
   return std::find_if(list.begin(), list.end(), [&](const Attribute& a) { return a.keyval == keyval; });
 }
 
-void fail_no_windows(Call& call) {
-  call.fail(MPI_ERR_WIN, "there are no windows: one-sided communication is not implemented yet");
+bool is_predefined_window_key(int keyval) noexcept {
+  return keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL;
 }
 
 }  // namespace
@@ -215,18 +216,59 @@ int PMPI_Win_free_keyval(int* win_keyval) {
 }
 #pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval
 
-int PMPI_Win_set_attr(MPI_Win /*win*/, int /*win_keyval*/, void* /*attribute_val*/) {
-  return api_call("MPI_Win_set_attr", [&](Call& call) { fail_no_windows(call); });
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void* attribute_val) {
+  return api_call("MPI_Win_set_attr", [&](Call& call) {
+    Window* w = check_window(call, win);
+    if (w == nullptr) return;
+    if (is_predefined_window_key(win_keyval)) {
+      call.fail(MPI_ERR_KEYVAL, fmt::format("attribute key {:#x} is predefined and cannot be set", win_keyval));
+      return;
+    }
+    const Keyval* k = check_keyval(call, win_keyval, KeyvalKind::win);
+    if (k == nullptr) return;
+    const auto it = find_attribute(w->attributes, win_keyval);
+    if (it == w->attributes.end()) {
+      w->attributes.push_back({win_keyval, attribute_val, k->copy, k->remove, k->extra_state});
+      return;
+    }
+    if (delete_attribute(call, win, *it)) it->value = attribute_val;
+  });
 }
 #pragma weak MPI_Win_set_attr = PMPI_Win_set_attr
 
-int PMPI_Win_get_attr(MPI_Win /*win*/, int /*win_keyval*/, void* /*attribute_val*/, int* /*flag*/) {
-  return api_call("MPI_Win_get_attr", [&](Call& call) { fail_no_windows(call); });
+// MPI_WIN_BASE gives the base address; MPI_WIN_SIZE, _DISP_UNIT, _CREATE_FLAVOR and _MODEL give
+// pointers to the values (MPI-3.1 section 11.2.6).
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* flag) {
+  return api_call("MPI_Win_get_attr", [&](Call& call) {
+    Window* w = check_window(call, win);
+    if (w == nullptr || !check_arg(call, attribute_val, "attribute_val") || !check_arg(call, flag, "flag")) return;
+    void** out = static_cast<void**>(attribute_val);
+    *flag = 1;
+    switch (win_keyval) {
+      case MPI_WIN_BASE: *out = w->base; return;
+      case MPI_WIN_SIZE: *out = &w->size; return;
+      case MPI_WIN_DISP_UNIT: *out = &w->disp_unit; return;
+      case MPI_WIN_CREATE_FLAVOR: *out = &w->flavor; return;
+      case MPI_WIN_MODEL: *out = window_model_attribute(); return;
+      default: break;
+    }
+    *flag = 0;
+    if (check_keyval(call, win_keyval, KeyvalKind::win, true) == nullptr) return;
+    const auto it = find_attribute(w->attributes, win_keyval);
+    *flag = it != w->attributes.end() ? 1 : 0;
+    if (*flag) *out = it->value;
+  });
 }
 #pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
 
-int PMPI_Win_delete_attr(MPI_Win /*win*/, int /*win_keyval*/) {
-  return api_call("MPI_Win_delete_attr", [&](Call& call) { fail_no_windows(call); });
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) {
+  return api_call("MPI_Win_delete_attr", [&](Call& call) {
+    Window* w = check_window(call, win);
+    if (w == nullptr || check_keyval(call, win_keyval, KeyvalKind::win, true) == nullptr) return;
+    const auto it = find_attribute(w->attributes, win_keyval);
+    if (it == w->attributes.end()) return;
+    if (delete_attribute(call, win, *it)) w->attributes.erase(it);
+  });
 }
 #pragma weak MPI_Win_delete_attr = PMPI_Win_delete_attr
 

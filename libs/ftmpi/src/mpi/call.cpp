@@ -29,6 +29,10 @@ int Call::finish() noexcept {
     if (file_errhandler_ == MPI_ERRORS_RETURN) return error_;
     // The handler's first argument is a handle, as for communicators: the same call serves both.
     if (call_created_errhandler(file_errhandler_, file_, error_)) return error_;
+  } else if (rt.phase == Phase::running && window_handler_ != nullptr) {
+    const MPI_Errhandler handler = *window_handler_;
+    if (handler == MPI_ERRORS_RETURN) return error_;
+    if (call_created_errhandler(handler, window_, error_)) return error_;
   } else if (rt.phase == Phase::running) {
     Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
     if (comm.errhandler == MPI_ERRORS_RETURN) return error_;

@@ -50,6 +50,12 @@ class Call {
     file_errhandler_ = errhandler;
     on_file_ = true;
   }
+  // A window's error handler reports this call's failure instead (one-sided calls); `handler` is the
+  // window's, read when the call finishes.
+  void raise_on_window(int window, const MPI_Errhandler* handler) noexcept {
+    window_ = window;
+    window_handler_ = handler;
+  }
   // MPI_SUCCESS, or the failure's class when the handler is MPI_ERRORS_RETURN; under
   // MPI_ERRORS_ARE_FATAL prints one line naming the call and the reason, and ends the job.
   int finish() noexcept;
@@ -62,6 +68,8 @@ class Call {
   bool on_file_ = false;
   int file_ = 0;
   int file_errhandler_ = 0;
+  int window_ = 0;
+  const MPI_Errhandler* window_handler_ = nullptr;
 };
 
 // What a call needs before its body may run: MPI running (all but a few), or nothing.

@@ -71,7 +71,7 @@ struct Message {
   int tag = 0;
 };
 using MessageTable = HandleTable<HandleKind::message, Message>;
-// Keyval table indices below this are the predefined attribute keys (MPI_TAG_UB ...).
-inline constexpr std::uint32_t kFirstUserKeyval = 16;
+// Keyval table indices below this are the predefined attribute keys (MPI_TAG_UB ... MPI_WIN_MODEL).
+inline constexpr std::uint32_t kFirstUserKeyval = 32;
 
 }  // namespace ftmpi::mpi

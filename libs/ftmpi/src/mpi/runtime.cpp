@@ -54,6 +54,7 @@ void poll_background_shared() {
   if (!background.try_lock()) return;
   const std::lock_guard lock(background, std::adopt_lock);
   if (runtime().shm_bcast_busy) service_shm_bcasts();
+  if (windows_open.load(std::memory_order_relaxed) != 0) service_windows(*runtime().engine, true);
 }
 
 void fatal(int code, std::string_view what) noexcept {

@@ -130,11 +130,18 @@ inline Datatype* find_datatype(int handle) noexcept { return runtime().datatypes
 void poll_collectives();
 // Answers resend requests of shared-memory broadcasts this rank wrote (shm_coll.hpp).
 void service_shm_bcasts();
+// Windows whose target side is registered (window.hpp): while there are none, waiting loops skip
+// service_windows.
+extern std::atomic<int> windows_open;
+// Serves incoming one-sided requests of every window (window.cpp); with `try_only` it gives up when
+// another thread is at it. True when it did anything.
+bool service_windows(engine::Engine& engine, bool try_only);
 // One round of engine progress, then the pending collectives: what the test calls do.
-// The MPI layer's own pending work: nonblocking collectives, broadcast resends.
+// The MPI layer's own pending work: nonblocking collectives, broadcast resends, one-sided requests.
 inline void poll_pending(Runtime& rt) {
   if (!rt.pending_collectives.empty()) poll_collectives();
   if (rt.shm_bcast_busy) service_shm_bcasts();
+  if (windows_open.load(std::memory_order_relaxed) != 0) [[unlikely]] service_windows(*rt.engine, true);
 }
 inline void poll_pending() { poll_pending(runtime()); }
 // What of it a thread holding the thread lock shared may do (runtime.cpp).

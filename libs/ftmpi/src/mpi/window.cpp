@@ -1,0 +1,291 @@
+// The target side of one-sided communication (window.hpp): serving requests of every window. Runs in
+// MPI calls of this process and on the engine's progress thread, so it uses only the engine it is given
+// and the WindowTargets (under window_mutex()), nothing else of the MPI layer.
+#include "mpi/window.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "ftmpi/coll/reduction.hpp"
+#include "mpi/runtime.hpp"
+
+namespace ftmpi::mpi {
+
+std::atomic<int> windows_open{0};
+
+namespace {
+
+std::vector<WindowTarget*>& targets() {
+  static std::vector<WindowTarget*> list;
+  return list;
+}
+
+// Items that abut, one piece each from their start (a predefined type, a contiguous one): `count` of
+// them are one run of bytes, copied at once instead of item by item.
+bool contiguous(const std::vector<Piece>& pieces, std::int64_t extent) noexcept {
+  return pieces.size() == 1 && pieces[0].displacement == 0 && static_cast<std::int64_t>(pieces[0].length) == extent;
+}
+
+// `count` items of `pieces` at `extent` strides from `base`, copied into `packed` (gather) or from it
+// (scatter).
+void gather(const std::byte* base, const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count,
+            std::byte* packed) {
+  if (contiguous(pieces, extent)) {
+    if (count != 0) std::memcpy(packed, base, count * pieces[0].length);
+    return;
+  }
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::byte* item = base + static_cast<std::int64_t>(i) * extent;
+    for (const Piece& p : pieces) {
+      std::memcpy(packed, item + p.displacement, p.length);
+      packed += p.length;
+    }
+  }
+}
+
+void scatter(const std::byte* packed, const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count,
+             std::byte* base) {
+  if (contiguous(pieces, extent)) {
+    if (count != 0) std::memcpy(base, packed, count * pieces[0].length);
+    return;
+  }
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::byte* item = base + static_cast<std::int64_t>(i) * extent;
+    for (const Piece& p : pieces) {
+      std::memcpy(item + p.displacement, packed, p.length);
+      packed += p.length;
+    }
+  }
+}
+
+void send_reply(engine::Engine& engine, WindowTarget& t, int origin, int reply_tag, int error,
+                const std::byte* data = nullptr, std::size_t bytes = 0) {
+  WindowTarget::Outgoing out;
+  out.bytes.resize(sizeof(RmaReplyHeader) + bytes);
+  RmaReplyHeader header;
+  header.error = error;
+  std::memcpy(out.bytes.data(), &header, sizeof header);
+  if (bytes != 0) std::memcpy(out.bytes.data() + sizeof header, data, bytes);
+  out.send = engine.isend(t.view, out.bytes.data(), out.bytes.size(), origin, reply_tag, engine::SendMode::standard);
+  t.replies.push_back(std::move(out));
+}
+
+bool grantable(const WindowTarget& t, bool exclusive) noexcept {
+  return exclusive ? !t.exclusive_held && t.shared_holders == 0 : !t.exclusive_held;
+}
+
+void grant(engine::Engine& engine, WindowTarget& t, int origin, int reply_tag, bool exclusive) {
+  if (exclusive) {
+    t.exclusive_held = true;
+  } else {
+    ++t.shared_holders;
+  }
+  send_reply(engine, t, origin, reply_tag, MPI_SUCCESS);
+}
+
+// Where the target datatype's items start in this window's memory, or null when [low, high) of them
+// falls outside it (MPI_ERR_RMA_RANGE).
+std::byte* locate(const WindowTarget& t, const RmaHeader& h, const std::vector<Piece>& pieces) {
+  const ByteSpan span = span_of(pieces, h.extent, h.count);
+  if (span.low == span.high) return t.base;  // touches nothing
+  if (t.dynamic) {
+    const auto address = static_cast<std::uintptr_t>(h.displacement);
+    for (const Region& r : t.regions) {
+      const auto start = reinterpret_cast<std::uintptr_t>(r.base);
+      const auto low = address + static_cast<std::uintptr_t>(span.low);
+      const auto high = address + static_cast<std::uintptr_t>(span.high);
+      if (low >= start && high <= start + r.size && low <= high) return reinterpret_cast<std::byte*>(address);
+    }
+    return nullptr;
+  }
+  const std::int64_t offset = h.displacement * t.disp_unit;
+  if (h.displacement < 0 || offset + span.low < 0 || offset + span.high > static_cast<std::int64_t>(t.size)) {
+    return nullptr;
+  }
+  return t.base + offset;
+}
+
+// Applies one request (its bytes are complete) and replies.
+void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vector<std::byte>& bytes) {
+  RmaHeader h;
+  if (bytes.size() < sizeof h) return;  // not from this library: nothing to answer
+  std::memcpy(&h, bytes.data(), sizeof h);
+  const std::byte* cursor = bytes.data() + sizeof h;
+  const std::size_t piece_bytes = (static_cast<std::size_t>(h.piece_count) + h.element_piece_count) * sizeof(Piece);
+  if (bytes.size() < sizeof h + piece_bytes + h.data_bytes) return;
+  std::vector<Piece> pieces(h.piece_count);
+  if (!pieces.empty()) std::memcpy(pieces.data(), cursor, pieces.size() * sizeof(Piece));
+  cursor += h.piece_count * sizeof(Piece);
+  std::vector<Piece> element_pieces(h.element_piece_count);
+  if (!element_pieces.empty()) std::memcpy(element_pieces.data(), cursor, element_pieces.size() * sizeof(Piece));
+  cursor += h.element_piece_count * sizeof(Piece);
+  const std::byte* data = cursor;
+
+  switch (h.kind) {
+    case RmaKind::lock:
+      if (grantable(t, h.exclusive != 0) && t.waiters.empty()) {
+        grant(engine, t, origin, h.reply_tag, h.exclusive != 0);
+      } else {
+        t.waiters.push_back({origin, h.reply_tag, h.exclusive != 0});
+      }
+      return;
+    case RmaKind::unlock:
+      if (h.exclusive != 0) {
+        t.exclusive_held = false;
+      } else if (t.shared_holders > 0) {
+        --t.shared_holders;
+      }
+      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
+      while (!t.waiters.empty() && grantable(t, t.waiters.front().exclusive)) {
+        const WindowTarget::Waiter w = t.waiters.front();
+        t.waiters.pop_front();
+        grant(engine, t, w.origin, w.reply_tag, w.exclusive);
+      }
+      return;
+    default: break;
+  }
+
+  std::byte* at = locate(t, h, pieces);
+  if (at == nullptr) {
+    send_reply(engine, t, origin, h.reply_tag, MPI_ERR_RMA_RANGE);
+    return;
+  }
+  const std::size_t target_bytes = h.count * h.item_size;
+  switch (h.kind) {
+    case RmaKind::put:
+      if (h.data_bytes != target_bytes) break;
+      scatter(data, pieces, h.extent, h.count, at);
+      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
+      return;
+    case RmaKind::get: {
+      std::vector<std::byte> out(target_bytes);
+      gather(at, pieces, h.extent, h.count, out.data());
+      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS, out.data(), out.size());
+      return;
+    }
+    case RmaKind::compare_and_swap: {
+      // data: the new value, then the value compared with
+      if (h.data_bytes != 2 * target_bytes) break;
+      std::vector<std::byte> old(target_bytes);
+      gather(at, pieces, h.extent, h.count, old.data());
+      if (std::memcmp(old.data(), data + target_bytes, target_bytes) == 0) scatter(data, pieces, h.extent, h.count, at);
+      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS, old.data(), old.size());
+      return;
+    }
+    case RmaKind::accumulate:
+    case RmaKind::get_accumulate: {
+      const auto op = static_cast<coll::Op>(h.op);
+      if (op != coll::Op::no_op && h.data_bytes != target_bytes) break;
+      std::vector<std::byte> old(target_bytes);
+      gather(at, pieces, h.extent, h.count, old.data());
+      if (op == coll::Op::replace) {
+        scatter(data, pieces, h.extent, h.count, at);
+      } else if (op != coll::Op::no_op) {
+        // Packed elements into the C layout the reductions work on (pair types have padding there).
+        std::size_t element_size = 0;
+        for (const Piece& p : element_pieces) element_size += p.length;
+        const auto kind = kind_of(h.element_type);
+        if (element_size == 0 || !kind || target_bytes % element_size != 0) break;
+        const std::uint64_t n = target_bytes / element_size;
+        std::vector<std::byte> in(n * h.element_extent);
+        std::vector<std::byte> inout(n * h.element_extent);
+        scatter(data, element_pieces, h.element_extent, n, in.data());
+        scatter(old.data(), element_pieces, h.element_extent, n, inout.data());
+        if (!coll::reduce_local(op, *kind, in.data(), inout.data(), n).ok()) break;
+        std::vector<std::byte> updated(target_bytes);
+        gather(inout.data(), element_pieces, h.element_extent, n, updated.data());
+        scatter(updated.data(), pieces, h.extent, h.count, at);
+      }
+      if (h.kind == RmaKind::get_accumulate) {
+        send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS, old.data(), old.size());
+      } else {
+        send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
+      }
+      return;
+    }
+    default: break;
+  }
+  // The origin checks what it sends; a request that still does not fit is refused, not applied.
+  send_reply(engine, t, origin, h.reply_tag, MPI_ERR_INTERN);
+}
+
+bool serve(engine::Engine& engine, WindowTarget& t) {
+  bool did = false;
+  engine::Completion c;
+  while (engine::MatchedMessage* m = engine.improbe(t.view, engine::kAnySource, kRequestTag, &c)) {
+    WindowTarget::Incoming in;
+    in.origin = c.source;
+    in.bytes.resize(c.bytes);
+    in.receive = engine.mrecv(t.view, m, in.bytes.data(), in.bytes.size());
+    t.incoming.push_back(std::move(in));
+    did = true;
+  }
+  while (!t.incoming.empty() && engine.is_complete(t.incoming.front().receive, &c)) {
+    WindowTarget::Incoming in = std::move(t.incoming.front());
+    t.incoming.pop_front();
+    engine.release(in.receive);
+    if (c.lost_peer < 0 && !c.cancelled) apply(engine, t, in.origin, in.bytes);
+    did = true;
+  }
+  std::erase_if(t.replies, [&](WindowTarget::Outgoing& out) {
+    if (!engine.is_complete(out.send, nullptr)) return false;
+    engine.release(out.send);
+    return true;
+  });
+  return did;
+}
+
+}  // namespace
+
+WindowTable& windows() {
+  static WindowTable table;
+  return table;
+}
+
+std::recursive_mutex& window_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+void add_window_target(WindowTarget* target) {
+  const std::lock_guard lock(window_mutex());
+  targets().push_back(target);
+  windows_open.fetch_add(1, std::memory_order_release);
+}
+
+void remove_window_target(WindowTarget* target) {
+  const std::lock_guard lock(window_mutex());
+  std::erase(targets(), target);
+  windows_open.fetch_sub(1, std::memory_order_release);
+}
+
+bool service_windows(engine::Engine& engine, bool try_only) {
+  std::unique_lock lock(window_mutex(), std::defer_lock);
+  if (try_only) {
+    if (!lock.try_lock()) return false;
+  } else {
+    lock.lock();
+  }
+  bool did = false;
+  for (WindowTarget* t : targets()) {
+    if (serve(engine, *t)) did = true;
+  }
+  return did;
+}
+
+ByteSpan span_of(const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count) noexcept {
+  if (pieces.empty() || count == 0) return {};
+  std::int64_t low = std::numeric_limits<std::int64_t>::max();
+  std::int64_t high = std::numeric_limits<std::int64_t>::min();
+  for (const Piece& p : pieces) {
+    if (p.length == 0) continue;
+    low = std::min<std::int64_t>(low, p.displacement);
+    high = std::max<std::int64_t>(high, p.displacement + static_cast<std::int64_t>(p.length));
+  }
+  if (low > high) return {};
+  const std::int64_t last = static_cast<std::int64_t>(count - 1) * extent;
+  return {std::min(low, low + last), std::max(high, high + last)};
+}
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,195 @@
+// One-sided communication (MPI-3.1 chapter 11): windows, and the messages their operations travel as.
+//
+// Design. Every window has a private communicator (a dup of the one it was made over), and each
+// operation is a message on it: a request (tag kRequestTag) from origin to target carrying the target
+// displacement, the target datatype flattened into its pieces, and the origin's packed data; and a reply
+// (on a tag the origin picked for that operation) carrying an error class and, for the fetching
+// operations, the target's data. So RMA has the engine's reliability: every frame sequenced, checksummed,
+// resent on loss, and each message delivered exactly once, which makes a retransmitted accumulate
+// applied exactly once. Messages of one origin to one target are matched in order (one tag), so a
+// target applies them in the order they were issued.
+//
+// Every operation is acknowledged once it has been applied at the target: an origin's synchronisation
+// calls (fence, complete, unlock, flush) wait for the replies of its operations, after which they are
+// complete at the target too. A target applies the requests one at a time, so accumulates to one
+// location are atomic with respect to each other.
+//
+// Target-side progress: the requests of every window are served (service_windows) by every waiting loop
+// of the MPI layer (runtime.hpp poll_pending), and, when the job runs with the engine's progress thread,
+// by that thread between its progress rounds (Engine::set_background_work). Target state (window memory,
+// lock queue, requests being received) is guarded by one mutex, which the progress thread only tries:
+// while an MPI call of the process is serving windows, the thread leaves the work to it. The target side
+// touches no other MPI object (the target datatype arrives flattened; an accumulate's element kind is
+// a predefined type's handle), so the progress thread never runs the MPI layer's other code.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/engine.hpp"
+#include "mpi/api.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/datatype.hpp"
+#include "mpi/handles.hpp"
+
+namespace ftmpi::mpi {
+
+inline constexpr int kRequestTag = 0;   // origin -> target: operations, lock and unlock
+inline constexpr int kPostTag = 1;      // MPI_Win_post -> MPI_Win_start
+inline constexpr int kCompleteTag = 2;  // MPI_Win_complete -> MPI_Win_wait
+inline constexpr int kFirstReplyTag = 3;
+
+enum class RmaKind : std::uint8_t { put, get, accumulate, get_accumulate, compare_and_swap, lock, unlock };
+
+// A request's fixed part; then `piece_count` target pieces (Piece), then for accumulates
+// `element_piece_count` pieces of the predefined element type, then `data_bytes` of origin data.
+struct RmaHeader {
+  RmaKind kind = RmaKind::put;
+  std::uint8_t op = 0;         // coll::Op (accumulates)
+  std::uint8_t exclusive = 0;  // lock
+  std::uint8_t reserved = 0;
+  std::int32_t element_type = 0;  // the predefined type every element is (accumulates, CAS)
+  std::int32_t reply_tag = 0;
+  std::uint32_t piece_count = 0;
+  std::uint32_t element_piece_count = 0;
+  std::uint32_t element_extent = 0;  // bytes of one element in the C layout (coll::element_size)
+  std::int64_t displacement = 0;     // target displacement (dynamic windows: an address)
+  std::int64_t extent = 0;           // target datatype's extent
+  std::uint64_t count = 0;           // target items
+  std::uint64_t item_size = 0;       // packed bytes of one target item
+  std::uint64_t data_bytes = 0;
+};
+
+struct RmaReplyHeader {
+  std::int32_t error = MPI_SUCCESS;
+  std::int32_t reserved = 0;
+};
+
+// A region of a dynamic window (MPI_Win_attach).
+struct Region {
+  std::byte* base = nullptr;
+  std::size_t size = 0;
+};
+
+// What the target side of a window keeps; guarded by window_mutex().
+struct WindowTarget {
+  engine::CommView view;          // the private communicator's point-to-point view
+  std::vector<int> world_ranks;   // what view.world_ranks points into
+  std::byte* base = nullptr;
+  std::size_t size = 0;
+  int disp_unit = 1;
+  bool dynamic = false;
+  std::vector<Region> regions;
+  // Passive-target locks held here, and the lock requests waiting (FIFO).
+  int shared_holders = 0;
+  bool exclusive_held = false;
+  struct Waiter {
+    int origin;
+    int reply_tag;
+    bool exclusive;
+  };
+  std::deque<Waiter> waiters;
+  // Requests being received, applied in arrival order.
+  struct Incoming {
+    int origin = 0;
+    std::vector<std::byte> bytes;
+    engine::Request* receive = nullptr;
+  };
+  std::deque<Incoming> incoming;
+  // Replies in flight: their buffers live until the engine has sent them.
+  struct Outgoing {
+    std::vector<std::byte> bytes;
+    engine::Request* send = nullptr;
+  };
+  std::vector<Outgoing> replies;
+};
+
+// One operation issued at an origin, until its reply arrived (and, for the fetching ones, was unpacked).
+struct OriginOp {
+  int target = 0;
+  std::vector<std::byte> message;
+  std::vector<std::byte> reply;
+  engine::Request* send = nullptr;
+  engine::Request* receive = nullptr;
+  // Where the fetched data go: `result_count` items of `result_layout` at `result`.
+  void* result = nullptr;
+  std::shared_ptr<const Layout> result_layout;
+  std::size_t result_count = 0;
+  bool finished = false;
+  int error = MPI_SUCCESS;
+  std::string reason;
+};
+
+enum class LockState : std::uint8_t { none, shared, exclusive };
+
+struct Window {
+  bool live = false;
+  int handle = MPI_WIN_NULL;
+  Comm* comm = nullptr;            // the private communicator
+  MPI_Comm comm_handle = MPI_COMM_NULL;
+  std::vector<int> group;          // world ranks by window rank (MPI_Win_get_group)
+  MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+  std::string name;
+  int flavor = MPI_WIN_FLAVOR_CREATE;
+  void* base = nullptr;            // MPI_WIN_BASE
+  MPI_Aint size = 0;               // MPI_WIN_SIZE
+  int disp_unit = 1;               // MPI_WIN_DISP_UNIT
+  bool allocated = false;          // base was allocated by MPI_Win_allocate: freed with the window
+  // MPI_Win_allocate_shared: the host's segment as this process maps it, and where each rank's part
+  // starts in it (the parts follow each other in rank order, as MPI's default contiguous layout).
+  std::byte* shared_map = nullptr;
+  std::size_t shared_bytes = 0;
+  std::vector<std::size_t> shared_offsets;
+  // Every rank's size and displacement unit, for the origin's range check (not for dynamic windows).
+  std::vector<MPI_Aint> sizes;
+  std::vector<int> disp_units;
+  std::vector<Attribute> attributes;
+  std::unique_ptr<WindowTarget> target;
+
+  // Origin side: operations not finished yet, and the next reply tag.
+  std::vector<std::shared_ptr<OriginOp>> pending;
+  int next_reply_tag = kFirstReplyTag;
+  std::size_t prune_at = 256;  // pending's size at which finished operations are dropped (api_rma.cpp)
+  // Access epochs: fence (between fences not asserting MPI_MODE_NOSUCCEED), a start group
+  // (window ranks), locks per target, lock_all.
+  bool fence_epoch = false;
+  bool start_epoch = false;
+  std::vector<int> start_group;
+  std::vector<LockState> locks;
+  bool lock_all = false;
+  // Exposure epoch of post-wait: the origins (window ranks) and the receives of their completes.
+  bool post_epoch = false;
+  std::vector<int> post_group;
+  std::vector<engine::Request*> complete_receives;
+};
+
+using WindowTable = HandleTable<HandleKind::win, Window>;
+WindowTable& windows();
+
+// Guards every WindowTarget (see the design above). Recursive: MPI calls that hold it may run progress.
+std::recursive_mutex& window_mutex();
+// Registers a window's target side with the servers, or removes it.
+void add_window_target(WindowTarget* target);
+void remove_window_target(WindowTarget* target);
+class Call;
+// The window a handle names, whose error handler then reports the call's failure; null (MPI_ERR_WIN).
+Window* check_window(Call& call, MPI_Win handle);
+// MPI_WIN_MODEL's value (api_rma.cpp).
+int* window_model_attribute() noexcept;
+// windows_open and service_windows, which serve the registered targets: runtime.hpp.
+
+// The byte range [low, high) relative to an item-0 address that `count` items of `pieces` at `extent`
+// strides touch (empty: low == high == 0).
+struct ByteSpan {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+};
+ByteSpan span_of(const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count) noexcept;
+
+}  // namespace ftmpi::mpi
