@@ -106,6 +106,10 @@ std::byte* locate(const WindowTarget& t, const RmaHeader& h, const std::vector<P
   return t.base + offset;
 }
 
+std::uint64_t extent_magnitude(std::int64_t extent) noexcept {
+  return extent < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(extent) : static_cast<std::uint64_t>(extent);
+}
+
 // Applies one request (its bytes are complete) and replies.
 void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vector<std::byte>& bytes) {
   RmaHeader h;
@@ -113,7 +117,8 @@ void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vecto
   std::memcpy(&h, bytes.data(), sizeof h);
   const std::byte* cursor = bytes.data() + sizeof h;
   const std::size_t piece_bytes = (static_cast<std::size_t>(h.piece_count) + h.element_piece_count) * sizeof(Piece);
-  if (bytes.size() < sizeof h + piece_bytes + h.data_bytes) return;
+  // Subtractions, not a sum that a huge data_bytes could wrap past the message's length.
+  if (bytes.size() - sizeof h < piece_bytes || bytes.size() - sizeof h - piece_bytes < h.data_bytes) return;
   std::vector<Piece> pieces(h.piece_count);
   if (!pieces.empty()) std::memcpy(pieces.data(), cursor, pieces.size() * sizeof(Piece));
   cursor += h.piece_count * sizeof(Piece);
@@ -146,6 +151,13 @@ void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vecto
     default: break;
   }
 
+  // Counts whose bytes, or whose span of extents, would not fit 63 bits describe nothing in this window.
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;
+  if (h.count > kLimit || (h.item_size != 0 && h.count > kLimit / h.item_size) ||
+      (h.extent != 0 && h.count > kLimit / extent_magnitude(h.extent))) {
+    send_reply(engine, t, origin, h.reply_tag, MPI_ERR_RMA_RANGE);
+    return;
+  }
   std::byte* at = locate(t, h, pieces);
   if (at == nullptr) {
     send_reply(engine, t, origin, h.reply_tag, MPI_ERR_RMA_RANGE);
