@@ -25,19 +25,25 @@ void Call::fail(const base::Status& status) noexcept { fail(error_class_of(statu
 int Call::finish() noexcept {
   if (!failed()) return MPI_SUCCESS;
   Runtime& rt = runtime();
-  if (rt.phase == Phase::running && on_file_) {
-    if (file_errhandler_ == MPI_ERRORS_RETURN) return error_;
-    // The handler's first argument is a handle, as for communicators: the same call serves both.
-    if (call_created_errhandler(file_errhandler_, file_, error_)) return error_;
-  } else if (rt.phase == Phase::running && window_handler_ != nullptr) {
-    const MPI_Errhandler handler = *window_handler_;
-    if (handler == MPI_ERRORS_RETURN) return error_;
-    if (call_created_errhandler(handler, window_, error_)) return error_;
-  } else if (rt.phase == Phase::running) {
-    Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
-    if (comm.errhandler == MPI_ERRORS_RETURN) return error_;
+  if (rt.phase == Phase::running) {
+    // The file's, the window's or the communicator's handler; its first argument is that object's
+    // handle (all are ints), so one call serves the three.
+    MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
+    int handle = 0;
+    if (on_file_) {
+      errhandler = file_errhandler_;
+      handle = file_;
+    } else if (window_handler_ != nullptr) {
+      errhandler = *window_handler_;
+      handle = window_;
+    } else {
+      const Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
+      errhandler = comm.errhandler;
+      handle = comm.handle;
+    }
+    if (errhandler == MPI_ERRORS_RETURN) return error_;
     // A created handler that returns: so does the call, with the error.
-    if (call_created_errhandler(comm.errhandler, comm.handle, error_)) return error_;
+    if (call_created_errhandler(errhandler, handle, error_)) return error_;
   }
   const std::string_view reason = reason_.empty() ? error_class_text(error_) : std::string_view(reason_);
   const std::string_view name = error_class_name(error_);
