@@ -1,7 +1,8 @@
 /* Passive target without the target calling MPI: rank 0 computes in a loop that makes no MPI call
  * until every other rank's value has arrived in its window memory (each rank locks rank 0's window
- * exclusively, puts, accumulates and unlocks, all served by rank 0's progress thread). Run with
- * --param engine.progress.thread=true. The loop gives up after a generous deadline (the argument, in
+ * exclusively, puts, accumulates and unlocks). Served by rank 0's progress thread (run with
+ * --param engine.progress.thread=true), or, with no thread, over shared memory: the origins then store
+ * into rank 0's window themselves. The loop gives up after a generous deadline (the argument, in
  * seconds; default 60), which fails the test instead of hanging it. */
 #include <stdlib.h>
 #include <time.h>

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "ftmpi/base/log.hpp"
 #include "ftmpi/rte/job.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
@@ -65,31 +66,46 @@ void start_background_service() {
   });
 }
 
-// MPI_Win_allocate_shared's segment: one per window, made by rank 0 under /dev/shm (named after the job,
-// so that ftrun removes it if the job fails while it exists), mapped by every rank, then unlinked at
-// once: the memory goes when the last process that maps it unmaps it or dies. Collective over `dup`.
-bool map_shared_segment(Call& call, Window& w, MPI_Comm dup, const std::vector<MPI_Aint>& sizes) {
-  const Comm& comm = *w.comm;
-  const auto ranks = sizes.size();
+// Whether the ranks of `comm` share one host; false with a failed call when the nested call failed.
+std::optional<bool> one_host(Call& call, MPI_Comm comm) {
   const std::uint64_t host = std::hash<std::string>{}(engine::host_identity(runtime().params));
-  std::vector<std::uint64_t> hosts(ranks);
-  if (!nested(call, PMPI_Allgather(&host, 1, MPI_UINT64_T, hosts.data(), 1, MPI_UINT64_T, dup), "MPI_Allgather")) {
-    return false;
+  std::vector<std::uint64_t> hosts(static_cast<std::size_t>(find_comm(comm)->size()));
+  if (!nested(call, PMPI_Allgather(&host, 1, MPI_UINT64_T, hosts.data(), 1, MPI_UINT64_T, comm), "MPI_Allgather")) {
+    return std::nullopt;
   }
-  if (std::any_of(hosts.begin(), hosts.end(), [&](std::uint64_t h) { return h != hosts.front(); })) {
-    call.fail(MPI_ERR_RMA_SHARED, "the communicator's ranks are not all on one host (MPI_Comm_split_type with "
-                                  "MPI_COMM_TYPE_SHARED makes one that is)");
-    return false;
+  return std::all_of(hosts.begin(), hosts.end(), [&](std::uint64_t h) { return h == hosts.front(); });
+}
+
+enum class Segment : std::uint8_t { mapped, unavailable, failed };
+
+// A window's segment on one host (window.hpp, "Direct access"): made by the host's first rank under
+// /dev/shm (named after the job, so that ftrun removes it if the job fails while it exists), mapped by
+// every rank of `host` (a communicator of the window's ranks on this host), then unlinked at once: the
+// memory goes when the last process that maps it unmaps it or dies. A control block per rank of `host`,
+// a page boundary, then their parts of `size` bytes in rank order, each at a multiple of `align`. The
+// memory is allocated when the segment is made (posix_fallocate), so that a full /dev/shm is an error
+// here, not a SIGBUS at the first store. Collective over `host`; `unavailable` (with `problem` said) when
+// some rank could not map it, `failed` when a nested call failed (the call failed then).
+Segment map_host_segment(Call& call, Window& w, MPI_Comm host, MPI_Aint size, std::size_t align,
+                         std::string& problem) {
+  const Comm& host_comm = *find_comm(host);
+  const auto ranks = static_cast<std::size_t>(host_comm.size());
+  std::vector<std::int64_t> sizes(ranks);
+  const std::int64_t mine = size;
+  if (!nested(call, PMPI_Allgather(&mine, 1, MPI_INT64_T, sizes.data(), 1, MPI_INT64_T, host), "MPI_Allgather")) {
+    return Segment::failed;
   }
-  std::size_t total = 0;
-  for (MPI_Aint size : sizes) {
-    w.shared_offsets.push_back(total);
-    total += static_cast<std::size_t>(size);
+  constexpr std::size_t kPage = 4096;
+  std::size_t total = (ranks * sizeof(DirectControl) + kPage - 1) / kPage * kPage;
+  std::vector<std::size_t> offsets;
+  for (std::int64_t s : sizes) {
+    total = (total + align - 1) / align * align;
+    offsets.push_back(total);
+    total += static_cast<std::size_t>(s);
   }
-  const std::size_t bytes = std::max<std::size_t>(total, 1);
-  const std::string name = fmt::format("/{}win-{:x}-{}", rte::shm_prefix(engine().job_id()), comm.view.context,
-                                       comm.world_rank_of(0));
-  std::string problem;
+  const std::size_t bytes = total;
+  const std::string name = fmt::format("/{}win-{:x}-{}", rte::shm_prefix(engine().job_id()), w.comm->view.context,
+                                       host_comm.world_rank_of(0));
   void* map = MAP_FAILED;
   auto map_fd = [&](int fd, std::string_view what) {
     if (fd < 0) {
@@ -97,8 +113,12 @@ bool map_shared_segment(Call& call, Window& w, MPI_Comm dup, const std::vector<M
       return;
     }
     struct stat st {};
-    if (comm.rank() == 0 && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-      problem = fmt::format("ftruncate {} to {} bytes: {}", name, bytes, std::strerror(errno));
+    if (host_comm.rank() == 0) {
+      if (const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); e != 0) {
+        problem = fmt::format("allocating {} bytes for {}: {}", bytes, name, std::strerror(e));
+      }
+    }
+    if (!problem.empty()) {
     } else if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != bytes) {
       problem = fmt::format("{} is not {} bytes", name, bytes);
     } else {
@@ -108,24 +128,63 @@ bool map_shared_segment(Call& call, Window& w, MPI_Comm dup, const std::vector<M
     ::close(fd);
   };
   int made = 1;
-  if (comm.rank() == 0) {
+  if (host_comm.rank() == 0) {
     map_fd(::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600), "shm_open");
     made = map != MAP_FAILED ? 1 : 0;
   }
-  if (!nested(call, PMPI_Bcast(&made, 1, MPI_INT, 0, dup), "MPI_Bcast")) return false;
-  if (made != 0 && comm.rank() != 0) map_fd(::shm_open(name.c_str(), O_RDWR, 0), "shm_open");
+  if (!nested(call, PMPI_Bcast(&made, 1, MPI_INT, 0, host), "MPI_Bcast")) {
+    if (map != MAP_FAILED) ::munmap(map, bytes);
+    return Segment::failed;
+  }
+  if (made != 0 && host_comm.rank() != 0) map_fd(::shm_open(name.c_str(), O_RDWR, 0), "shm_open");
   const int mapped = map != MAP_FAILED ? 1 : 0;
   int everywhere = 0;
-  const bool agreed = nested(call, PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, dup), "MPI_Allreduce");
-  if (comm.rank() == 0 && made != 0) ::shm_unlink(name.c_str());
+  const bool agreed = nested(call, PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, host), "MPI_Allreduce");
+  if (host_comm.rank() == 0 && made != 0) ::shm_unlink(name.c_str());
   if (!agreed || everywhere == 0) {
     if (map != MAP_FAILED) ::munmap(map, bytes);
-    call.fail(MPI_ERR_NO_MEM, problem.empty() ? fmt::format("another rank could not map the shared segment {}", name)
-                                              : fmt::format("cannot make the shared segment: {}", problem));
-    return false;
+    if (problem.empty()) problem = fmt::format("another rank could not map the shared segment {}", name);
+    return agreed ? Segment::unavailable : Segment::failed;
   }
+  // The control blocks start zeroed (a new file's pages): unlocked, no accumulate under way.
   w.shared_map = static_cast<std::byte*>(map);
   w.shared_bytes = bytes;
+  const auto window_ranks = static_cast<std::size_t>(w.comm->size());
+  w.shared_offsets.assign(window_ranks, 0);
+  w.direct.assign(window_ranks, nullptr);
+  for (std::size_t h = 0; h < ranks; ++h) {
+    const auto r = static_cast<std::size_t>(w.comm->view.comm_rank_of(host_comm.world_rank_of(static_cast<int>(h))));
+    w.shared_offsets[r] = offsets[h];
+    w.direct[r] = reinterpret_cast<DirectControl*>(w.shared_map) + h;
+  }
+  return Segment::mapped;
+}
+
+// MPI_Win_allocate's memory: in the host's segment when the job may use shared memory (origins of the
+// host then reach it directly), else the heap. False when a nested call failed.
+bool allocate_memory(Call& call, Window& w, MPI_Comm dup, MPI_Aint size, void*& base) {
+  if (engine::shared_memory_allowed(runtime().params)) {
+    MPI_Comm host = MPI_COMM_NULL;
+    if (!nested(call, PMPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host),
+                "MPI_Comm_split_type")) {
+      return false;
+    }
+    std::string problem;
+    const Segment made = map_host_segment(call, w, host, size, 64, problem);
+    (void)PMPI_Comm_free(&host);
+    if (made == Segment::failed) return false;
+    if (made == Segment::mapped) {
+      base = w.shared_map + w.shared_offsets[static_cast<std::size_t>(w.comm->rank())];
+      return true;
+    }
+    base::logger().warn("MPI_Win_allocate: {} (the window's operations go as messages)", problem);
+  }
+  base = std::malloc(static_cast<std::size_t>(std::max<MPI_Aint>(size, 1)));
+  if (base == nullptr) {
+    call.fail(MPI_ERR_NO_MEM, fmt::format("cannot allocate a window of {} bytes", size));
+    return false;
+  }
+  w.allocated = true;
   return true;
 }
 
@@ -168,22 +227,29 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
   w.flavor = flavor;
   w.size = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
   w.disp_unit = disp_unit;
-  if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-    base = std::malloc(static_cast<std::size_t>(std::max<MPI_Aint>(size, 1)));
-    if (base == nullptr) {
-      (void)PMPI_Comm_free(&dup);
-      call.fail(MPI_ERR_NO_MEM, fmt::format("cannot allocate a window of {} bytes", size));
-      return;
-    }
-    w.allocated = true;
-    *static_cast<void**>(baseptr) = base;
-  }
   for (std::size_t r = 0; r < ranks; ++r) {
     w.sizes.push_back(static_cast<MPI_Aint>(all[2 * r]));
     w.disp_units.push_back(static_cast<int>(all[2 * r + 1]));
   }
+  if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+    if (!allocate_memory(call, w, dup, size, base)) {
+      (void)PMPI_Comm_free(&dup);
+      return;
+    }
+    *static_cast<void**>(baseptr) = base;
+  }
   if (flavor == MPI_WIN_FLAVOR_SHARED) {
-    if (!map_shared_segment(call, w, dup, w.sizes)) {
+    const std::optional<bool> together = one_host(call, dup);
+    std::string problem;
+    Segment made = Segment::failed;
+    if (together && !*together) {
+      call.fail(MPI_ERR_RMA_SHARED, "the communicator's ranks are not all on one host (MPI_Comm_split_type with "
+                                    "MPI_COMM_TYPE_SHARED makes one that is)");
+    } else if (together) {
+      made = map_host_segment(call, w, dup, size, 1, problem);
+      if (made == Segment::unavailable) call.fail(MPI_ERR_NO_MEM, fmt::format("cannot make the shared segment: {}", problem));
+    }
+    if (made != Segment::mapped) {
       (void)PMPI_Comm_free(&dup);
       return;
     }
@@ -201,6 +267,7 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
   t.size = static_cast<std::size_t>(w.size);
   t.disp_unit = disp_unit;
   t.dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
+  if (!w.direct.empty()) t.control = w.direct[static_cast<std::size_t>(private_comm->rank())];
   const int handle = windows().add(std::move(w));
   Window& added = *windows().find(handle);
   added.handle = handle;
@@ -270,19 +337,53 @@ void wait_ops(Call& call, Window& w, int target) {
 
 constexpr std::size_t kPrunePending = 256;  // Window::prune_at at the start
 
+// The control block of `target` when this process reaches its memory directly, else null.
+DirectControl* direct_to(const Window& w, int target) noexcept {
+  return w.direct.empty() ? nullptr : w.direct[static_cast<std::size_t>(target)];
+}
+
+// An operation applied here to a target of this host (window.hpp, "Direct access"): complete on return;
+// null, or a finished operation carrying the target's refusal, reported by the next synchronisation as
+// a refusal by message would be.
+std::shared_ptr<OriginOp> apply_direct(Window& w, int target, DirectControl* control, const RmaHeader& h,
+                                       const std::vector<Piece>& pieces, const std::vector<Piece>& element_pieces,
+                                       const std::vector<std::byte>& data, void* result,
+                                       const std::shared_ptr<const Layout>& result_layout) {
+  const auto r = static_cast<std::size_t>(target);
+  const WindowMemory memory{w.shared_map + w.shared_offsets[r], static_cast<std::size_t>(w.sizes[r]), w.disp_units[r],
+                            false, nullptr, control};
+  std::vector<std::byte> fetched;
+  const int error = apply_access(memory, h, pieces, element_pieces, data.data(), fetched);
+  if (error == MPI_SUCCESS) {
+    if (result_layout && !fetched.empty()) result_layout->unpack(fetched.data(), fetched.size(), result);
+    return nullptr;
+  }
+  auto op = std::make_shared<OriginOp>();
+  op->target = target;
+  op->finished = true;
+  op->error = error;
+  op->reason = error == MPI_ERR_RMA_RANGE ? fmt::format("the access at target rank {} falls outside its window", target)
+                                          : fmt::format("target rank {} refused the operation", target);
+  w.pending.push_back(op);
+  return op;
+}
+
 // A request to `target`: the header, the target's pieces, the element's pieces and `data` sent; the
 // reply (with `result_bytes` of data) unpacked into `result` as `result_layout` items.
 std::shared_ptr<OriginOp> issue(Window& w, int target, RmaHeader h, const std::vector<Piece>& pieces,
                                 const std::vector<Piece>& element_pieces, std::vector<std::byte> data,
                                 std::size_t result_bytes, void* result = nullptr,
                                 std::shared_ptr<const Layout> result_layout = nullptr, std::size_t result_count = 0) {
+  h.data_bytes = data.size();
+  if (DirectControl* control = direct_to(w, target); control != nullptr) {
+    return apply_direct(w, target, control, h, pieces, element_pieces, data, result, result_layout);
+  }
   auto op = std::make_shared<OriginOp>();
   op->target = target;
   h.reply_tag = w.next_reply_tag;
   w.next_reply_tag = w.next_reply_tag == INT_MAX ? kFirstReplyTag : w.next_reply_tag + 1;
   h.piece_count = static_cast<std::uint32_t>(pieces.size());
   h.element_piece_count = static_cast<std::uint32_t>(element_pieces.size());
-  h.data_bytes = data.size();
   const std::size_t piece_bytes = (pieces.size() + element_pieces.size()) * sizeof(Piece);
   op->message.resize(sizeof h + piece_bytes + data.size());
   std::byte* at = op->message.data();
@@ -557,17 +658,36 @@ std::optional<std::vector<int>> epoch_ranks(Call& call, const Window& w, MPI_Gro
   return window_ranks(call, w, group);
 }
 
+// Takes (RmaKind::lock) or gives back (unlock) the passive-target lock of each of `targets`: by request
+// to targets of other hosts, granted in their order by the target; by compare-and-swap on the control
+// block of targets of this host, retried between progress rounds (no queue: a host's origins are not
+// served in order). Giving back a lock releases this origin's stores to the target's memory.
 void lock_request(Call& call, Window& w, const std::vector<int>& targets, bool exclusive, RmaKind kind) {
-  std::vector<OpPtr> ops;
+  std::vector<DirectControl*> direct;
   for (int t : targets) {
+    if (DirectControl* control = direct_to(w, t); control != nullptr) {
+      direct.push_back(control);
+      continue;
+    }
     RmaHeader h;
     h.kind = kind;
     h.exclusive = exclusive ? 1 : 0;
-    ops.push_back(issue(w, t, h, {}, {}, {}, 0));
+    (void)issue(w, t, h, {}, {}, {}, 0);
   }
-  (void)ops;
+  for (DirectControl* control : direct) {
+    if (kind == RmaKind::unlock) {
+      unlock_direct(*control, exclusive);
+    } else if (!try_lock_direct(*control, exclusive)) {
+      progress_until([&] { return try_lock_direct(*control, exclusive); });
+    }
+  }
   wait_ops(call, w, targets.size() == 1 ? targets.front() : -1);
 }
+
+// Orders this process's loads and stores of window memory against a synchronisation message: what an
+// origin of the host stored directly (window.hpp, "Direct access") is visible to the target, and to the
+// other origins, once the target or they see the message, and the other way round.
+void order_memory() noexcept { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 int rma_call(std::string_view name, MPI_Win win, auto&& body) {
   return api_call(name, [&](Call& call) {
@@ -952,7 +1072,9 @@ int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype
 int PMPI_Win_fence(int assert, MPI_Win win) {
   return rma_call("MPI_Win_fence", win, [&](Call& call, Window& w) {
     wait_ops(call, w, -1);
+    order_memory();
     if (!nested(call, PMPI_Barrier(w.comm_handle), "MPI_Barrier")) return;
+    order_memory();
     w.fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
   });
 }
@@ -994,6 +1116,7 @@ int PMPI_Win_complete(MPI_Win win) {
   return rma_call("MPI_Win_complete", win, [&](Call& call, Window& w) {
     if (!in_epoch(call, w.start_epoch, "no access epoch of MPI_Win_start is open")) return;
     wait_ops(call, w, -1);
+    order_memory();
     notify(w, w.start_group, kCompleteTag);
     w.start_group.clear();
     w.start_epoch = false;
@@ -1004,6 +1127,7 @@ int PMPI_Win_complete(MPI_Win win) {
 namespace {
 bool completes_arrived(const Window& w) { return all_complete(w.complete_receives); }
 void end_exposure(Window& w) {
+  order_memory();
   for (ftmpi::engine::Request* r : w.complete_receives) engine().release(r);
   w.complete_receives.clear();
   w.post_group.clear();
@@ -1102,6 +1226,7 @@ int flush_call(std::string_view name, std::optional<int> rank, MPI_Win win) {
       return;
     }
     wait_ops(call, w, rank ? *rank : -1);
+    order_memory();
   });
 }
 }  // namespace
@@ -1120,9 +1245,13 @@ int PMPI_Win_flush_local_all(MPI_Win win) { return flush_call("MPI_Win_flush_loc
 
 // The separate model's synchronisation of public and private copies. The target side writes window
 // memory under window_mutex() (possibly on the progress thread): taking and releasing it orders this
-// thread's loads and stores after what was applied before, and before what is applied after.
+// thread's loads and stores after what was applied before, and before what is applied after; a fence
+// orders them against what origins of this host store directly.
 int PMPI_Win_sync(MPI_Win win) {
-  return rma_call("MPI_Win_sync", win, [&](Call&, Window&) { const std::lock_guard lock(window_mutex()); });
+  return rma_call("MPI_Win_sync", win, [&](Call&, Window&) {
+    const std::lock_guard lock(window_mutex());
+    order_memory();
+  });
 }
 #pragma weak MPI_Win_sync = PMPI_Win_sync
 

@@ -3,6 +3,8 @@
 // and the WindowTargets (under window_mutex()), nothing else of the MPI layer.
 #include "mpi/window.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -71,27 +73,50 @@ void send_reply(engine::Engine& engine, WindowTarget& t, int origin, int reply_t
   t.replies.push_back(std::move(out));
 }
 
+// The lock of a target without a control block: its own counts.
 bool grantable(const WindowTarget& t, bool exclusive) noexcept {
   return exclusive ? !t.exclusive_held && t.shared_holders == 0 : !t.exclusive_held;
 }
 
-void grant(engine::Engine& engine, WindowTarget& t, int origin, int reply_tag, bool exclusive) {
+bool try_take(WindowTarget& t, bool exclusive) noexcept {
+  if (t.control != nullptr) return try_lock_direct(*t.control, exclusive);
+  if (!grantable(t, exclusive)) return false;
   if (exclusive) {
     t.exclusive_held = true;
   } else {
     ++t.shared_holders;
   }
-  send_reply(engine, t, origin, reply_tag, MPI_SUCCESS);
+  return true;
+}
+
+void give_back(WindowTarget& t, bool exclusive) noexcept {
+  if (t.control != nullptr) {
+    unlock_direct(*t.control, exclusive);
+  } else if (exclusive) {
+    t.exclusive_held = false;
+  } else if (t.shared_holders > 0) {
+    --t.shared_holders;
+  }
+}
+
+// Grants the waiting lock requests in their order, as far as the lock allows (with a control block, an
+// origin of this host may have taken or given back the lock since the last look).
+void grant_waiters(engine::Engine& engine, WindowTarget& t) {
+  while (!t.waiters.empty() && try_take(t, t.waiters.front().exclusive)) {
+    const WindowTarget::Waiter w = t.waiters.front();
+    t.waiters.pop_front();
+    send_reply(engine, t, w.origin, w.reply_tag, MPI_SUCCESS);
+  }
 }
 
 // Where the target datatype's items start in this window's memory, or null when [low, high) of them
 // falls outside it (MPI_ERR_RMA_RANGE).
-std::byte* locate(const WindowTarget& t, const RmaHeader& h, const std::vector<Piece>& pieces) {
+std::byte* locate(const WindowMemory& m, const RmaHeader& h, const std::vector<Piece>& pieces) {
   const ByteSpan span = span_of(pieces, h.extent, h.count);
-  if (span.low == span.high) return t.base;  // touches nothing
-  if (t.dynamic) {
+  if (span.low == span.high) return m.base;  // touches nothing
+  if (m.dynamic) {
     const auto address = static_cast<std::uintptr_t>(h.displacement);
-    for (const Region& r : t.regions) {
+    for (const Region& r : *m.regions) {
       const auto start = reinterpret_cast<std::uintptr_t>(r.base);
       const auto low = address + static_cast<std::uintptr_t>(span.low);
       const auto high = address + static_cast<std::uintptr_t>(span.high);
@@ -99,16 +124,41 @@ std::byte* locate(const WindowTarget& t, const RmaHeader& h, const std::vector<P
     }
     return nullptr;
   }
-  const std::int64_t offset = h.displacement * t.disp_unit;
-  if (h.displacement < 0 || offset + span.low < 0 || offset + span.high > static_cast<std::int64_t>(t.size)) {
+  const std::int64_t offset = h.displacement * m.disp_unit;
+  if (h.displacement < 0 || offset + span.low < 0 || offset + span.high > static_cast<std::int64_t>(m.size)) {
     return nullptr;
   }
-  return t.base + offset;
+  return m.base + offset;
 }
 
 std::uint64_t extent_magnitude(std::int64_t extent) noexcept {
   return extent < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(extent) : static_cast<std::uint64_t>(extent);
 }
+
+// Holds a control block's accumulate spin lock (none without a control block). The holder copies and
+// computes only, so a waiter spins a short while; it yields the CPU now and then, for a holder that
+// shares it.
+class Accumulating {
+ public:
+  explicit Accumulating(DirectControl* control) noexcept : control_(control) {
+    if (control_ == nullptr) return;
+    for (unsigned spins = 1;; ++spins) {
+      std::uint32_t free = 0;
+      if (control_->accumulating.compare_exchange_weak(free, 1, std::memory_order_acquire, std::memory_order_relaxed)) {
+        return;
+      }
+      if (spins % 64 == 0) sched_yield();
+    }
+  }
+  ~Accumulating() {
+    if (control_ != nullptr) control_->accumulating.store(0, std::memory_order_release);
+  }
+  Accumulating(const Accumulating&) = delete;
+  Accumulating& operator=(const Accumulating&) = delete;
+
+ private:
+  DirectControl* control_;
+};
 
 // Applies one request (its bytes are complete) and replies.
 void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vector<std::byte>& bytes) {
@@ -125,101 +175,26 @@ void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vecto
   std::vector<Piece> element_pieces(h.element_piece_count);
   if (!element_pieces.empty()) std::memcpy(element_pieces.data(), cursor, element_pieces.size() * sizeof(Piece));
   cursor += h.element_piece_count * sizeof(Piece);
-  const std::byte* data = cursor;
 
   switch (h.kind) {
     case RmaKind::lock:
-      if (grantable(t, h.exclusive != 0) && t.waiters.empty()) {
-        grant(engine, t, origin, h.reply_tag, h.exclusive != 0);
+      if (t.waiters.empty() && try_take(t, h.exclusive != 0)) {
+        send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
       } else {
         t.waiters.push_back({origin, h.reply_tag, h.exclusive != 0});
       }
       return;
     case RmaKind::unlock:
-      if (h.exclusive != 0) {
-        t.exclusive_held = false;
-      } else if (t.shared_holders > 0) {
-        --t.shared_holders;
-      }
+      give_back(t, h.exclusive != 0);
       send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
-      while (!t.waiters.empty() && grantable(t, t.waiters.front().exclusive)) {
-        const WindowTarget::Waiter w = t.waiters.front();
-        t.waiters.pop_front();
-        grant(engine, t, w.origin, w.reply_tag, w.exclusive);
-      }
+      grant_waiters(engine, t);
       return;
     default: break;
   }
-
-  // Counts whose bytes, or whose span of extents, would not fit 63 bits describe nothing in this window.
-  constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;
-  if (h.count > kLimit || (h.item_size != 0 && h.count > kLimit / h.item_size) ||
-      (h.extent != 0 && h.count > kLimit / extent_magnitude(h.extent))) {
-    send_reply(engine, t, origin, h.reply_tag, MPI_ERR_RMA_RANGE);
-    return;
-  }
-  std::byte* at = locate(t, h, pieces);
-  if (at == nullptr) {
-    send_reply(engine, t, origin, h.reply_tag, MPI_ERR_RMA_RANGE);
-    return;
-  }
-  const std::size_t target_bytes = h.count * h.item_size;
-  switch (h.kind) {
-    case RmaKind::put:
-      if (h.data_bytes != target_bytes) break;
-      scatter(data, pieces, h.extent, h.count, at);
-      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
-      return;
-    case RmaKind::get: {
-      std::vector<std::byte> out(target_bytes);
-      gather(at, pieces, h.extent, h.count, out.data());
-      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS, out.data(), out.size());
-      return;
-    }
-    case RmaKind::compare_and_swap: {
-      // data: the new value, then the value compared with
-      if (h.data_bytes != 2 * target_bytes) break;
-      std::vector<std::byte> old(target_bytes);
-      gather(at, pieces, h.extent, h.count, old.data());
-      if (std::memcmp(old.data(), data + target_bytes, target_bytes) == 0) scatter(data, pieces, h.extent, h.count, at);
-      send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS, old.data(), old.size());
-      return;
-    }
-    case RmaKind::accumulate:
-    case RmaKind::get_accumulate: {
-      const auto op = static_cast<coll::Op>(h.op);
-      if (op != coll::Op::no_op && h.data_bytes != target_bytes) break;
-      std::vector<std::byte> old(target_bytes);
-      gather(at, pieces, h.extent, h.count, old.data());
-      if (op == coll::Op::replace) {
-        scatter(data, pieces, h.extent, h.count, at);
-      } else if (op != coll::Op::no_op) {
-        // Packed elements into the C layout the reductions work on (pair types have padding there).
-        std::size_t element_size = 0;
-        for (const Piece& p : element_pieces) element_size += p.length;
-        const auto kind = kind_of(h.element_type);
-        if (element_size == 0 || !kind || target_bytes % element_size != 0) break;
-        const std::uint64_t n = target_bytes / element_size;
-        std::vector<std::byte> in(n * h.element_extent);
-        std::vector<std::byte> inout(n * h.element_extent);
-        scatter(data, element_pieces, h.element_extent, n, in.data());
-        scatter(old.data(), element_pieces, h.element_extent, n, inout.data());
-        if (!coll::reduce_local(op, *kind, in.data(), inout.data(), n).ok()) break;
-        std::vector<std::byte> updated(target_bytes);
-        gather(inout.data(), element_pieces, h.element_extent, n, updated.data());
-        scatter(updated.data(), pieces, h.extent, h.count, at);
-      }
-      if (h.kind == RmaKind::get_accumulate) {
-        send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS, old.data(), old.size());
-      } else {
-        send_reply(engine, t, origin, h.reply_tag, MPI_SUCCESS);
-      }
-      return;
-    }
-    default: break;
-  }
-  // The origin checks what it sends; a request that still does not fit is refused, not applied.
-  send_reply(engine, t, origin, h.reply_tag, MPI_ERR_INTERN);
+  const WindowMemory memory{t.base, t.size, t.disp_unit, t.dynamic, &t.regions, t.control};
+  std::vector<std::byte> fetched;
+  const int error = apply_access(memory, h, pieces, element_pieces, cursor, fetched);
+  send_reply(engine, t, origin, h.reply_tag, error, fetched.data(), error == MPI_SUCCESS ? fetched.size() : 0);
 }
 
 bool serve(engine::Engine& engine, WindowTarget& t) {
@@ -239,6 +214,11 @@ bool serve(engine::Engine& engine, WindowTarget& t) {
     engine.release(in.receive);
     if (c.lost_peer < 0 && !c.cancelled) apply(engine, t, in.origin, in.bytes);
     did = true;
+  }
+  if (t.control != nullptr && !t.waiters.empty()) {
+    const std::size_t waiting = t.waiters.size();
+    grant_waiters(engine, t);
+    if (t.waiters.size() != waiting) did = true;
   }
   std::erase_if(t.replies, [&](WindowTarget::Outgoing& out) {
     if (!engine.is_complete(out.send, nullptr)) return false;
@@ -284,6 +264,91 @@ bool service_windows(engine::Engine& engine, bool try_only) {
     if (serve(engine, *t)) did = true;
   }
   return did;
+}
+
+bool try_lock_direct(DirectControl& control, bool exclusive) noexcept {
+  std::uint64_t seen = control.lock.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((seen & DirectControl::kExclusive) != 0 || (exclusive && seen != 0)) return false;
+    const std::uint64_t wanted = exclusive ? DirectControl::kExclusive : seen + 1;
+    if (control.lock.compare_exchange_weak(seen, wanted, std::memory_order_acquire, std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+}
+
+void unlock_direct(DirectControl& control, bool exclusive) noexcept {
+  if (exclusive) {
+    control.lock.store(0, std::memory_order_release);
+  } else {
+    control.lock.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+int apply_access(const WindowMemory& memory, const RmaHeader& h, const std::vector<Piece>& pieces,
+                 const std::vector<Piece>& element_pieces, const std::byte* data, std::vector<std::byte>& fetched) {
+  // Counts whose bytes, or whose span of extents, would not fit 63 bits describe nothing in this window.
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 62;
+  if (h.count > kLimit || (h.item_size != 0 && h.count > kLimit / h.item_size) ||
+      (h.extent != 0 && h.count > kLimit / extent_magnitude(h.extent))) {
+    return MPI_ERR_RMA_RANGE;
+  }
+  std::byte* at = locate(memory, h, pieces);
+  if (at == nullptr) return MPI_ERR_RMA_RANGE;
+  const std::size_t target_bytes = h.count * h.item_size;
+  switch (h.kind) {
+    case RmaKind::put:
+      if (h.data_bytes != target_bytes) break;
+      scatter(data, pieces, h.extent, h.count, at);
+      return MPI_SUCCESS;
+    case RmaKind::get:
+      fetched.resize(target_bytes);
+      gather(at, pieces, h.extent, h.count, fetched.data());
+      return MPI_SUCCESS;
+    case RmaKind::compare_and_swap: {
+      // data: the new value, then the value compared with
+      if (h.data_bytes != 2 * target_bytes) break;
+      const Accumulating serial(memory.control);
+      fetched.resize(target_bytes);
+      gather(at, pieces, h.extent, h.count, fetched.data());
+      if (std::memcmp(fetched.data(), data + target_bytes, target_bytes) == 0) {
+        scatter(data, pieces, h.extent, h.count, at);
+      }
+      return MPI_SUCCESS;
+    }
+    case RmaKind::accumulate:
+    case RmaKind::get_accumulate: {
+      const auto op = static_cast<coll::Op>(h.op);
+      if (op != coll::Op::no_op && h.data_bytes != target_bytes) break;
+      std::size_t element_size = 0;
+      for (const Piece& p : element_pieces) element_size += p.length;
+      const auto kind = kind_of(h.element_type);
+      const bool reduces = op != coll::Op::no_op && op != coll::Op::replace;
+      if (reduces && (element_size == 0 || !kind || target_bytes % element_size != 0)) break;
+      const Accumulating serial(memory.control);
+      fetched.resize(target_bytes);
+      gather(at, pieces, h.extent, h.count, fetched.data());
+      if (op == coll::Op::replace) {
+        scatter(data, pieces, h.extent, h.count, at);
+      } else if (reduces) {
+        // Packed elements into the C layout the reductions work on (pair types have padding there).
+        const std::uint64_t n = target_bytes / element_size;
+        std::vector<std::byte> in(n * h.element_extent);
+        std::vector<std::byte> inout(n * h.element_extent);
+        scatter(data, element_pieces, h.element_extent, n, in.data());
+        scatter(fetched.data(), element_pieces, h.element_extent, n, inout.data());
+        if (!coll::reduce_local(op, *kind, in.data(), inout.data(), n).ok()) return MPI_ERR_INTERN;
+        std::vector<std::byte> updated(target_bytes);
+        gather(inout.data(), element_pieces, h.element_extent, n, updated.data());
+        scatter(updated.data(), pieces, h.extent, h.count, at);
+      }
+      if (h.kind == RmaKind::accumulate) fetched.clear();
+      return MPI_SUCCESS;
+    }
+    default: break;
+  }
+  // The origin checks what it sends; a request that still does not fit is refused, not applied.
+  return MPI_ERR_INTERN;
 }
 
 ByteSpan span_of(const std::vector<Piece>& pieces, std::int64_t extent, std::uint64_t count) noexcept {

@@ -21,6 +21,18 @@
 // while an MPI call of the process is serving windows, the thread leaves the work to it. The target side
 // touches no other MPI object (the target datatype arrives flattened; an accumulate's element kind is
 // a predefined type's handle), so the progress thread never runs the MPI layer's other code.
+//
+// Direct access. Windows whose memory the library allocates (MPI_Win_allocate, MPI_Win_allocate_shared)
+// live in one shared-memory segment per host when the job may use shared memory: a control block per
+// rank, then the ranks' parts. An origin on the target's host then applies its operations itself, by
+// load and store into the target's part (apply_access, the same code the target runs for a request),
+// complete when the call returns; no message, no target progress. The control block holds what must be
+// shared with the target and the other origins of the host: the passive-target lock word, taken by
+// compare-and-swap by origins of the host and by the target itself on behalf of requests from other
+// hosts; and a spin lock that makes accumulates to the rank's memory atomic with respect to each
+// other, whether an origin of the host or the target (serving a request) applies them. Memory the
+// program brings (MPI_Win_create, attached regions) is not mapped by other processes: its operations
+// travel as messages, as do those to ranks of other hosts.
 #pragma once
 
 #include <atomic>
@@ -71,11 +83,41 @@ struct RmaReplyHeader {
   std::int32_t reserved = 0;
 };
 
+// One rank's control block in a host's segment (see "Direct access"); a cache line of its own.
+struct alignas(64) DirectControl {
+  static constexpr std::uint64_t kExclusive = std::uint64_t{1} << 63;
+  // The passive-target lock: kExclusive, or the number of shared holders.
+  std::atomic<std::uint64_t> lock{0};
+  // Held while an accumulate, get-accumulate or compare-and-swap is applied to the rank's memory.
+  std::atomic<std::uint32_t> accumulating{0};
+};
+static_assert(sizeof(DirectControl) == 64 && std::atomic<std::uint64_t>::is_always_lock_free);
+
+// Takes or gives back a rank's passive-target lock; never waits.
+bool try_lock_direct(DirectControl& control, bool exclusive) noexcept;
+void unlock_direct(DirectControl& control, bool exclusive) noexcept;
+
 // A region of a dynamic window (MPI_Win_attach).
 struct Region {
   std::byte* base = nullptr;
   std::size_t size = 0;
 };
+
+// One rank's window memory, as apply_access reaches it.
+struct WindowMemory {
+  std::byte* base = nullptr;
+  std::size_t size = 0;
+  int disp_unit = 1;
+  bool dynamic = false;
+  const std::vector<Region>* regions = nullptr;  // dynamic windows
+  DirectControl* control = nullptr;               // in a host's segment: accumulates take its spin lock
+};
+
+// Applies one operation (`h`, the target's pieces, an accumulate's element pieces, the origin's packed
+// `data` of h.data_bytes) to `memory`; returns its error class. The fetching operations leave the
+// target's old data in `fetched`. Lock and unlock are not operations here.
+int apply_access(const WindowMemory& memory, const RmaHeader& h, const std::vector<Piece>& pieces,
+                 const std::vector<Piece>& element_pieces, const std::byte* data, std::vector<std::byte>& fetched);
 
 // What the target side of a window keeps; guarded by window_mutex().
 struct WindowTarget {
@@ -86,6 +128,9 @@ struct WindowTarget {
   int disp_unit = 1;
   bool dynamic = false;
   std::vector<Region> regions;
+  // In a host's segment: the lock is this control block's word, shared with the host's origins, and
+  // shared_holders/exclusive_held are unused.
+  DirectControl* control = nullptr;
   // Passive-target locks held here, and the lock requests waiting (FIFO).
   int shared_holders = 0;
   bool exclusive_held = false;
@@ -141,11 +186,15 @@ struct Window {
   MPI_Aint size = 0;               // MPI_WIN_SIZE
   int disp_unit = 1;               // MPI_WIN_DISP_UNIT
   bool allocated = false;          // base was allocated by MPI_Win_allocate: freed with the window
-  // MPI_Win_allocate_shared: the host's segment as this process maps it, and where each rank's part
-  // starts in it (the parts follow each other in rank order, as MPI's default contiguous layout).
+  // The host's segment as this process maps it (MPI_Win_allocate_shared; MPI_Win_allocate when the
+  // job may use shared memory), and where each window rank's part starts in it (ranks of other hosts:
+  // unused). MPI_Win_allocate_shared's parts follow each other in rank order, MPI's default
+  // contiguous layout.
   std::byte* shared_map = nullptr;
   std::size_t shared_bytes = 0;
   std::vector<std::size_t> shared_offsets;
+  // By window rank: its control block when this process reaches its memory directly, else null.
+  std::vector<DirectControl*> direct;
   // Every rank's size and displacement unit, for the origin's range check (not for dynamic windows).
   std::vector<MPI_Aint> sizes;
   std::vector<int> disp_units;
