@@ -545,6 +545,14 @@ void make_request(Call& call, Window& w, std::shared_ptr<OriginOp> op, MPI_Reque
 
 using OpPtr = std::shared_ptr<OriginOp>;
 
+// Where a put or get goes in the target's memory when this process reaches it directly and both sides
+// are contiguous bytes (one copy, no packing); else null. The access was range-checked.
+std::byte* dense_direct(const Window& w, const Access& a, const Layout& origin) noexcept {
+  if (direct_to(w, a.target) == nullptr || !origin.dense || !a.target_layout->dense) return nullptr;
+  const auto r = static_cast<std::size_t>(a.target);
+  return w.shared_map + w.shared_offsets[r] + a.displacement * w.disp_units[r];
+}
+
 OpPtr put(Call& call, Window& w, const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
           int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
           bool passive_only) {
@@ -554,7 +562,12 @@ OpPtr put(Call& call, Window& w, const void* origin_addr, MPI_Count origin_count
   auto a = check_access_args(call, w, target_rank, target_disp, target_count, target_datatype, passive_only);
   if (!a || target_rank == MPI_PROC_NULL) return nullptr;
   const auto count = static_cast<std::size_t>(origin_count);
-  if (!same_bytes(call, ot->layout->packed_bytes(count), *a, "origin")) return nullptr;
+  const std::size_t bytes = ot->layout->packed_bytes(count);
+  if (!same_bytes(call, bytes, *a, "origin")) return nullptr;
+  if (std::byte* at = dense_direct(w, *a, *ot->layout); at != nullptr) {
+    if (bytes != 0) std::memcpy(at, origin_addr, bytes);
+    return nullptr;
+  }
   return issue(w, target_rank, header_for(RmaKind::put, *a), a->target_layout->pieces, {},
                pack(origin_addr, count, *ot->layout), 0);
 }
@@ -570,6 +583,10 @@ OpPtr get(Call& call, Window& w, void* origin_addr, MPI_Count origin_count, MPI_
   const auto count = static_cast<std::size_t>(origin_count);
   const std::size_t bytes = ot->layout->packed_bytes(count);
   if (!same_bytes(call, bytes, *a, "origin")) return nullptr;
+  if (const std::byte* at = dense_direct(w, *a, *ot->layout); at != nullptr) {
+    if (bytes != 0) std::memcpy(origin_addr, at, bytes);
+    return nullptr;
+  }
   return issue(w, target_rank, header_for(RmaKind::get, *a), a->target_layout->pieces, {}, {}, bytes, origin_addr,
                ot->layout, count);
 }

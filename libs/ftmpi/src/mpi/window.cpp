@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 
@@ -326,6 +327,14 @@ int apply_access(const WindowMemory& memory, const RmaHeader& h, const std::vect
       const bool reduces = op != coll::Op::no_op && op != coll::Op::replace;
       if (reduces && (element_size == 0 || !kind || target_bytes % element_size != 0)) break;
       const Accumulating serial(memory.control);
+      // Contiguous elements without padding, aligned as their type: reduced in place, with no copies.
+      const auto alignment = std::min<std::uintptr_t>(h.element_extent, alignof(std::max_align_t));
+      if (reduces && contiguous(pieces, h.extent) && element_pieces.size() == 1 &&
+          element_pieces[0].length == h.element_extent && alignment != 0 &&
+          ((reinterpret_cast<std::uintptr_t>(at) | reinterpret_cast<std::uintptr_t>(data)) % alignment) == 0) {
+        if (h.kind == RmaKind::get_accumulate) fetched.assign(at, at + target_bytes);
+        return coll::reduce_local(op, *kind, data, at, target_bytes / element_size).ok() ? MPI_SUCCESS : MPI_ERR_INTERN;
+      }
       fetched.resize(target_bytes);
       gather(at, pieces, h.extent, h.count, fetched.data());
       if (op == coll::Op::replace) {
