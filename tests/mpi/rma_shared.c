@@ -3,7 +3,8 @@
  * after a barrier and MPI_Win_sync every rank loads every other rank's part through MPI_Win_shared_query,
  * whose parts follow each other in rank order (MPI's default contiguous layout). RMA calls on the window
  * reach the same memory: a put to the right neighbour's part, read back by a direct load after the fence.
- * MPI_Win_shared_query of an MPI_Win_allocate window is MPI_ERR_RMA_FLAVOR. */
+ * MPI_Win_shared_query of an MPI_Win_allocate window is MPI_ERR_RMA_FLAVOR. In a job over several hosts,
+ * MPI_Win_allocate_shared over MPI_COMM_WORLD is MPI_ERR_RMA_SHARED on every rank. */
 #include <string.h>
 
 #include "check.h"
@@ -28,6 +29,10 @@ int main(int argc, char **argv) {
   int flag = 0;
   CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
   CHECK(flag && *flavor == MPI_WIN_FLAVOR_SHARED, "the window's flavor");
+  /* Every rank's memory reached directly: the unified model. */
+  int *model = NULL;
+  CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
+  CHECK(flag && *model == MPI_WIN_UNIFIED, "the shared window's model is %d, not MPI_WIN_UNIFIED", *model);
   for (int i = 0; i < part_of(rank); ++i) mine[i] = 1000 * rank + i;
   CHECK_MPI(MPI_Win_sync(win));
   CHECK_MPI(MPI_Barrier(host));
@@ -66,10 +71,27 @@ int main(int argc, char **argv) {
   /* Not a shared window. */
   int *plain = NULL;
   CHECK_MPI(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, host, &plain, &win));
+  CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
+  CHECK(flag && *model == MPI_WIN_UNIFIED, "MPI_Win_allocate over one host: model %d", *model);
   CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
   CHECK_CLASS(MPI_ERR_RMA_FLAVOR, MPI_Win_shared_query(win, 0, &bytes, &unit, &first));
   CHECK_MPI(MPI_Win_free(&win));
   CHECK_MPI(MPI_Comm_free(&host));
+
+  if (size < world_size) {
+    int *across = NULL;
+    MPI_Win none = MPI_WIN_NULL;
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK_CLASS(MPI_ERR_RMA_SHARED,
+                MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &across, &none));
+    CHECK(none == MPI_WIN_NULL, "a failed MPI_Win_allocate_shared made a window");
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    /* Ranks of the other host are reached by message: the separate model. */
+    CHECK_MPI(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &plain, &win));
+    CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
+    CHECK(flag && *model == MPI_WIN_SEPARATE, "MPI_Win_allocate over two hosts: model %d", *model);
+    CHECK_MPI(MPI_Win_free(&win));
+  }
   if (world_rank == 0) printf("rma_shared: ok, %d ranks on this host\n", size);
   CHECK_MPI(MPI_Finalize());
   return 0;

@@ -44,10 +44,6 @@ Window* check_window(Call& call, MPI_Win handle) {
 
 namespace {
 
-// Windows apply what arrives as it arrives, not only at synchronisation calls (window.hpp), but without
-// the progress thread only while the target is inside an MPI call: the separate model is what holds.
-int window_model = MPI_WIN_SEPARATE;
-
 // A nested MPI call on the window's private communicator (its handler returns errors): its failure
 // becomes this call's.
 bool nested(Call& call, int rc, std::string_view what) {
@@ -268,6 +264,11 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
   t.disp_unit = disp_unit;
   t.dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
   if (!w.direct.empty()) t.control = w.direct[static_cast<std::size_t>(private_comm->rank())];
+  // Unified when this process reaches every rank's memory directly: then so does every other (they
+  // share its host and segment), and every update is in the memory when its call returns.
+  if (!w.direct.empty() && std::all_of(w.direct.begin(), w.direct.end(), [](DirectControl* c) { return c != nullptr; })) {
+    w.model = MPI_WIN_UNIFIED;
+  }
   const int handle = windows().add(std::move(w));
   Window& added = *windows().find(handle);
   added.handle = handle;
@@ -1273,8 +1274,3 @@ int PMPI_Win_sync(MPI_Win win) {
 #pragma weak MPI_Win_sync = PMPI_Win_sync
 
 }  // extern "C"
-
-namespace ftmpi::mpi {
-// MPI_WIN_MODEL's value (attributes.cpp).
-int* window_model_attribute() noexcept { return &window_model; }
-}  // namespace ftmpi::mpi

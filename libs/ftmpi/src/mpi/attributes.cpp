@@ -249,7 +249,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void* attribute_val, int* fla
       case MPI_WIN_SIZE: *out = &w->size; return;
       case MPI_WIN_DISP_UNIT: *out = &w->disp_unit; return;
       case MPI_WIN_CREATE_FLAVOR: *out = &w->flavor; return;
-      case MPI_WIN_MODEL: *out = window_model_attribute(); return;
+      case MPI_WIN_MODEL: *out = &w->model; return;
       default: break;
     }
     *flag = 0;

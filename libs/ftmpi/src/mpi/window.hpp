@@ -186,6 +186,10 @@ struct Window {
   MPI_Aint size = 0;               // MPI_WIN_SIZE
   int disp_unit = 1;               // MPI_WIN_DISP_UNIT
   bool allocated = false;          // base was allocated by MPI_Win_allocate: freed with the window
+  // MPI_WIN_MODEL. Separate unless every rank is reached directly ("Direct access"): a request by
+  // message is applied when its target serves it, without the progress thread only inside an MPI call,
+  // so an update is not eventually visible without one, as the unified model would promise.
+  int model = MPI_WIN_SEPARATE;
   // The host's segment as this process maps it (MPI_Win_allocate_shared; MPI_Win_allocate when the
   // job may use shared memory), and where each window rank's part starts in it (ranks of other hosts:
   // unused). MPI_Win_allocate_shared's parts follow each other in rank order, MPI's default
@@ -229,8 +233,6 @@ void remove_window_target(WindowTarget* target);
 class Call;
 // The window a handle names, whose error handler then reports the call's failure; null (MPI_ERR_WIN).
 Window* check_window(Call& call, MPI_Win handle);
-// MPI_WIN_MODEL's value (api_rma.cpp).
-int* window_model_attribute() noexcept;
 // windows_open and service_windows, which serve the registered targets: runtime.hpp.
 
 // The byte range [low, high) relative to an item-0 address that `count` items of `pieces` at `extent`
