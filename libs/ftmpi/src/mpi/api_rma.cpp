@@ -348,13 +348,13 @@ DirectControl* direct_to(const Window& w, int target) noexcept {
 // a refusal by message would be.
 std::shared_ptr<OriginOp> apply_direct(Window& w, int target, DirectControl* control, const RmaHeader& h,
                                        const std::vector<Piece>& pieces, const std::vector<Piece>& element_pieces,
-                                       const std::vector<std::byte>& data, void* result,
+                                       const std::byte* data, void* result,
                                        const std::shared_ptr<const Layout>& result_layout) {
   const auto r = static_cast<std::size_t>(target);
   const WindowMemory memory{w.shared_map + w.shared_offsets[r], static_cast<std::size_t>(w.sizes[r]), w.disp_units[r],
                             false, nullptr, control};
   std::vector<std::byte> fetched;
-  const int error = apply_access(memory, h, pieces, element_pieces, data.data(), fetched);
+  const int error = apply_access(memory, h, pieces, element_pieces, data, fetched);
   if (error == MPI_SUCCESS) {
     if (result_layout && !fetched.empty()) result_layout->unpack(fetched.data(), fetched.size(), result);
     return nullptr;
@@ -377,7 +377,7 @@ std::shared_ptr<OriginOp> issue(Window& w, int target, RmaHeader h, const std::v
                                 std::shared_ptr<const Layout> result_layout = nullptr, std::size_t result_count = 0) {
   h.data_bytes = data.size();
   if (DirectControl* control = direct_to(w, target); control != nullptr) {
-    return apply_direct(w, target, control, h, pieces, element_pieces, data, result, result_layout);
+    return apply_direct(w, target, control, h, pieces, element_pieces, data.data(), result, result_layout);
   }
   auto op = std::make_shared<OriginOp>();
   op->target = target;
@@ -566,7 +566,7 @@ OpPtr put(Call& call, Window& w, const void* origin_addr, MPI_Count origin_count
   const std::size_t bytes = ot->layout->packed_bytes(count);
   if (!same_bytes(call, bytes, *a, "origin")) return nullptr;
   if (std::byte* at = dense_direct(w, *a, *ot->layout); at != nullptr) {
-    if (bytes != 0) std::memcpy(at, origin_addr, bytes);
+    if (bytes != 0) std::memmove(at, origin_addr, bytes);  // the origin may be in the window
     return nullptr;
   }
   return issue(w, target_rank, header_for(RmaKind::put, *a), a->target_layout->pieces, {},
@@ -585,7 +585,7 @@ OpPtr get(Call& call, Window& w, void* origin_addr, MPI_Count origin_count, MPI_
   const std::size_t bytes = ot->layout->packed_bytes(count);
   if (!same_bytes(call, bytes, *a, "origin")) return nullptr;
   if (const std::byte* at = dense_direct(w, *a, *ot->layout); at != nullptr) {
-    if (bytes != 0) std::memcpy(origin_addr, at, bytes);
+    if (bytes != 0) std::memmove(origin_addr, at, bytes);
     return nullptr;
   }
   return issue(w, target_rank, header_for(RmaKind::get, *a), a->target_layout->pieces, {}, {}, bytes, origin_addr,
@@ -614,12 +614,8 @@ OpPtr accumulate(Call& call, Window& w, const void* origin_addr, MPI_Count origi
   if (!a) return nullptr;
   auto e = check_element(call, op, ot, *a);
   if (!e || target_rank == MPI_PROC_NULL) return nullptr;
-  std::vector<std::byte> data;
-  if (!no_op) {
-    const auto count = static_cast<std::size_t>(origin_count);
-    if (!same_bytes(call, ot->layout->packed_bytes(count), *a, "origin")) return nullptr;
-    data = pack(origin_addr, count, *ot->layout);
-  }
+  const auto count = static_cast<std::size_t>(origin_count);
+  if (!no_op && !same_bytes(call, ot->layout->packed_bytes(count), *a, "origin")) return nullptr;
   std::size_t result_bytes = 0;
   if (fetch) {
     result_bytes = rt->layout->packed_bytes(static_cast<std::size_t>(result_count));
@@ -629,6 +625,14 @@ OpPtr accumulate(Call& call, Window& w, const void* origin_addr, MPI_Count origi
   h.op = static_cast<std::uint8_t>(e->op);
   h.element_type = e->type;
   h.element_extent = e->extent;
+  // Applied here with the origin's bytes as they are, when they are contiguous: no packed copy.
+  if (DirectControl* control = direct_to(w, target_rank); control != nullptr && (no_op || ot->layout->dense)) {
+    h.data_bytes = no_op ? 0 : ot->layout->packed_bytes(count);
+    return apply_direct(w, target_rank, control, h, a->target_layout->pieces, e->pieces,
+                        static_cast<const std::byte*>(origin_addr), result_addr, fetch ? rt->layout : nullptr);
+  }
+  std::vector<std::byte> data;
+  if (!no_op) data = pack(origin_addr, count, *ot->layout);
   return issue(w, target_rank, h, a->target_layout->pieces, e->pieces, std::move(data), result_bytes, result_addr,
                fetch ? rt->layout : nullptr, fetch ? static_cast<std::size_t>(result_count) : 0);
 }
