@@ -1,13 +1,14 @@
-! One-sided communication through `use mpi_f08`, each result checked, at 2-4 ranks: MPI_Win_allocate_shared
-! over the ranks of a host with every rank's part found by MPI_Win_shared_query and reached by
-! C_F_POINTER (stores in one rank, loads in another); a window over a Fortran array (TYPE(MPI_Win),
-! ierror omitted) with fence epochs of put, get and accumulate; the request forms (MPI_Rput completed by
-! MPI_Wait, Rget, Raccumulate and Rget_accumulate by MPI_Waitall) and the flushes under lock_all; a
-! counter at rank 0 in MPI_Win_allocate's memory (TYPE(C_PTR)) hammered by MPI_Fetch_and_op under an
-! exclusive lock each, which ends exact; MPI_Compare_and_swap with one winner; a dynamic window with
-! attach and detach; window keyvals with f08 copy and delete callbacks and MPI_WIN_DUP_FN; a put out of
-! range under MPI_ERRORS_RETURN (MPI_ERR_RMA_RANGE), and a strided section refused with MPI_ERR_BUFFER
-! through the window's f08 error handler.
+! One-sided communication through `use mpi_f08`, each result checked, at 2-4 ranks:
+! MPI_Win_allocate_shared over the ranks of a host with every rank's part found by MPI_Win_shared_query
+! and reached by C_F_POINTER (stores in one rank, loads in another); a window over a Fortran array
+! (TYPE(MPI_Win), ierror omitted) with fence epochs of put, get and accumulate; the request forms
+! (MPI_Rput completed by MPI_Wait, Rget, Raccumulate and Rget_accumulate by MPI_Waitall) and the
+! flushes under lock_all; a counter at rank 0 in MPI_Win_allocate's memory (TYPE(C_PTR)) hammered by
+! MPI_Fetch_and_op under an exclusive lock each, which ends exact; MPI_Compare_and_swap with one
+! winner; a window over MPI_Alloc_mem's memory; a dynamic window with attach and detach; window keyvals
+! with f08 copy and delete callbacks and MPI_WIN_DUP_FN; a put out of range under MPI_ERRORS_RETURN
+! (MPI_ERR_RMA_RANGE), and a strided section refused with MPI_ERR_BUFFER through the window's f08
+! error handler.
 module rma_f08_state
   use mpi_f08
   implicit none
@@ -238,6 +239,25 @@ program rma_fortran_f08
     call MPI_Win_unlock(0, counter_win)
   end if
   call MPI_Win_free(counter_win)
+
+  ! ---- MPI_Alloc_mem's memory (TYPE(C_PTR)) under a window, then MPI_Free_mem
+  size = 16
+  call MPI_Alloc_mem(size, MPI_INFO_NULL, baseptr, ierror)
+  call expect(ierror == MPI_SUCCESS .and. c_associated(baseptr), 'MPI_Alloc_mem')
+  call c_f_pointer(baseptr, theirs, [4])
+  theirs = -1
+  call MPI_Win_create(theirs, size, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win)
+  call MPI_Win_get_attr(win, MPI_WIN_BASE, attr, flag)
+  call expect(attr == transfer(baseptr, attr), 'the window is over MPI_Alloc_mem''s memory')
+  call MPI_Win_fence(0, win)
+  value = rank + 60
+  disp = 3
+  call MPI_Put(value, 1, MPI_INTEGER, right, disp, 1, MPI_INTEGER, win)
+  call MPI_Win_fence(0, win)
+  call expect(theirs(4) == left + 60 .and. theirs(1) == -1, 'a put into MPI_Alloc_mem''s memory')
+  call MPI_Win_free(win)
+  call MPI_Free_mem(theirs, ierror)
+  call expect(ierror == MPI_SUCCESS, 'MPI_Free_mem')
 
   ! ---- a dynamic window: attach, a put at the region's address, detach
   call MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, dynamic_win)

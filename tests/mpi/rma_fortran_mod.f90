@@ -5,7 +5,8 @@
 ! hammered by MPI_FETCH_AND_OP under shared locks, which ends exact with every fetched value seen once;
 ! MPI_COMPARE_AND_SWAP with one winner; MPI_WIN_ALLOCATE's TYPE(C_PTR) form; window keyvals with
 ! Fortran delete callbacks and the predefined null ones; a put out of range and one to a bad rank
-! under MPI_ERRORS_RETURN and through an error handler written in Fortran.
+! under MPI_ERRORS_RETURN and through an error handler written in Fortran; a window over
+! MPI_ALLOC_MEM's memory, freed by MPI_FREE_MEM.
 module rma_mod_state
   implicit none
   integer :: handler_calls = 0, handler_code = 0, handler_win = -1
@@ -273,6 +274,25 @@ program rma_fortran_mod
   call MPI_WIN_FENCE(0, ptr_win, ierr)
   call expect(block(4) == left + 40 .and. block(1) == rank, 'a put into C_PTR memory')
   call MPI_WIN_FREE(ptr_win, ierr)
+
+  ! ---- MPI_ALLOC_MEM's memory (INTEGER baseptr) under a window, then MPI_FREE_MEM
+  size = 16
+  call MPI_ALLOC_MEM(size, MPI_INFO_NULL, baseptr, ierr)
+  call expect(ierr == MPI_SUCCESS .and. baseptr /= 0, 'MPI_ALLOC_MEM')
+  call c_f_pointer(transfer(baseptr, cptr), block, [4])
+  block = -1
+  call MPI_WIN_CREATE(block, size, 4, MPI_INFO_NULL, MPI_COMM_WORLD, ptr_win, ierr)
+  call MPI_WIN_GET_ATTR(ptr_win, MPI_WIN_BASE, attr, flag, ierr)
+  call expect(attr == baseptr, 'the window is over MPI_ALLOC_MEM''s memory')
+  call MPI_WIN_FENCE(0, ptr_win, ierr)
+  value = rank + 60
+  disp = 1
+  call MPI_PUT(value, 1, MPI_INTEGER, right, disp, 1, MPI_INTEGER, ptr_win, ierr)
+  call MPI_WIN_FENCE(0, ptr_win, ierr)
+  call expect(block(2) == left + 60 .and. block(1) == -1, 'a put into MPI_ALLOC_MEM''s memory')
+  call MPI_WIN_FREE(ptr_win, ierr)
+  call MPI_FREE_MEM(block, ierr)
+  call expect(ierr == MPI_SUCCESS, 'MPI_FREE_MEM')
 
   call MPI_FINALIZE(ierr)
   if (rank == 0) print '(a)', 'rma_fortran_mod: ok'

@@ -20,8 +20,8 @@
 ! (num_large_counts ...). MPI_Op_create_c has a name of its own, as in MPI-4.0, and its reduction
 ! the interface MPI_User_function_c.
 !
-! MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Win_shared_query give the memory as a
-! TYPE(C_PTR) baseptr (MPI-3.1 section 11.2.2): reach it with C_F_POINTER.
+! MPI_Alloc_mem, MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Win_shared_query give the memory
+! as a TYPE(C_PTR) baseptr (MPI-3.1 sections 8.2 and 11.2.2): reach it with C_F_POINTER.
 !
 ! Not here, as not in `use mpi` either: MPI_Status_f2f08 and the other conversions between the two
 ! bindings, MPI_Sizeof; the PMPI_ names.

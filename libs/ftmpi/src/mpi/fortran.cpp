@@ -1562,7 +1562,17 @@ FTMPI_FORTRAN void mpi_file_write_ordered_end_(F* fh, void* buf, F* status, F* i
 // Sizes and target displacements are INTEGER(KIND=MPI_ADDRESS_KIND). The memory MPI_WIN_ALLOCATE and
 // _ALLOCATE_SHARED give, and MPI_WIN_SHARED_QUERY finds, comes back as its address in an
 // INTEGER(KIND=MPI_ADDRESS_KIND) BASEPTR (MPI-3.1 section 11.2.2); `use mpi` also takes a TYPE(C_PTR)
-// there (the _cptr names below), which gfortran passes as the same eight bytes by reference.
+// there (the _cptr names below), which gfortran passes as the same eight bytes by reference. So does
+// MPI_ALLOC_MEM.
+
+// MPI_ALLOC_MEM's memory (for windows, as MPI-3.1 section 11.2.1 advises) comes back as the windows'
+// does (section 8.2); MPI_FREE_MEM takes the memory itself.
+FTMPI_FORTRAN void mpi_alloc_mem_(MPI_Aint* size, F* info, MPI_Aint* baseptr, F* ierr) {
+  void* base = nullptr;
+  *ierr = MPI_Alloc_mem(*size, *info, &base);
+  if (*ierr == MPI_SUCCESS) *baseptr = as_aint(base);
+}
+FTMPI_FORTRAN void mpi_free_mem_(void* base, F* ierr) { *ierr = MPI_Free_mem(base); }
 
 FTMPI_FORTRAN void mpi_win_create_(void* base, MPI_Aint* size, F* disp_unit, F* info, F* comm, F* win, F* ierr) {
   *ierr = MPI_Win_create(buffer(base), *size, *disp_unit, *info, *comm, win);
@@ -1586,6 +1596,7 @@ FTMPI_FORTRAN void mpi_win_shared_query_(F* win, F* rank, MPI_Aint* size, F* dis
 }
 // The TYPE(C_PTR) specifics of `use mpi`'s generics (fortran/mpi.f90). Not named like the procedures
 // above on purpose: they are not calls of their own, and mpi_f08's MPI_Win_allocate takes a C_PTR itself.
+FTMPI_FORTRAN __attribute__((alias("mpi_alloc_mem_"))) void mpi_alloc_mem_cptr_(MPI_Aint*, F*, MPI_Aint*, F*);
 FTMPI_FORTRAN __attribute__((alias("mpi_win_allocate_"))) void mpi_win_allocate_cptr_(
     MPI_Aint*, F*, F*, F*, MPI_Aint*, F*, F*);
 FTMPI_FORTRAN __attribute__((alias("mpi_win_allocate_shared_"))) void mpi_win_allocate_shared_cptr_(

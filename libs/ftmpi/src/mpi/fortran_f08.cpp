@@ -135,14 +135,20 @@ FTMPI_FORTRAN void mpi_op_create_c_f08_(MPI_User_function_c* user_fn, const F* c
   give(ierror, MPI_Op_create_c(user_fn, *commute != 0, op));
 }
 
-// MPI_Win_allocate, _allocate_shared and _shared_query give the memory as a TYPE(C_PTR) in f08
-// (MPI-3.1 section 11.2.2), where `use mpi` gives its address in an INTEGER(KIND=MPI_ADDRESS_KIND).
+// MPI_Alloc_mem, MPI_Win_allocate, _allocate_shared and _shared_query give the memory as a TYPE(C_PTR)
+// in f08 (MPI-3.1 sections 8.2 and 11.2.2), where `use mpi` gives its address in an
+// INTEGER(KIND=MPI_ADDRESS_KIND).
 namespace {
 void give_base(F* ierror, int e, void* base, void** baseptr) noexcept {
   if (e == MPI_SUCCESS) *baseptr = base;
   give(ierror, e);
 }
 }  // namespace
+FTMPI_FORTRAN void mpi_alloc_mem_f08_(const A* size, const F* info, void** baseptr, F* ierror) {
+  void* base = nullptr;
+  const int e = MPI_Alloc_mem(*size, *info, &base);
+  give_base(ierror, e, base, baseptr);
+}
 FTMPI_FORTRAN void mpi_win_allocate_f08_(const A* size, const F* disp_unit, const F* info, const F* comm,
                                          void** baseptr, F* win, F* ierror) {
   void* base = nullptr;
