@@ -1,7 +1,8 @@
 ! MPI-IO through `use mpi_f08` (and `use mpi`'s bindings behind it), each result checked: a file
 ! opened with a hint, a strided view (every rank's ints interleaved), a collective write, an
 ! independent read of the whole file, the individual and shared pointers, a nonblocking read, a
-! split collective, atomicity, sizes, a file error reaching a Fortran error handler; for 1-4 ranks.
+! split collective, atomicity, sizes, a strided section refused through the file's handler, a file
+! error reaching a Fortran error handler; for 1-4 ranks.
 module io_f08_state
   use mpi_f08
   implicit none
@@ -107,6 +108,13 @@ program io_fortran_f08
   disp = 4 * rank
   call MPI_File_read_at(fh, disp, one, 1, MPI_INTEGER, status)
   call expect(one == -rank, 'write_ordered placed the int')
+  ! A strided section is refused through the file's handler (MPI_ERRORS_RETURN, a file's default),
+  ! not MPI_COMM_SELF's (fatal by default), and nothing is written.
+  disp = 0
+  call MPI_File_write_at(fh, disp, whole(1:8:2), 4, MPI_INTEGER, status, ierr)
+  call expect(ierr == MPI_ERR_BUFFER, 'a strided section refused through the file''s handler')
+  call MPI_File_read_at(fh, disp, one, 1, MPI_INTEGER, status)
+  call expect(one == 0, 'the refused write wrote nothing')
   call MPI_File_set_atomicity(fh, .true.)
   call MPI_File_get_atomicity(fh, flag)
   call expect(flag, 'atomic mode')

@@ -55,6 +55,8 @@ function(ftmpi_write_mpif header output)
     "      external MPI_COMM_DUP_FN\n"
     "      external MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN\n"
     "      external MPI_TYPE_DUP_FN\n"
+    "      external MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN\n"
+    "      external MPI_WIN_DUP_FN\n"
     "      external MPI_NULL_COPY_FN, MPI_NULL_DELETE_FN, MPI_DUP_FN\n"
     "      double precision MPI_WTIME, MPI_WTICK\n"
     "      external MPI_WTIME, MPI_WTICK\n"

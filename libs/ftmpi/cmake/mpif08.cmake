@@ -63,7 +63,7 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
   set(fortran_location "type(*), dimension(..)")
   set(fortran_offset "integer(kind=MPI_OFFSET_KIND)")
   set(cpp_offset "MPI_Offset* @")
-  foreach(handle Comm Datatype Group Request Op Info Errhandler Message Status File)
+  foreach(handle Comm Datatype Group Request Op Info Errhandler Message Status File Win)
     string(TOLOWER ${handle} kind)
     set(fortran_${kind} "type(MPI_${handle})")
     set(cpp_${kind} "F* @")
@@ -103,7 +103,9 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
       set(cpp_after "")          # f08c: and given back after it
       set(cpp_lengths "")        # the hidden lengths of the strings, last
       set(buffers "")
-      set(refuse_on "MPI_COMM_SELF")  # the communicator whose handler refuses a buffer
+      # The object whose handler refuses a buffer: the call's communicator, else its window or file,
+      # else MPI_COMM_SELF.
+      set(refuse_on "MPI_Comm_call_errhandler, MPI_COMM_SELF")
       foreach(token ${tokens})
         if(token STREQUAL "custom")
           set(hand_written TRUE)
@@ -201,7 +203,12 @@ function(ftmpi_write_mpi_f08_calls spec f90_output cpp_output)
           message(FATAL_ERROR "${spec}: ${name}: a ${kind} argument of a large-count call needs `custom` C++")
         endif()
         if(arg STREQUAL "comm" AND kind STREQUAL "comm")
-          set(refuse_on "*comm")
+          set(refuse_on "MPI_Comm_call_errhandler, *comm")
+        elseif(kind MATCHES "^(win|file)$" AND intent STREQUAL "in" AND NOT refuse_on MATCHES "comm$")
+          string(SUBSTRING ${kind} 0 1 first)
+          string(TOUPPER ${first} first)
+          string(SUBSTRING ${kind} 1 -1 rest)
+          set(refuse_on "MPI_${first}${rest}_call_errhandler, *${arg}")
         endif()
       endforeach()
 

@@ -20,8 +20,11 @@
 ! (num_large_counts ...). MPI_Op_create_c has a name of its own, as in MPI-4.0, and its reduction
 ! the interface MPI_User_function_c.
 !
-! Not here, as not in `use mpi` either: one-sided, MPI_Status_f2f08 and the other conversions
-! between the two bindings, MPI_Sizeof; the PMPI_ names.
+! MPI_Alloc_mem, MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Win_shared_query give the memory
+! as a TYPE(C_PTR) baseptr (MPI-3.1 sections 8.2 and 11.2.2): reach it with C_F_POINTER.
+!
+! Not here, as not in `use mpi` either: MPI_Status_f2f08 and the other conversions between the two
+! bindings, MPI_Sizeof; the PMPI_ names.
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: c_double, c_int, c_ptr
   implicit none
@@ -111,6 +114,11 @@ module mpi_f08
       type(MPI_File) :: file
       integer :: error_code
     end subroutine
+    subroutine MPI_Win_errhandler_function(win, error_code)
+      import :: MPI_Win
+      type(MPI_Win) :: win
+      integer :: error_code
+    end subroutine
     subroutine MPI_Comm_copy_attr_function(oldcomm, comm_keyval, extra_state, attribute_val_in, &
         attribute_val_out, flag, ierror)
       import :: MPI_Comm, MPI_ADDRESS_KIND
@@ -137,6 +145,20 @@ module mpi_f08
       import :: MPI_Datatype, MPI_ADDRESS_KIND
       type(MPI_Datatype) :: datatype
       integer :: type_keyval, ierror
+      integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
+    end subroutine
+    subroutine MPI_Win_copy_attr_function(oldwin, win_keyval, extra_state, attribute_val_in, &
+        attribute_val_out, flag, ierror)
+      import :: MPI_Win, MPI_ADDRESS_KIND
+      type(MPI_Win) :: oldwin
+      integer :: win_keyval, ierror
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out
+      logical :: flag
+    end subroutine
+    subroutine MPI_Win_delete_attr_function(win, win_keyval, attribute_val, extra_state, ierror)
+      import :: MPI_Win, MPI_ADDRESS_KIND
+      type(MPI_Win) :: win
+      integer :: win_keyval, ierror
       integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
     end subroutine
     ! MPI-1's, for MPI_Keyval_create (Open MPI's names): the values are INTEGERs.
@@ -176,6 +198,8 @@ module mpi_f08
   procedure(MPI_Comm_delete_attr_function) :: MPI_COMM_NULL_DELETE_FN
   procedure(MPI_Type_copy_attr_function) :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN
   procedure(MPI_Type_delete_attr_function) :: MPI_TYPE_NULL_DELETE_FN
+  procedure(MPI_Win_copy_attr_function) :: MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN
+  procedure(MPI_Win_delete_attr_function) :: MPI_WIN_NULL_DELETE_FN
   procedure(MPI_Copy_function) :: MPI_NULL_COPY_FN, MPI_DUP_FN
   procedure(MPI_Delete_function) :: MPI_NULL_DELETE_FN
 

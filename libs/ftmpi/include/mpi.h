@@ -292,7 +292,7 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 #define MPI_COMBINER_F90_INTEGER 17
 #define MPI_COMBINER_RESIZED 18
 
-/* One-sided assertions and lock types (one-sided calls themselves return MPI_ERR_UNSUPPORTED_OPERATION). */
+/* One-sided assertions and lock types. */
 #define MPI_MODE_NOCHECK 1024
 #define MPI_MODE_NOSTORE 2048
 #define MPI_MODE_NOPUT 4096

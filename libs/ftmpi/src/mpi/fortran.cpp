@@ -823,6 +823,17 @@ FTMPI_FORTRAN void mpi_type_dup_fn_(F* oldtype, F* keyval, MPI_Aint* extra_state
                                     F* ierr) {
   mpi_comm_dup_fn_(oldtype, keyval, extra_state, in, out, flag, ierr);
 }
+FTMPI_FORTRAN void mpi_win_null_copy_fn_(F* oldwin, F* keyval, MPI_Aint* extra_state, MPI_Aint* in, MPI_Aint* out,
+                                         F* flag, F* ierr) {
+  mpi_comm_null_copy_fn_(oldwin, keyval, extra_state, in, out, flag, ierr);
+}
+FTMPI_FORTRAN void mpi_win_null_delete_fn_(F* win, F* keyval, MPI_Aint* value, MPI_Aint* extra_state, F* ierr) {
+  mpi_comm_null_delete_fn_(win, keyval, value, extra_state, ierr);
+}
+FTMPI_FORTRAN void mpi_win_dup_fn_(F* oldwin, F* keyval, MPI_Aint* extra_state, MPI_Aint* in, MPI_Aint* out, F* flag,
+                                   F* ierr) {
+  mpi_comm_dup_fn_(oldwin, keyval, extra_state, in, out, flag, ierr);
+}
 FTMPI_FORTRAN void mpi_null_copy_fn_(F* /*oldcomm*/, F* /*keyval*/, F* /*extra_state*/, F* /*in*/, F* /*out*/, F* flag,
                                      F* ierr) {
   *flag = 0;
@@ -910,12 +921,15 @@ struct KeyvalCallbacks {
 KeyvalCallbacks keyval_callbacks(AnyFn copy, AnyFn remove, const FortranKeyval& record) {
   const auto is = [](AnyFn f, auto* g) { return f == reinterpret_cast<AnyFn>(g); };
   KeyvalCallbacks c{copy_trampoline, delete_trampoline, nullptr};
-  if (is(copy, mpi_comm_null_copy_fn_) || is(copy, mpi_type_null_copy_fn_) || is(copy, mpi_null_copy_fn_)) {
+  if (is(copy, mpi_comm_null_copy_fn_) || is(copy, mpi_type_null_copy_fn_) || is(copy, mpi_win_null_copy_fn_) ||
+      is(copy, mpi_null_copy_fn_)) {
     c.copy = nullptr;
-  } else if (is(copy, mpi_comm_dup_fn_) || is(copy, mpi_type_dup_fn_) || is(copy, mpi_dup_fn_)) {
+  } else if (is(copy, mpi_comm_dup_fn_) || is(copy, mpi_type_dup_fn_) || is(copy, mpi_win_dup_fn_) ||
+             is(copy, mpi_dup_fn_)) {
     c.copy = MPI_Comm_dup_fn;  // copies the value, whatever its width
   }
-  if (is(remove, mpi_comm_null_delete_fn_) || is(remove, mpi_type_null_delete_fn_) || is(remove, mpi_null_delete_fn_)) {
+  if (is(remove, mpi_comm_null_delete_fn_) || is(remove, mpi_type_null_delete_fn_) ||
+      is(remove, mpi_win_null_delete_fn_) || is(remove, mpi_null_delete_fn_)) {
     c.remove = nullptr;
   }
   if (c.copy == copy_trampoline || c.remove == delete_trampoline) c.extra_state = new_keyval_record(record);
@@ -1543,3 +1557,183 @@ FTMPI_FORTRAN void mpi_file_write_ordered_end_(F* fh, void* buf, F* status, F* i
   StatusOut s(status);
   *ierr = MPI_File_write_ordered_end(*fh, buffer(buf), s.get());
 }
+
+// ---- one-sided communication (api_rma.cpp; window attributes in attributes.cpp) ----------------------
+// Sizes and target displacements are INTEGER(KIND=MPI_ADDRESS_KIND). The memory MPI_WIN_ALLOCATE and
+// _ALLOCATE_SHARED give, and MPI_WIN_SHARED_QUERY finds, comes back as its address in an
+// INTEGER(KIND=MPI_ADDRESS_KIND) BASEPTR (MPI-3.1 section 11.2.2); `use mpi` also takes a TYPE(C_PTR)
+// there (the _cptr names below), which gfortran passes as the same eight bytes by reference. So does
+// MPI_ALLOC_MEM.
+
+// MPI_ALLOC_MEM's memory (for windows, as MPI-3.1 section 11.2.1 advises) comes back as the windows'
+// does (section 8.2); MPI_FREE_MEM takes the memory itself.
+FTMPI_FORTRAN void mpi_alloc_mem_(MPI_Aint* size, F* info, MPI_Aint* baseptr, F* ierr) {
+  void* base = nullptr;
+  *ierr = MPI_Alloc_mem(*size, *info, &base);
+  if (*ierr == MPI_SUCCESS) *baseptr = as_aint(base);
+}
+FTMPI_FORTRAN void mpi_free_mem_(void* base, F* ierr) { *ierr = MPI_Free_mem(base); }
+
+FTMPI_FORTRAN void mpi_win_create_(void* base, MPI_Aint* size, F* disp_unit, F* info, F* comm, F* win, F* ierr) {
+  *ierr = MPI_Win_create(buffer(base), *size, *disp_unit, *info, *comm, win);
+}
+FTMPI_FORTRAN void mpi_win_allocate_(MPI_Aint* size, F* disp_unit, F* info, F* comm, MPI_Aint* baseptr, F* win,
+                                     F* ierr) {
+  void* base = nullptr;
+  *ierr = MPI_Win_allocate(*size, *disp_unit, *info, *comm, &base, win);
+  if (*ierr == MPI_SUCCESS) *baseptr = as_aint(base);
+}
+FTMPI_FORTRAN void mpi_win_allocate_shared_(MPI_Aint* size, F* disp_unit, F* info, F* comm, MPI_Aint* baseptr, F* win,
+                                            F* ierr) {
+  void* base = nullptr;
+  *ierr = MPI_Win_allocate_shared(*size, *disp_unit, *info, *comm, &base, win);
+  if (*ierr == MPI_SUCCESS) *baseptr = as_aint(base);
+}
+FTMPI_FORTRAN void mpi_win_shared_query_(F* win, F* rank, MPI_Aint* size, F* disp_unit, MPI_Aint* baseptr, F* ierr) {
+  void* base = nullptr;
+  *ierr = MPI_Win_shared_query(*win, *rank, size, disp_unit, &base);
+  if (*ierr == MPI_SUCCESS) *baseptr = as_aint(base);
+}
+// The TYPE(C_PTR) specifics of `use mpi`'s generics (fortran/mpi.f90). Not named like the procedures
+// above on purpose: they are not calls of their own, and mpi_f08's MPI_Win_allocate takes a C_PTR itself.
+FTMPI_FORTRAN __attribute__((alias("mpi_alloc_mem_"))) void mpi_alloc_mem_cptr_(MPI_Aint*, F*, MPI_Aint*, F*);
+FTMPI_FORTRAN __attribute__((alias("mpi_win_allocate_"))) void mpi_win_allocate_cptr_(
+    MPI_Aint*, F*, F*, F*, MPI_Aint*, F*, F*);
+FTMPI_FORTRAN __attribute__((alias("mpi_win_allocate_shared_"))) void mpi_win_allocate_shared_cptr_(
+    MPI_Aint*, F*, F*, F*, MPI_Aint*, F*, F*);
+FTMPI_FORTRAN __attribute__((alias("mpi_win_shared_query_"))) void mpi_win_shared_query_cptr_(
+    F*, F*, MPI_Aint*, F*, MPI_Aint*, F*);
+FTMPI_FORTRAN void mpi_win_create_dynamic_(F* info, F* comm, F* win, F* ierr) {
+  *ierr = MPI_Win_create_dynamic(*info, *comm, win);
+}
+FTMPI_FORTRAN void mpi_win_attach_(F* win, void* base, MPI_Aint* size, F* ierr) {
+  *ierr = MPI_Win_attach(*win, buffer(base), *size);
+}
+FTMPI_FORTRAN void mpi_win_detach_(F* win, void* base, F* ierr) { *ierr = MPI_Win_detach(*win, buffer(base)); }
+FTMPI_FORTRAN void mpi_win_free_(F* win, F* ierr) { *ierr = MPI_Win_free(win); }
+FTMPI_FORTRAN void mpi_win_get_group_(F* win, F* group, F* ierr) { *ierr = MPI_Win_get_group(*win, group); }
+FTMPI_FORTRAN void mpi_win_set_name_(F* win, const char* name, F* ierr, std::size_t length) {
+  *ierr = MPI_Win_set_name(*win, text(name, length).c_str());
+}
+FTMPI_FORTRAN void mpi_win_get_name_(F* win, char* name, F* resultlen, F* ierr, std::size_t length) {
+  char c[MPI_MAX_OBJECT_NAME];
+  *ierr = MPI_Win_get_name(*win, c, resultlen);
+  if (*ierr == MPI_SUCCESS) fill(name, length, c, *resultlen);
+}
+FTMPI_FORTRAN void mpi_win_set_info_(F* win, F* info, F* ierr) { *ierr = MPI_Win_set_info(*win, *info); }
+FTMPI_FORTRAN void mpi_win_get_info_(F* win, F* info_used, F* ierr) { *ierr = MPI_Win_get_info(*win, info_used); }
+
+// SUBROUTINE HANDLER(WIN, ERROR_CODE) takes both by reference, as the C handler does: passed as it is.
+FTMPI_FORTRAN void mpi_win_create_errhandler_(MPI_Win_errhandler_function* function, F* handler, F* ierr) {
+  *ierr = MPI_Win_create_errhandler(function, handler);
+}
+FTMPI_FORTRAN void mpi_win_set_errhandler_(F* win, F* handler, F* ierr) {
+  *ierr = MPI_Win_set_errhandler(*win, *handler);
+}
+FTMPI_FORTRAN void mpi_win_get_errhandler_(F* win, F* handler, F* ierr) {
+  *ierr = MPI_Win_get_errhandler(*win, handler);
+}
+FTMPI_FORTRAN void mpi_win_call_errhandler_(F* win, F* code, F* ierr) { *ierr = MPI_Win_call_errhandler(*win, *code); }
+
+// Window keyvals: the communicators' trampolines (a window handle is an int too).
+FTMPI_FORTRAN void mpi_win_create_keyval_(CopyFn* copy, DeleteFn* remove, F* keyval, MPI_Aint* extra_state, F* ierr) {
+  const KeyvalCallbacks c = keyval_callbacks(copy, remove, *extra_state);
+  *ierr = MPI_Win_create_keyval(c.copy, c.remove, keyval, c.extra_state);
+}
+FTMPI_FORTRAN void mpi_win_free_keyval_(F* keyval, F* ierr) { *ierr = MPI_Win_free_keyval(keyval); }
+FTMPI_FORTRAN void mpi_win_set_attr_(F* win, F* keyval, MPI_Aint* value, F* ierr) {
+  *ierr = MPI_Win_set_attr(*win, *keyval, as_value(*value));
+}
+// The predefined attributes by value (MPI-3.1 section 11.2.6): MPI_WIN_BASE the address, MPI_WIN_SIZE
+// the size, the others an int; C gives pointers to the last four.
+FTMPI_FORTRAN void mpi_win_get_attr_(F* win, F* keyval, MPI_Aint* value, F* flag, F* ierr) {
+  void* c = nullptr;
+  *ierr = MPI_Win_get_attr(*win, *keyval, &c, flag);
+  if (*ierr != MPI_SUCCESS || *flag == 0) return;
+  switch (*keyval) {
+    case MPI_WIN_SIZE: *value = *static_cast<MPI_Aint*>(c); return;
+    case MPI_WIN_DISP_UNIT:
+    case MPI_WIN_CREATE_FLAVOR:
+    case MPI_WIN_MODEL: *value = *static_cast<int*>(c); return;
+    default: *value = as_aint(c);  // MPI_WIN_BASE and the program's own
+  }
+}
+FTMPI_FORTRAN void mpi_win_delete_attr_(F* win, F* keyval, F* ierr) { *ierr = MPI_Win_delete_attr(*win, *keyval); }
+
+// Operations.
+FTMPI_FORTRAN void mpi_put_(void* origin, F* origin_count, F* origin_type, F* target_rank, MPI_Aint* target_disp,
+                            F* target_count, F* target_type, F* win, F* ierr) {
+  *ierr = MPI_Put(buffer(origin), *origin_count, *origin_type, *target_rank, *target_disp, *target_count, *target_type,
+                  *win);
+}
+FTMPI_FORTRAN void mpi_get_(void* origin, F* origin_count, F* origin_type, F* target_rank, MPI_Aint* target_disp,
+                            F* target_count, F* target_type, F* win, F* ierr) {
+  *ierr = MPI_Get(buffer(origin), *origin_count, *origin_type, *target_rank, *target_disp, *target_count, *target_type,
+                  *win);
+}
+FTMPI_FORTRAN void mpi_accumulate_(void* origin, F* origin_count, F* origin_type, F* target_rank,
+                                   MPI_Aint* target_disp, F* target_count, F* target_type, F* op, F* win, F* ierr) {
+  *ierr = MPI_Accumulate(buffer(origin), *origin_count, *origin_type, *target_rank, *target_disp, *target_count,
+                         *target_type, *op, *win);
+}
+FTMPI_FORTRAN void mpi_get_accumulate_(void* origin, F* origin_count, F* origin_type, void* result, F* result_count,
+                                       F* result_type, F* target_rank, MPI_Aint* target_disp, F* target_count,
+                                       F* target_type, F* op, F* win, F* ierr) {
+  *ierr = MPI_Get_accumulate(buffer(origin), *origin_count, *origin_type, buffer(result), *result_count, *result_type,
+                             *target_rank, *target_disp, *target_count, *target_type, *op, *win);
+}
+FTMPI_FORTRAN void mpi_fetch_and_op_(void* origin, void* result, F* type, F* target_rank, MPI_Aint* target_disp, F* op,
+                                     F* win, F* ierr) {
+  *ierr = MPI_Fetch_and_op(buffer(origin), buffer(result), *type, *target_rank, *target_disp, *op, *win);
+}
+FTMPI_FORTRAN void mpi_compare_and_swap_(void* origin, void* compare, void* result, F* type, F* target_rank,
+                                         MPI_Aint* target_disp, F* win, F* ierr) {
+  *ierr = MPI_Compare_and_swap(buffer(origin), buffer(compare), buffer(result), *type, *target_rank, *target_disp,
+                               *win);
+}
+FTMPI_FORTRAN void mpi_rput_(void* origin, F* origin_count, F* origin_type, F* target_rank, MPI_Aint* target_disp,
+                             F* target_count, F* target_type, F* win, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Rput(buffer(origin), *origin_count, *origin_type, *target_rank, *target_disp, *target_count,
+                       *target_type, *win, &c_request));
+}
+FTMPI_FORTRAN void mpi_rget_(void* origin, F* origin_count, F* origin_type, F* target_rank, MPI_Aint* target_disp,
+                             F* target_count, F* target_type, F* win, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Rget(buffer(origin), *origin_count, *origin_type, *target_rank, *target_disp, *target_count,
+                       *target_type, *win, &c_request));
+}
+FTMPI_FORTRAN void mpi_raccumulate_(void* origin, F* origin_count, F* origin_type, F* target_rank,
+                                    MPI_Aint* target_disp, F* target_count, F* target_type, F* op, F* win, F* request,
+                                    F* ierr) {
+  REQUEST_OUT(MPI_Raccumulate(buffer(origin), *origin_count, *origin_type, *target_rank, *target_disp, *target_count,
+                              *target_type, *op, *win, &c_request));
+}
+FTMPI_FORTRAN void mpi_rget_accumulate_(void* origin, F* origin_count, F* origin_type, void* result, F* result_count,
+                                        F* result_type, F* target_rank, MPI_Aint* target_disp, F* target_count,
+                                        F* target_type, F* op, F* win, F* request, F* ierr) {
+  REQUEST_OUT(MPI_Rget_accumulate(buffer(origin), *origin_count, *origin_type, buffer(result), *result_count,
+                                  *result_type, *target_rank, *target_disp, *target_count, *target_type, *op, *win,
+                                  &c_request));
+}
+
+// Synchronisation.
+FTMPI_FORTRAN void mpi_win_fence_(F* assertion, F* win, F* ierr) { *ierr = MPI_Win_fence(*assertion, *win); }
+FTMPI_FORTRAN void mpi_win_post_(F* group, F* assertion, F* win, F* ierr) {
+  *ierr = MPI_Win_post(*group, *assertion, *win);
+}
+FTMPI_FORTRAN void mpi_win_start_(F* group, F* assertion, F* win, F* ierr) {
+  *ierr = MPI_Win_start(*group, *assertion, *win);
+}
+FTMPI_FORTRAN void mpi_win_complete_(F* win, F* ierr) { *ierr = MPI_Win_complete(*win); }
+FTMPI_FORTRAN void mpi_win_wait_(F* win, F* ierr) { *ierr = MPI_Win_wait(*win); }
+FTMPI_FORTRAN void mpi_win_test_(F* win, F* flag, F* ierr) { *ierr = MPI_Win_test(*win, flag); }
+FTMPI_FORTRAN void mpi_win_lock_(F* lock_type, F* rank, F* assertion, F* win, F* ierr) {
+  *ierr = MPI_Win_lock(*lock_type, *rank, *assertion, *win);
+}
+FTMPI_FORTRAN void mpi_win_unlock_(F* rank, F* win, F* ierr) { *ierr = MPI_Win_unlock(*rank, *win); }
+FTMPI_FORTRAN void mpi_win_lock_all_(F* assertion, F* win, F* ierr) { *ierr = MPI_Win_lock_all(*assertion, *win); }
+FTMPI_FORTRAN void mpi_win_unlock_all_(F* win, F* ierr) { *ierr = MPI_Win_unlock_all(*win); }
+FTMPI_FORTRAN void mpi_win_flush_(F* rank, F* win, F* ierr) { *ierr = MPI_Win_flush(*rank, *win); }
+FTMPI_FORTRAN void mpi_win_flush_all_(F* win, F* ierr) { *ierr = MPI_Win_flush_all(*win); }
+FTMPI_FORTRAN void mpi_win_flush_local_(F* rank, F* win, F* ierr) { *ierr = MPI_Win_flush_local(*rank, *win); }
+FTMPI_FORTRAN void mpi_win_flush_local_all_(F* win, F* ierr) { *ierr = MPI_Win_flush_local_all(*win); }
+FTMPI_FORTRAN void mpi_win_sync_(F* win, F* ierr) { *ierr = MPI_Win_sync(*win); }

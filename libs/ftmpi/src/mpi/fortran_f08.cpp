@@ -10,7 +10,8 @@
 // - ierror is OPTIONAL: gfortran passes a null pointer when it is absent;
 // - a choice buffer is TYPE(*), DIMENSION(..): gfortran passes its array descriptor, whose first
 //   member is the address. MPI_SUBARRAYS_SUPPORTED is .FALSE.: a section that is not contiguous is
-//   refused with MPI_ERR_BUFFER (raised on the call's communicator), never sent from the wrong bytes;
+//   refused with MPI_ERR_BUFFER (raised on the call's communicator, window or file), never sent from
+//   the wrong bytes;
 // - handles are TYPE(MPI_X) with one INTEGER, MPI_VAL, and TYPE(MPI_Status) has the six INTEGERs of
 //   the INTEGER status, so both are passed to the old bindings as they are. MPI_STATUS_IGNORE,
 //   MPI_IN_PLACE ... are the same common blocks, recognised there by their addresses;
@@ -74,12 +75,13 @@ void give(F* ierror, F e) noexcept {
   if (ierror != nullptr) *ierror = e;
 }
 
-// Buffers that are not contiguous: MPI_ERR_BUFFER through the communicator's error handler (a call
-// without one, as MPI_Mrecv, uses MPI_COMM_SELF's, as MPI_Wait does).
-bool refused(F* ierror, F comm, std::initializer_list<const Desc*> buffers) {
+// Buffers that are not contiguous: MPI_ERR_BUFFER through the error handler of the call's
+// communicator, else of its window or file (`raise` is MPI_Comm_call_errhandler, MPI_Win_... or
+// MPI_File_...; a call with none of them, as MPI_Mrecv, uses MPI_COMM_SELF's, as MPI_Wait does).
+bool refused(F* ierror, int (*raise)(int, int), F handle, std::initializer_list<const Desc*> buffers) {
   for (const Desc* d : buffers) {
     if (!contiguous(d)) {
-      MPI_Comm_call_errhandler(comm, MPI_ERR_BUFFER);
+      raise(handle, MPI_ERR_BUFFER);
       give(ierror, MPI_ERR_BUFFER);
       return true;
     }
@@ -95,10 +97,13 @@ namespace callback {
 using MPI_User_function = ::MPI_User_function;
 using MPI_Comm_errhandler_function = ::MPI_Comm_errhandler_function;
 using MPI_File_errhandler_function = ::MPI_File_errhandler_function;
+using MPI_Win_errhandler_function = ::MPI_Win_errhandler_function;
 using MPI_Comm_copy_attr_function = void(F* old, F* keyval, A* extra_state, A* in, A* out, F* flag, F* ierr);
 using MPI_Comm_delete_attr_function = void(F* handle, F* keyval, A* value, A* extra_state, F* ierr);
 using MPI_Type_copy_attr_function = MPI_Comm_copy_attr_function;
 using MPI_Type_delete_attr_function = MPI_Comm_delete_attr_function;
+using MPI_Win_copy_attr_function = MPI_Comm_copy_attr_function;
+using MPI_Win_delete_attr_function = MPI_Comm_delete_attr_function;
 using MPI_Copy_function = void(F* old, F* keyval, F* extra_state, F* in, F* out, F* flag, F* ierr);
 using MPI_Delete_function = void(F* handle, F* keyval, F* value, F* extra_state, F* ierr);
 using MPI_Grequest_query_function = void(A* extra_state, F* status, F* ierr);
@@ -128,6 +133,39 @@ FTMPI_FORTRAN void mpi_comm_detach_buffer_f08_(const F* comm, void** buffer_addr
 // MPI_Op_create), the reduction an MPI_User_function_c, which C calls as it calls its own.
 FTMPI_FORTRAN void mpi_op_create_c_f08_(MPI_User_function_c* user_fn, const F* commute, F* op, F* ierror) {
   give(ierror, MPI_Op_create_c(user_fn, *commute != 0, op));
+}
+
+// MPI_Alloc_mem, MPI_Win_allocate, _allocate_shared and _shared_query give the memory as a TYPE(C_PTR)
+// in f08 (MPI-3.1 sections 8.2 and 11.2.2), where `use mpi` gives its address in an
+// INTEGER(KIND=MPI_ADDRESS_KIND).
+namespace {
+void give_base(F* ierror, int e, void* base, void** baseptr) noexcept {
+  if (e == MPI_SUCCESS) *baseptr = base;
+  give(ierror, e);
+}
+}  // namespace
+FTMPI_FORTRAN void mpi_alloc_mem_f08_(const A* size, const F* info, void** baseptr, F* ierror) {
+  void* base = nullptr;
+  const int e = MPI_Alloc_mem(*size, *info, &base);
+  give_base(ierror, e, base, baseptr);
+}
+FTMPI_FORTRAN void mpi_win_allocate_f08_(const A* size, const F* disp_unit, const F* info, const F* comm,
+                                         void** baseptr, F* win, F* ierror) {
+  void* base = nullptr;
+  const int e = MPI_Win_allocate(*size, *disp_unit, *info, *comm, &base, win);
+  give_base(ierror, e, base, baseptr);
+}
+FTMPI_FORTRAN void mpi_win_allocate_shared_f08_(const A* size, const F* disp_unit, const F* info, const F* comm,
+                                                void** baseptr, F* win, F* ierror) {
+  void* base = nullptr;
+  const int e = MPI_Win_allocate_shared(*size, *disp_unit, *info, *comm, &base, win);
+  give_base(ierror, e, base, baseptr);
+}
+FTMPI_FORTRAN void mpi_win_shared_query_f08_(const F* win, const F* rank, A* size, F* disp_unit, void** baseptr,
+                                             F* ierror) {
+  void* base = nullptr;
+  const int e = MPI_Win_shared_query(*win, *rank, size, disp_unit, &base);
+  give_base(ierror, e, base, baseptr);
 }
 
 // ---- handle comparison (operator(==) and operator(/=) of every handle type) -------------------------
