@@ -324,6 +324,9 @@ bool try_finish(OriginOp& op) {
 // the first failure among them (a target's refusal arrives after the operation's call returned: a
 // dynamic window's range check).
 void wait_ops(Call& call, Window& w, int target) {
+  // Every target reached directly and nothing failed: every operation is complete already, and no
+  // request can arrive for this window, so there is nothing to progress (a flush costs a fence).
+  if (w.pending.empty() && w.model == MPI_WIN_UNIFIED) return;
   auto concerned = [&](const std::shared_ptr<OriginOp>& op) { return target < 0 || op->target == target; };
   progress_until([&] {
     return std::all_of(w.pending.begin(), w.pending.end(),
@@ -437,7 +440,7 @@ bool check_access(Call& call, const Window& w, int target, bool passive_only) {
 struct Access {
   int target = MPI_PROC_NULL;
   std::int64_t displacement = 0;
-  std::shared_ptr<const Layout> target_layout;
+  const Layout* target_layout = nullptr;  // the target type's, which outlives the call
   std::size_t target_count = 0;
   const Datatype* target_type = nullptr;
 };
@@ -450,7 +453,7 @@ std::optional<Access> check_access_args(Call& call, Window& w, int target_rank, 
   Access a;
   a.target = target_rank;
   a.displacement = target_disp;
-  a.target_layout = tt->layout;
+  a.target_layout = tt->layout.get();
   a.target_count = static_cast<std::size_t>(target_count);
   a.target_type = tt;
   if (target_rank == MPI_PROC_NULL) return a;
