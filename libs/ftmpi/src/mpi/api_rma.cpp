@@ -498,7 +498,7 @@ bool same_bytes(Call& call, std::size_t origin_bytes, const Access& a, std::stri
 // An accumulate's element: the predefined type both sides are made of, the op defined on it.
 struct Element {
   int type = MPI_DATATYPE_NULL;
-  std::vector<Piece> pieces;
+  const std::vector<Piece>* pieces = nullptr;  // the predefined type's, which live as long as the library
   std::uint32_t extent = 0;
   coll::Op op = coll::Op::no_op;
 };
@@ -522,7 +522,7 @@ std::optional<Element> check_element(Call& call, MPI_Op op, const Datatype* orig
   }
   Element e;
   e.type = c_twin(base);
-  e.pieces = find_datatype(base)->layout->pieces;
+  e.pieces = &find_datatype(base)->layout->pieces;
   e.extent = static_cast<std::uint32_t>(coll::element_size(*kind));
   e.op = o->op;
   return e;
@@ -631,12 +631,12 @@ OpPtr accumulate(Call& call, Window& w, const void* origin_addr, MPI_Count origi
   // Applied here with the origin's bytes as they are, when they are contiguous: no packed copy.
   if (DirectControl* control = direct_to(w, target_rank); control != nullptr && (no_op || ot->layout->dense)) {
     h.data_bytes = no_op ? 0 : ot->layout->packed_bytes(count);
-    return apply_direct(w, target_rank, control, h, a->target_layout->pieces, e->pieces,
+    return apply_direct(w, target_rank, control, h, a->target_layout->pieces, *e->pieces,
                         static_cast<const std::byte*>(origin_addr), result_addr, fetch ? rt->layout : nullptr);
   }
   std::vector<std::byte> data;
   if (!no_op) data = pack(origin_addr, count, *ot->layout);
-  return issue(w, target_rank, h, a->target_layout->pieces, e->pieces, std::move(data), result_bytes, result_addr,
+  return issue(w, target_rank, h, a->target_layout->pieces, *e->pieces, std::move(data), result_bytes, result_addr,
                fetch ? rt->layout : nullptr, fetch ? static_cast<std::size_t>(result_count) : 0);
 }
 

@@ -228,16 +228,50 @@ void add_predefined_datatypes(DatatypeTable& table) {
   for (const TwinType& t : kTwins) put(t.handle, t.name, *find_predefined(t.twin));
 }
 
+namespace {
+
+// c_twin and kind_of by a predefined handle's index: one-sided accumulates ask for every operation, and
+// a scan of the tables cost about 200 instructions there.
+struct PredefinedLookup {
+  std::vector<int> twin;  // 0: not a twin
+  std::vector<std::optional<coll::Kind>> kind;
+};
+
+const PredefinedLookup& predefined_lookup() {
+  static const PredefinedLookup table = [] {
+    PredefinedLookup t;
+    auto slot = [&t](int handle) {
+      const std::uint32_t index = *handle_index(handle, HandleKind::datatype);
+      if (index >= t.twin.size()) {
+        t.twin.resize(index + 1, 0);
+        t.kind.resize(index + 1);
+      }
+      return index;
+    };
+    for (const Predefined& p : kPredefined) t.kind[slot(p.handle)] = p.kind;
+    for (const TwinType& tw : kTwins) {
+      const std::uint32_t index = slot(tw.handle);
+      t.twin[index] = tw.twin;
+      const Predefined* p = find_predefined(tw.twin);
+      t.kind[index] = p != nullptr ? p->kind : std::nullopt;
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
 int c_twin(int handle) noexcept {
-  for (const TwinType& t : kTwins) {
-    if (t.handle == handle) return t.twin;
-  }
-  return handle;
+  const PredefinedLookup& t = predefined_lookup();
+  const auto index = handle_index(handle, HandleKind::datatype);
+  return index && *index < t.twin.size() && t.twin[*index] != 0 ? t.twin[*index] : handle;
 }
 
 std::optional<coll::Kind> kind_of(int predefined_handle) noexcept {
-  const Predefined* p = find_predefined(c_twin(predefined_handle));
-  return p != nullptr ? p->kind : std::nullopt;
+  const PredefinedLookup& t = predefined_lookup();
+  const auto index = handle_index(predefined_handle, HandleKind::datatype);
+  return index && *index < t.kind.size() ? t.kind[*index] : std::nullopt;
 }
 
 
