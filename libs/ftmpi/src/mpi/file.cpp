@@ -18,6 +18,7 @@
 
 #include "mpi/call.hpp"
 #include "mpi/errors.hpp"
+#include "mpi/external32.hpp"
 #include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
@@ -113,10 +114,34 @@ struct Packed {
   std::byte* data = nullptr;
 };
 
-Packed pack_for_write(const void* buf, MPI_Count count, const Datatype& type) {
+// The external32 representation (MPI-3.1 section 13.5.2) is taken for types whose external32 size is
+// their size on this host: then the file's layout is the native one and only each element's bytes
+// differ (big-endian), so views, offsets and the two-phase exchanges work on converted bytes unchanged.
+bool external(const File& file) { return file.view.datarep == "external32"; }
+
+bool external_size_is_native(const Datatype& type) { return external32::size_of(*type.node, 1) == type.size(); }
+
+bool check_external(Call& call, const Datatype& type, std::string_view role) {
+  if (external_size_is_native(type)) return true;
+  call.fail(MPI_ERR_UNSUPPORTED_DATAREP,
+            fmt::format("the {} {} is {} bytes in external32 and {} here; ftmpi takes external32 for types of "
+                        "the same size in both (MPI_LONG is 4 bytes in external32, MPI_LONG_DOUBLE 16)",
+                        role, type.name.empty() ? std::string("datatype") : type.name,
+                        external32::size_of(*type.node, 1), type.size()));
+  return false;
+}
+
+Packed pack_for_write(Call& call, const File& file, const void* buf, MPI_Count count, const Datatype& type) {
   Packed p;
   const std::size_t bytes = static_cast<std::size_t>(count) * type.size();
-  if (type.dense() || bytes == 0) {
+  if (external(file) && bytes != 0) {
+    if (!check_external(call, type, "memory type")) return p;
+    p.staged.resize(bytes);
+    const external32::Problem problem = external32::pack(*type.node, buf, static_cast<std::size_t>(count),
+                                                         p.staged.data());
+    if (!problem.empty()) call.fail(MPI_ERR_CONVERSION, problem);
+    p.data = p.staged.data();
+  } else if (type.dense() || bytes == 0) {
     p.data = static_cast<std::byte*>(const_cast<void*>(buf));
   } else {
     p.staged.resize(bytes);
@@ -126,10 +151,11 @@ Packed pack_for_write(const void* buf, MPI_Count count, const Datatype& type) {
   return p;
 }
 
-Packed space_for_read(void* buf, MPI_Count count, const Datatype& type) {
+Packed space_for_read(Call& call, const File& file, void* buf, MPI_Count count, const Datatype& type) {
   Packed p;
   const std::size_t bytes = static_cast<std::size_t>(count) * type.size();
-  if (type.dense() || bytes == 0) {
+  if (external(file) && bytes != 0 && !check_external(call, type, "memory type")) return p;
+  if ((type.dense() && !external(file)) || bytes == 0) {
     p.data = static_cast<std::byte*>(buf);
   } else {
     p.staged.resize(bytes);
@@ -138,8 +164,17 @@ Packed space_for_read(void* buf, MPI_Count count, const Datatype& type) {
   return p;
 }
 
-void unpack_read(Packed& p, void* buf, std::int64_t bytes, const Datatype& type) {
-  if (!p.staged.empty() && bytes > 0) type.layout->unpack(p.staged.data(), static_cast<std::size_t>(bytes), buf);
+// External32: whole items only (a read cut short by the end of the file inside an item leaves that
+// item as it was).
+void unpack_read(Call& call, const File& file, Packed& p, void* buf, std::int64_t bytes, const Datatype& type) {
+  if (p.staged.empty() || bytes <= 0) return;
+  if (!external(file)) {
+    type.layout->unpack(p.staged.data(), static_cast<std::size_t>(bytes), buf);
+    return;
+  }
+  const std::size_t items = static_cast<std::size_t>(bytes) / type.size();
+  const external32::Problem problem = external32::unpack(*type.node, p.staged.data(), items, buf);
+  if (!problem.empty()) call.fail(MPI_ERR_CONVERSION, problem);
 }
 
 // Atomic mode holds a lock over the whole range an access spans.
@@ -204,15 +239,12 @@ bool set_view(Call& call, File& file, MPI_Offset disp, MPI_Datatype etype, MPI_D
   const Datatype* t = e == nullptr ? nullptr : check_committed(call, filetype);
   if (t == nullptr || !check_arg(call, datarep, "datarep")) return false;
   const std::string_view rep(datarep);
-  if (rep == "external32") {
+  if (rep != "native" && rep != "internal" && rep != "external32") {
     call.fail(MPI_ERR_UNSUPPORTED_DATAREP,
-              "data representation \"external32\" is not supported for files in ftmpi (\"native\" and "
-              "\"internal\", which is native, are)");
+              fmt::format("unknown data representation \"{}\" (\"native\", \"internal\" or \"external32\")", rep));
     return false;
   }
-  if (rep != "native" && rep != "internal") {
-    call.fail(MPI_ERR_UNSUPPORTED_DATAREP,
-              fmt::format("unknown data representation \"{}\" (\"native\" or \"internal\")", rep));
+  if (rep == "external32" && (!check_external(call, *e, "etype") || !check_external(call, *t, "filetype"))) {
     return false;
   }
   if (disp == MPI_DISPLACEMENT_CURRENT) {
@@ -343,7 +375,8 @@ MPI_Count write_independent(Call& call, File& file, std::int64_t start, const vo
                             const Datatype& type) {
   const std::int64_t bytes = count * static_cast<std::int64_t>(type.size());
   if (bytes == 0) return 0;
-  Packed packed = pack_for_write(buf, count, type);
+  Packed packed = pack_for_write(call, file, buf, count, type);
+  if (call.failed()) return 0;
   const std::vector<Segment> segments = view_segments(file.view, start, bytes);
   const RangeLock lock(call, file, segments, true);
   if (call.failed()) return 0;
@@ -359,7 +392,8 @@ MPI_Count read_independent(Call& call, File& file, std::int64_t start, void* buf
                            const Datatype& type) {
   const std::int64_t bytes = count * static_cast<std::int64_t>(type.size());
   if (bytes == 0) return 0;
-  Packed packed = space_for_read(buf, count, type);
+  Packed packed = space_for_read(call, file, buf, count, type);
+  if (call.failed()) return 0;
   const std::vector<Segment> segments = view_segments(file.view, start, bytes);
   const RangeLock lock(call, file, segments, false);
   if (call.failed()) return 0;
@@ -396,8 +430,8 @@ MPI_Count read_independent(Call& call, File& file, std::int64_t start, void* buf
     }
     first = last + 1;
   }
-  unpack_read(packed, buf, at, type);
-  return at;
+  unpack_read(call, file, packed, buf, at, type);
+  return call.failed() ? 0 : at;
 }
 
 // ---- Two-phase collective access ----
@@ -554,8 +588,8 @@ struct Exchange {
 
 MPI_Count write_collective(Call& call, File& file, std::int64_t start, const void* buf, MPI_Count count,
                            const Datatype& type) {
+  Packed packed = call.failed() ? Packed{} : pack_for_write(call, file, buf, count, type);
   const std::int64_t bytes = call.failed() ? 0 : count * static_cast<std::int64_t>(type.size());
-  Packed packed = call.failed() ? Packed{} : pack_for_write(buf, count, type);
   const std::vector<Segment> segments = view_segments(file.view, start, bytes);
   Plan plan;
   if (!agree(call, file, segments, plan)) return 0;
@@ -647,7 +681,8 @@ MPI_Count read_collective(Call& call, File& file, std::int64_t start, void* buf,
   if (bytes > 0 && file_size(call, file, eof)) {
     bytes = std::clamp<std::int64_t>(view_bytes_below(file.view, eof) - start, 0, bytes);  // past the end: short
   }
-  Packed packed = call.failed() ? Packed{} : space_for_read(buf, count, type);
+  Packed packed = call.failed() ? Packed{} : space_for_read(call, file, buf, count, type);
+  if (call.failed()) bytes = 0;
   const std::vector<Segment> segments = view_segments(file.view, start, call.failed() ? 0 : bytes);
   Plan plan;
   if (!agree(call, file, segments, plan)) return 0;  // failed, or nothing to read anywhere
@@ -729,8 +764,8 @@ MPI_Count read_collective(Call& call, File& file, std::int64_t start, void* buf,
   }
   agree_outcome(call, file, "read");
   if (call.failed()) return 0;
-  unpack_read(packed, buf, bytes, type);
-  return bytes;
+  unpack_read(call, file, packed, buf, bytes, type);
+  return call.failed() ? 0 : bytes;
 }
 
 // ---- The shared file pointer ----
