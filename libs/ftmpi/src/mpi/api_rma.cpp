@@ -62,7 +62,7 @@ void start_background_service() {
   });
 }
 
-// Whether the ranks of `comm` share one host; false with a failed call when the nested call failed.
+// Whether the ranks of `comm` share one host; nullopt (the call failed) when the nested call failed.
 std::optional<bool> one_host(Call& call, MPI_Comm comm) {
   const std::uint64_t host = std::hash<std::string>{}(engine::host_identity(runtime().params));
   std::vector<std::uint64_t> hosts(static_cast<std::size_t>(find_comm(comm)->size()));
@@ -94,27 +94,27 @@ Segment map_host_segment(Call& call, Window& w, MPI_Comm host, MPI_Aint size, st
   constexpr std::size_t kPage = 4096;
   std::size_t total = (ranks * sizeof(DirectControl) + kPage - 1) / kPage * kPage;
   std::vector<std::size_t> offsets;
+  bool overflow = false;
   for (std::int64_t s : sizes) {
     total = (total + align - 1) / align * align;
     offsets.push_back(total);
-    total += static_cast<std::size_t>(s);
+    overflow = overflow || __builtin_add_overflow(total, static_cast<std::size_t>(s), &total) ||
+               total > static_cast<std::size_t>(PTRDIFF_MAX);
   }
   const std::size_t bytes = total;
   const std::string name = fmt::format("/{}win-{:x}-{}", rte::shm_prefix(engine().job_id()), w.comm->view.context,
                                        host_comm.world_rank_of(0));
   void* map = MAP_FAILED;
+  if (overflow) problem = "the ranks' parts add up to more bytes than an address space holds";
   auto map_fd = [&](int fd, std::string_view what) {
     if (fd < 0) {
       problem = fmt::format("{} {}: {}", what, name, std::strerror(errno));
       return;
     }
     struct stat st {};
-    if (host_comm.rank() == 0) {
-      if (const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); e != 0) {
-        problem = fmt::format("allocating {} bytes for {}: {}", bytes, name, std::strerror(e));
-      }
-    }
-    if (!problem.empty()) {
+    const int allocated = host_comm.rank() == 0 ? ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : 0;
+    if (allocated != 0) {
+      problem = fmt::format("allocating {} bytes for {}: {}", bytes, name, std::strerror(allocated));
     } else if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != bytes) {
       problem = fmt::format("{} is not {} bytes", name, bytes);
     } else {
@@ -124,19 +124,23 @@ Segment map_host_segment(Call& call, Window& w, MPI_Comm host, MPI_Aint size, st
     ::close(fd);
   };
   int made = 1;
+  bool created = false;  // by this rank: unlinked below, whatever happens
   if (host_comm.rank() == 0) {
-    map_fd(::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600), "shm_open");
+    const int fd = overflow ? -1 : ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    created = fd >= 0;
+    if (!overflow) map_fd(fd, "shm_open");
     made = map != MAP_FAILED ? 1 : 0;
   }
   if (!nested(call, PMPI_Bcast(&made, 1, MPI_INT, 0, host), "MPI_Bcast")) {
     if (map != MAP_FAILED) ::munmap(map, bytes);
+    if (created) ::shm_unlink(name.c_str());
     return Segment::failed;
   }
   if (made != 0 && host_comm.rank() != 0) map_fd(::shm_open(name.c_str(), O_RDWR, 0), "shm_open");
   const int mapped = map != MAP_FAILED ? 1 : 0;
   int everywhere = 0;
   const bool agreed = nested(call, PMPI_Allreduce(&mapped, &everywhere, 1, MPI_INT, MPI_MIN, host), "MPI_Allreduce");
-  if (host_comm.rank() == 0 && made != 0) ::shm_unlink(name.c_str());
+  if (created) ::shm_unlink(name.c_str());
   if (!agreed || everywhere == 0) {
     if (map != MAP_FAILED) ::munmap(map, bytes);
     if (problem.empty()) problem = fmt::format("another rank could not map the shared segment {}", name);
