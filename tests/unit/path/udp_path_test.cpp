@@ -655,11 +655,12 @@ BOOST_AUTO_TEST_SUITE(udp_gso_gro)
 
 namespace {
 
-// A large message's frames on the long socket, as the engine sends them: `full` frames of `segment`
-// bytes and a shorter last one; each carries (sender 0, index) and bytes that follow from them.
+// A large message's frames on the long socket, as the engine sends them: frames of `segment` bytes and
+// a shorter last one; each carries (sender 0, index) and bytes that follow from them.
 class MessageFrame final : public FrameWriter {
  public:
-  MessageFrame(std::uint64_t seed, std::uint32_t index, std::size_t size) : index_(index), key_(frame_key(seed, 0, 1, index)), size_(size) {}
+  MessageFrame(std::uint64_t seed, std::uint32_t index, std::size_t size)
+      : index_(index), key_(frame_key(seed, 0, 1, index)), size_(size) {}
   std::size_t frame_size() const noexcept override { return size_; }
   void write(std::span<std::byte> room) noexcept override {
     const std::uint32_t sender = 0;
@@ -677,6 +678,13 @@ class MessageFrame final : public FrameWriter {
 
 std::size_t message_frame_size(std::uint32_t index, std::uint32_t frames, std::size_t segment) {
   return index + 1 < frames ? segment : segment / 3;
+}
+
+// Frames of at most `max_frame` between `peers` paths whose long socket places as told (GRO needs it off).
+UdpOptions gso_options(std::size_t peers, std::size_t max_frame, UdpPlace place) {
+  UdpOptions options = options_for(peers, max_frame);
+  options.place = place;
+  return options;
 }
 
 // Checks each frame's index (in order: one socket, loopback), size and bytes; keeps the first error.
@@ -699,7 +707,9 @@ class MessageChecker final : public FrameSink {
     }
     const std::uint64_t key = frame_key(seed_, 0, 1, index);
     for (std::size_t j = kTestHeader; j < size; ++j) {
-      if (frame[j] != pattern_byte(key, j)) return fail("frame #" + std::to_string(index) + ": byte " + std::to_string(j) + " differs");
+      if (frame[j] != pattern_byte(key, j)) {
+        return fail("frame #" + std::to_string(index) + ": byte " + std::to_string(j) + " differs");
+      }
     }
   }
   std::size_t received() const { return received_; }
@@ -763,8 +773,7 @@ BOOST_AUTO_TEST_CASE(a_long_message_arrives_whole_with_gso_and_gro_each_on_and_o
     for (const bool gso : {false, true}) {
       for (const bool gro : {false, true}) {
         BOOST_TEST_CONTEXT("seed " << seed << ", frames of " << segment << ", gso " << gso << ", gro " << gro) {
-          UdpOptions options = options_for(2, segment);
-          options.place = UdpPlace::off;
+          UdpOptions options = gso_options(2, segment, UdpPlace::off);
           options.gso = gso;
           options.gro = gro;
           const MessageRun run = send_message(seed, options, kFrames, segment);
@@ -803,8 +812,7 @@ BOOST_AUTO_TEST_CASE(a_route_that_refuses_gso_turns_it_off_and_loses_no_frame) {
   constexpr std::size_t kSegment = 1472;
   for (const int err : {EIO, EINVAL}) {
     BOOST_TEST_CONTEXT("seed " << seed << ", errno " << err) {
-      UdpOptions options = options_for(2, kSegment);
-      options.place = UdpPlace::off;
+      const UdpOptions options = gso_options(2, kSegment, UdpPlace::off);
       Access::gso_err = err;
       Access::gso_refusals = 0;
       const MessageRun run = send_message(seed, options, kFrames, kSegment, /*refuse_gso=*/true);
@@ -823,9 +831,7 @@ BOOST_AUTO_TEST_CASE(runs_break_at_another_peer_a_larger_frame_and_the_short_soc
   const std::uint64_t seed = ftmpi::test::seed_for("udp gso runs");
   BOOST_TEST_CONTEXT("seed " << seed) {
     constexpr std::size_t kMaxFrame = 1472;
-    UdpOptions options = options_for(3, kMaxFrame);
-    options.place = UdpPlace::off;
-    auto paths = make_mesh(3, options);
+    auto paths = make_mesh(3, gso_options(3, kMaxFrame, UdpPlace::off));
     if (!paths[0]->segments_sends()) {
       BOOST_TEST_MESSAGE("the kernel has no UDP_SEGMENT: nothing is held, nothing to check here");
       return;
@@ -865,9 +871,7 @@ BOOST_AUTO_TEST_CASE(a_run_that_finds_no_room_waits_in_order_and_a_dead_route_fa
   constexpr std::size_t kSegment = 1472;
   constexpr std::uint32_t kFrames = 11;
   BOOST_TEST_CONTEXT("seed " << seed) {
-    UdpOptions options = options_for(2, kSegment);
-    options.place = UdpPlace::off;
-    auto paths = make_mesh(2, options);
+    auto paths = make_mesh(2, gso_options(2, kSegment, UdpPlace::off));
     if (!paths[0]->segments_sends()) {
       BOOST_TEST_MESSAGE("the kernel has no UDP_SEGMENT: the queue tests of udp_path cover this");
       return;
@@ -916,10 +920,8 @@ BOOST_AUTO_TEST_CASE(a_placing_socket_does_not_coalesce_and_takes_gso_datagrams_
   constexpr std::uint32_t kFrames = 100;
   constexpr std::size_t kSegment = 8972;
   BOOST_TEST_CONTEXT("seed " << seed) {
-    UdpOptions options = options_for(2, kSegment);
-    options.place = UdpPlace::on;
     // The checker does not place (place_header_size 0): the placing socket reads datagram by datagram.
-    const MessageRun run = send_message(seed, options, kFrames, kSegment);
+    const MessageRun run = send_message(seed, gso_options(2, kSegment, UdpPlace::on), kFrames, kSegment);
     BOOST_TEST(!run.coalesced);
     BOOST_TEST(run.receiver.gro_datagrams_received == 0u);
     BOOST_TEST(run.receiver.long_socket.frames_received == kFrames);
