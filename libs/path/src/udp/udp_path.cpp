@@ -41,7 +41,7 @@
 //   - Sending. Bulk frames (the long socket) to one peer of the same size, as a large message's full
 //     fragments are, are held in run_ and go out as one sendmsg with a UDP_SEGMENT control message (the
 //     kernel, or the NIC, cuts it into datagrams of that size); a shorter frame joins as the last one
-//     and sends the run, as do 64 frames (UDP_MAX_SEGMENTS before Linux 6.12) or 65507 bytes, a frame
+//     and sends the run, as do 64 frames (the older kernels' UDP_MAX_SEGMENTS) or 65507 bytes, a frame
 //     for another peer or a larger one, poll(), and flush_sends(), which the engine calls at the end of
 //     every progress round that sent bulk frames, so that no frame waits for the program's next call.
 //     Short-socket frames go at once: latency is theirs. Held frames are copied there (a frame that

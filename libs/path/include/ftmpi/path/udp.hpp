@@ -104,7 +104,8 @@ enum class UdpPlace : std::uint8_t { automatic, on, off };
 inline constexpr std::size_t kUdpPlaceAutoMinFrame = 8 * 1024;
 
 // UDP segmentation offload (path.udp.gso): the most frames one GSO datagram carries (the kernel's
-// UDP_MAX_SEGMENTS, 64 before Linux 6.12) and the most bytes (one IPv4 datagram's payload, 65507).
+// UDP_MAX_SEGMENTS: 64 in older kernels, more in newer ones) and the most bytes (one IPv4 datagram's
+// payload, 65507).
 inline constexpr std::size_t kUdpGsoMaxSegments = 64;
 inline constexpr std::size_t kUdpGsoMaxBytes = kUdpMaxPayload;
 // A receive buffer of the socket that coalesces (UDP_GRO): the kernel joins at most 64 KiB.
