@@ -28,7 +28,10 @@ namespace ftmpi::path {
 
 // Loopback never reports a full send buffer or a dead route, so these tests stand in for the kernel.
 struct UdpPathTestAccess {
-  static void fake_sends(UdpPath& path) { path.send_batch_ = &fake_sendmmsg; }
+  static void fake_sends(UdpPath& path) {
+    path.send_batch_ = &fake_sendmmsg;
+    path.send_one_ = &fake_sendmsg;
+  }
 
   // Waits (at most `limit`) until both of the path's sockets hold a datagram: loopback usually queues
   // one during sendto, but a loaded kernel may defer that to ksoftirqd.
@@ -41,6 +44,19 @@ struct UdpPathTestAccess {
       if ((fds[0].revents & POLLIN) != 0 && (fds[1].revents & POLLIN) != 0) return true;
     }
     return false;
+  }
+
+  // Sends with UDP_SEGMENT fail with `gso_err` (a route that cannot segment); plain ones go through.
+  static void refuse_gso(UdpPath& path) { path.send_one_ = &refusing_sendmsg; }
+  static inline int gso_err = EIO;
+  static inline int gso_refusals = 0;
+  static ::ssize_t refusing_sendmsg(int fd, const ::msghdr* message, int flags) {
+    if (message->msg_controllen != 0) {
+      ++gso_refusals;
+      errno = gso_err;
+      return -1;
+    }
+    return ::sendmsg(fd, message, flags);
   }
 
   // Lets `allowed` more datagrams through (-1: all), then fails with `err`.
@@ -56,6 +72,16 @@ struct UdpPathTestAccess {
     const int sent = ::sendmmsg(fd, messages, std::min(count, static_cast<unsigned>(allowed)), flags);
     if (sent > 0) allowed -= sent;
     return sent;
+  }
+  // The same for sendmsg (a GSO run); a GSO datagram counts as one.
+  static ::ssize_t fake_sendmsg(int fd, const ::msghdr* message, int flags) {
+    if (allowed < 0) return ::sendmsg(fd, message, flags);
+    if (allowed == 0) {
+      errno = err;
+      return -1;
+    }
+    --allowed;
+    return ::sendmsg(fd, message, flags);
   }
 };
 
@@ -287,7 +313,9 @@ BOOST_AUTO_TEST_CASE(a_full_send_buffer_queues_frames_in_order_until_room_return
   const std::uint64_t seed = ftmpi::test::seed_for("udp queue");
   BOOST_TEST_CONTEXT("seed " << seed) {
     constexpr std::size_t kMaxFrame = 2000;
-    auto paths = make_mesh(2, options_for(2, kMaxFrame));
+    UdpOptions options = options_for(2, kMaxFrame);
+    options.gso = false;  // frames one by one; GSO runs that find no room: udp_gso_gro
+    auto paths = make_mesh(2, options);
     Access::fake_sends(*paths[0]);
     PatternChecker checker(seed, 1, 4, kMaxFrame);
     Sender sender(seed, 0, 2, kMaxFrame);
@@ -329,7 +357,9 @@ BOOST_AUTO_TEST_CASE(a_full_send_buffer_queues_frames_in_order_until_room_return
 
 BOOST_AUTO_TEST_CASE(a_dead_route_fails_the_send_with_rail_down_and_drops_queued_frames) {
   constexpr std::size_t kMaxFrame = 2000;
-  auto paths = make_mesh(2, options_for(2, kMaxFrame));
+  UdpOptions options = options_for(2, kMaxFrame);
+  options.gso = false;  // frames one by one; GSO runs on a dead route: udp_gso_gro
+  auto paths = make_mesh(2, options);
   Access::fake_sends(*paths[0]);
   Sender sender(1, 0, 2, kMaxFrame);
 
@@ -604,6 +634,7 @@ BOOST_AUTO_TEST_CASE(the_long_socket_is_read_at_the_next_poll_while_bulk_is_expe
         // The bulk frame first, then a short one: once the short one is in, the bulk one is queued too.
         BOOST_REQUIRE(sender.send(*paths[0], 1, true).is_ok());
         BOOST_REQUIRE(sender.send(*paths[0], 1, false).is_ok());
+        paths[0]->flush_sends();  // the bulk frame may wait for a GSO run, as the engine's would
         BOOST_REQUIRE(Access::wait_both_sockets_readable(*paths[1], std::chrono::seconds(10)));
         const int polls = polls_until_both(*paths[1], checker);
         BOOST_TEST(checker.error() == "");
@@ -614,6 +645,286 @@ BOOST_AUTO_TEST_CASE(the_long_socket_is_read_at_the_next_poll_while_bulk_is_expe
         BOOST_TEST(paths[1]->counters().long_socket.frames_received == 1u);
       }
     }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// GSO runs on send, GRO on receive, and their fall-backs.
+BOOST_AUTO_TEST_SUITE(udp_gso_gro)
+
+namespace {
+
+// A large message's frames on the long socket, as the engine sends them: frames of `segment` bytes and
+// a shorter last one; each carries (sender 0, index) and bytes that follow from them.
+class MessageFrame final : public FrameWriter {
+ public:
+  MessageFrame(std::uint64_t seed, std::uint32_t index, std::size_t size)
+      : index_(index), key_(frame_key(seed, 0, 1, index)), size_(size) {}
+  std::size_t frame_size() const noexcept override { return size_; }
+  void write(std::span<std::byte> room) noexcept override {
+    const std::uint32_t sender = 0;
+    std::memcpy(room.data(), &sender, 4);
+    std::memcpy(room.data() + 4, &index_, 4);
+    for (std::size_t j = kTestHeader; j < size_; ++j) room[j] = pattern_byte(key_, j);
+  }
+  bool bulk() const noexcept override { return true; }
+
+ private:
+  std::uint32_t index_;
+  std::uint64_t key_;
+  std::size_t size_;
+};
+
+std::size_t message_frame_size(std::uint32_t index, std::uint32_t frames, std::size_t segment) {
+  return index + 1 < frames ? segment : segment / 3;
+}
+
+// Frames of at most `max_frame` between `peers` paths whose long socket places as told (GRO needs it off).
+UdpOptions gso_options(std::size_t peers, std::size_t max_frame, UdpPlace place) {
+  UdpOptions options = options_for(peers, max_frame);
+  options.place = place;
+  return options;
+}
+
+// Checks each frame's index (in order: one socket, loopback), size and bytes; keeps the first error.
+class MessageChecker final : public FrameSink {
+ public:
+  MessageChecker(std::uint64_t seed, std::uint32_t frames, std::size_t segment)
+      : seed_(seed), frames_(frames), segment_(segment) {}
+  void on_frame(std::span<const std::byte> frame) noexcept override {
+    ++received_;
+    if (!error_.empty()) return;
+    std::uint32_t index = 0;
+    if (frame.size() < kTestHeader) return fail("a frame of " + std::to_string(frame.size()) + " bytes");
+    std::memcpy(&index, frame.data() + 4, 4);
+    if (index != next_) return fail("frame #" + std::to_string(index) + " arrived, expected #" + std::to_string(next_));
+    ++next_;
+    const std::size_t size = message_frame_size(index, frames_, segment_);
+    if (frame.size() != size) {
+      return fail("frame #" + std::to_string(index) + " has " + std::to_string(frame.size()) + " bytes, not " +
+                  std::to_string(size));
+    }
+    const std::uint64_t key = frame_key(seed_, 0, 1, index);
+    for (std::size_t j = kTestHeader; j < size; ++j) {
+      if (frame[j] != pattern_byte(key, j)) {
+        return fail("frame #" + std::to_string(index) + ": byte " + std::to_string(j) + " differs");
+      }
+    }
+  }
+  std::size_t received() const { return received_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  void fail(std::string text) { error_ = std::move(text); }
+  std::uint64_t seed_;
+  std::uint32_t frames_;
+  std::size_t segment_;
+  std::uint32_t next_ = 0;
+  std::size_t received_ = 0;
+  std::string error_;
+};
+
+struct MessageRun {
+  UdpCounters sender;
+  UdpCounters receiver;
+  bool segmented = false;  // the sender's segments_sends() before the message
+  bool coalesced = false;  // the receiver's coalesces_receives()
+};
+
+// Sends one message of `frames` frames from a path on 127.0.0.1 to one on 127.0.0.2, the receiver
+// polling now and then as the engine would, and checks that every frame arrived intact, in order, once.
+MessageRun send_message(std::uint64_t seed, UdpOptions options, std::uint32_t frames, std::size_t segment,
+                        bool refuse_gso = false) {
+  auto paths = make_mesh(2, options);
+  if (refuse_gso) Access::refuse_gso(*paths[0]);
+  MessageRun run;
+  run.segmented = paths[0]->segments_sends();
+  run.coalesced = paths[1]->coalesces_receives();
+  MessageChecker checker(seed, frames, segment);
+  for (std::uint32_t i = 0; i < frames; ++i) {
+    MessageFrame frame(seed, i, message_frame_size(i, frames, segment));
+    BOOST_REQUIRE(paths[0]->send(1, frame).is_ok());
+    if (i % 50 == 49) paths[1]->poll(checker, 64);
+  }
+  paths[0]->flush_sends();  // as the engine does when it stops sending
+  const bool all = poll_until([&] { return checker.received() >= frames && !paths[0]->has_queued_frames(); },
+                              [&] {
+                                paths[0]->poll(checker, 64);  // pushes out what found no room
+                                paths[1]->poll(checker, 64);
+                              });
+  BOOST_TEST(all, checker.received() << " of " << frames << " frames arrived");
+  BOOST_TEST(checker.error() == "");
+  BOOST_TEST(checker.received() == frames);
+  // Nothing more comes: a datagram would now be a duplicate.
+  paths[1]->poll(checker, 64);
+  BOOST_TEST(checker.received() == frames);
+  run.sender = paths[0]->counters();
+  run.receiver = paths[1]->counters();
+  return run;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_long_message_arrives_whole_with_gso_and_gro_each_on_and_off) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp gso gro");
+  constexpr std::uint32_t kFrames = 300;
+  for (const std::size_t segment : {std::size_t{1472}, std::size_t{8972}}) {
+    for (const bool gso : {false, true}) {
+      for (const bool gro : {false, true}) {
+        BOOST_TEST_CONTEXT("seed " << seed << ", frames of " << segment << ", gso " << gso << ", gro " << gro) {
+          UdpOptions options = gso_options(2, segment, UdpPlace::off);
+          options.gso = gso;
+          options.gro = gro;
+          const MessageRun run = send_message(seed, options, kFrames, segment);
+          BOOST_TEST(run.sender.long_socket.frames_sent == kFrames);
+          BOOST_TEST(run.receiver.long_socket.frames_received == kFrames);
+          BOOST_TEST(run.receiver.truncated == 0u);
+          if (!gso) BOOST_TEST(!run.segmented);
+          if (!gro) BOOST_TEST(!run.coalesced);
+          // Where the kernel lacks UDP_SEGMENT or UDP_GRO (before 4.18 and 5.0), the fall-back is what ran.
+          BOOST_TEST_MESSAGE("frames of " << segment << ": GSO " << (run.segmented ? "used" : "off") << ", GRO "
+                                          << (run.coalesced ? "used" : "off"));
+          if (run.segmented) {
+            // Runs of equal frames, at most 64 and 64 KiB each: never one datagram per frame.
+            const std::size_t per_datagram = std::min<std::size_t>(kUdpGsoMaxSegments, kUdpGsoMaxBytes / segment);
+            BOOST_TEST(run.sender.gso_datagrams_sent >= (kFrames - 1) / per_datagram);
+            BOOST_TEST(run.sender.gso_frames_sent <= run.sender.gso_datagrams_sent * per_datagram);
+            BOOST_TEST(run.sender.gso_frames_sent >= kFrames - per_datagram);
+          } else {
+            BOOST_TEST(run.sender.gso_datagrams_sent == 0u);
+          }
+          // Over loopback a GSO datagram reaches a coalescing socket as it was sent.
+          if (run.segmented && run.coalesced) {
+            BOOST_TEST(run.receiver.gro_datagrams_received > 0u);
+            BOOST_TEST(run.receiver.gro_frames_received == run.sender.gso_frames_sent);
+          }
+          if (!run.coalesced) BOOST_TEST(run.receiver.gro_datagrams_received == 0u);
+        }
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_route_that_refuses_gso_turns_it_off_and_loses_no_frame) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp gso refused");
+  constexpr std::uint32_t kFrames = 200;
+  constexpr std::size_t kSegment = 1472;
+  for (const int err : {EIO, EINVAL}) {
+    BOOST_TEST_CONTEXT("seed " << seed << ", errno " << err) {
+      const UdpOptions options = gso_options(2, kSegment, UdpPlace::off);
+      Access::gso_err = err;
+      Access::gso_refusals = 0;
+      const MessageRun run = send_message(seed, options, kFrames, kSegment, /*refuse_gso=*/true);
+      if (run.segmented) {
+        BOOST_TEST(Access::gso_refusals == 1);  // once: then one datagram per frame
+        BOOST_TEST(run.sender.long_socket.frames_queued > 0u);  // the refused run went by the queue
+      }
+      BOOST_TEST(run.sender.gso_datagrams_sent == 0u);
+      BOOST_TEST(run.sender.long_socket.send_errors == 0u);
+      BOOST_TEST(run.sender.long_socket.frames_sent == kFrames);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(runs_break_at_another_peer_a_larger_frame_and_the_short_socket_and_wait_for_no_one) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp gso runs");
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    constexpr std::size_t kMaxFrame = 1472;
+    auto paths = make_mesh(3, gso_options(3, kMaxFrame, UdpPlace::off));
+    if (!paths[0]->segments_sends()) {
+      BOOST_TEST_MESSAGE("the kernel has no UDP_SEGMENT: nothing is held, nothing to check here");
+      return;
+    }
+    std::vector<PatternChecker> checkers;
+    for (Rank r = 0; r < 3; ++r) checkers.emplace_back(seed, r, 6, kMaxFrame);
+    Sender sender(seed, 0, 3, kMaxFrame);
+    // Random sizes to two peers, bulk and short mixed: whatever the order, each socket's frames to each
+    // peer arrive in order, and none is held once the sender stops and flushes.
+    std::uint64_t bulk_to[3] = {0, 0, 0};
+    for (std::uint32_t i = 0; i < 600; ++i) {
+      const Rank to = 1 + static_cast<Rank>(mix(seed ^ i) % 2);
+      const bool bulk = (mix(seed + i) % 4) != 0;
+      BOOST_REQUIRE(sender.send(*paths[0], to, bulk).is_ok());
+      if (bulk) ++bulk_to[to];
+    }
+    paths[0]->flush_sends();
+    BOOST_TEST(paths[0]->counters().long_socket.frames_sent + paths[0]->queued_frames() == sender.bulk_sent);
+    const bool all = poll_until(
+        [&] { return checkers[1].received() + checkers[2].received() == sender.bulk_sent + sender.short_sent; },
+        [&] {
+          for (Rank r = 0; r < 3; ++r) paths[r]->poll(checkers[r], 64);
+        });
+    BOOST_TEST(all);
+    for (Rank r = 1; r < 3; ++r) {
+      BOOST_TEST_CONTEXT("rank " << r) {
+        BOOST_TEST(checkers[r].error() == "");
+        BOOST_TEST(checkers[r].next_from(sender_id(0, true)) == bulk_to[r]);
+      }
+    }
+    BOOST_TEST(paths[0]->counters().long_socket.frames_sent == sender.bulk_sent);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_run_that_finds_no_room_waits_in_order_and_a_dead_route_fails_the_send_that_ends_a_run) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp gso errors");
+  constexpr std::size_t kSegment = 1472;
+  constexpr std::uint32_t kFrames = 11;
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    auto paths = make_mesh(2, gso_options(2, kSegment, UdpPlace::off));
+    if (!paths[0]->segments_sends()) {
+      BOOST_TEST_MESSAGE("the kernel has no UDP_SEGMENT: the queue tests of udp_path cover this");
+      return;
+    }
+    Access::fake_sends(*paths[0]);
+    const auto send = [&](std::uint32_t index, std::uint32_t frames) {
+      MessageFrame frame(seed, index, message_frame_size(index, frames, kSegment));
+      return paths[0]->send(1, frame);
+    };
+    // No room: the run its short last frame ends goes to the queue, frame by frame, in order.
+    Access::allowed = 0;
+    Access::err = EAGAIN;
+    for (std::uint32_t i = 0; i < kFrames; ++i) BOOST_REQUIRE(send(i, kFrames).is_ok());
+    BOOST_TEST(paths[0]->queued_frames() == kFrames);
+    BOOST_TEST(paths[0]->counters().long_socket.frames_queued == kFrames);
+    BOOST_TEST(paths[0]->counters().long_socket.frames_sent == 0u);
+    Access::allowed = -1;
+    MessageChecker checker(seed, kFrames, kSegment);
+    const bool all = poll_until([&] { return checker.received() == kFrames; }, [&] {
+      paths[0]->poll(checker, 64);
+      paths[1]->poll(checker, 64);
+    });
+    BOOST_TEST(all);
+    BOOST_TEST(checker.error() == "");
+    BOOST_TEST(paths[0]->counters().long_socket.frames_sent == kFrames);
+
+    // The link went down: the send whose frame ended the run reports the rail for the run's peer.
+    Access::allowed = 0;
+    Access::err = ENETUNREACH;
+    for (std::uint32_t i = 0; i < 3; ++i) BOOST_REQUIRE(send(i, 4).is_ok());  // held
+    const base::Status failed = send(3, 4);
+    BOOST_TEST((failed.code() == base::Errc::rail_down));
+    BOOST_TEST(failed.message().find("rank 1 at 127.0.0.2:") != std::string::npos);
+    BOOST_TEST(paths[0]->counters().long_socket.send_errors == 4u);
+    // Held frames that meet the dead route at a flush are dropped and counted, as queued ones are.
+    for (std::uint32_t i = 0; i < 2; ++i) BOOST_REQUIRE(send(i, 4).is_ok());
+    paths[0]->flush_sends();
+    BOOST_TEST(paths[0]->counters().long_socket.send_errors == 6u);
+    BOOST_TEST(!paths[0]->has_queued_frames());
+    Access::allowed = -1;
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_placing_socket_does_not_coalesce_and_takes_gso_datagrams_frame_by_frame) {
+  const std::uint64_t seed = ftmpi::test::seed_for("udp gso placing");
+  constexpr std::uint32_t kFrames = 100;
+  constexpr std::size_t kSegment = 8972;
+  BOOST_TEST_CONTEXT("seed " << seed) {
+    // The checker does not place (place_header_size 0): the placing socket reads datagram by datagram.
+    const MessageRun run = send_message(seed, gso_options(2, kSegment, UdpPlace::on), kFrames, kSegment);
+    BOOST_TEST(!run.coalesced);
+    BOOST_TEST(run.receiver.gro_datagrams_received == 0u);
+    BOOST_TEST(run.receiver.long_socket.frames_received == kFrames);
   }
 }
 

@@ -296,6 +296,13 @@ bool EngineCore::progress_round() {
     rounds_since_timer_check_ = 0;
     did = service_timers() || did;
   }
+  // Bulk frames a path held back to send with the next ones (UDP GSO) leave now: the caller may not
+  // come back for a while, and the receiver must not wait for it. Every round that sends bulk frames
+  // (streams, resends, rebinding, a CTS or NACK handed up) did something: an idle round skips the load.
+  if (did && bulk_sent_.load(std::memory_order_relaxed)) {
+    bulk_sent_.store(false, std::memory_order_relaxed);
+    for (auto& p : paths_) p->flush_sends();
+  }
   return did;
 }
 

@@ -506,6 +506,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // Set from a send that holds only its peer's lock (a refused frame, a lost peer); taken by progress.
   std::atomic<bool> rebind_pending_{false};  // some peer has frames on a down route
   std::atomic<bool> lost_pending_{false};    // some peer was lost and is not forgotten yet
+  // A bulk frame went to a path this round: it may hold it for a GSO run (Path::flush_sends).
+  std::atomic<bool> bulk_sent_{false};
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces

@@ -167,6 +167,7 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   to.counters.bytes_sent += f.bytes.size();
   counters_.bytes_sent += f.bytes.size();
   StoredFrame frame(f.bytes, f.bulk);
+  if (f.bulk) bulk_sent_.store(true, std::memory_order_relaxed);
   if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s, f.range.first);
 }
 

@@ -78,6 +78,7 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
   } else {
     sent = route.path->send(peer.rank, frame);
   }
+  if (bulk) bulk_sent_.store(true, std::memory_order_relaxed);
   if (!sent) [[unlikely]] {
     route_failed(peer, route_index, sent, keep != nullptr ? std::optional(h.seq_first) : std::nullopt);
     // An ACK or NACK is not kept, yet the refusal says it is lost: say it again at once on a rail that is

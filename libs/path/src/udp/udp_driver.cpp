@@ -12,7 +12,8 @@
 namespace ftmpi::path {
 namespace {
 
-constexpr base::ParamRow kUdpParams[] = {kRails, kUdpMaxFrame, kUdpSendBuffer, kUdpReceiveBuffer, kUdpPlace};
+constexpr base::ParamRow kUdpParams[] = {kRails, kUdpMaxFrame, kUdpSendBuffer, kUdpReceiveBuffer, kUdpPlace,
+                                         kUdpGso, kUdpGro};
 
 // The rails this process can use, by index: nullopt where a rail does not work here, which is reported
 // and left out. An entry that cannot be a rail at all is an error.

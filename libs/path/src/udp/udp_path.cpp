@@ -35,6 +35,32 @@
 // ICMP port-unreachable answers do not fail sends: the sockets are unconnected and IP_RECVERR is off,
 // so sending to a peer that died or never listened is silent loss, which the engine's timers handle.
 //
+// GSO and GRO (path.udp.gso, path.udp.gro): fewer system calls and fewer trips through the network
+// stack per byte, with every frame still its own datagram on the wire, with its own header, checksum and
+// sequence numbers: nothing the engine checks changes, and a lost GSO datagram is frames to resend.
+//   - Sending. Bulk frames (the long socket) to one peer of the same size, as a large message's full
+//     fragments are, are held in run_ and go out as one sendmsg with a UDP_SEGMENT control message (the
+//     kernel, or the NIC, cuts it into datagrams of that size); a shorter frame joins as the last one
+//     and sends the run, as do 64 frames (the older kernels' UDP_MAX_SEGMENTS) or 65507 bytes, a frame
+//     for another peer or a larger one, poll(), and flush_sends(), which the engine calls at the end of
+//     every progress round that sent bulk frames, so that no frame waits for the program's next call.
+//     Short-socket frames go at once: latency is theirs. Held frames are copied there (a frame that
+//     already exists whole, the engine's retained copy, is copied once more: its buffer may be gone by
+//     the time the run leaves). UDP_SEGMENT is probed at set-up (ENOPROTOOPT before Linux 4.18: one
+//     datagram per frame); a route that cannot segment (EIO: no checksum offload, IPsec; EINVAL) turns
+//     GSO off for the path at the first refusal, and that run leaves frame by frame through the queue.
+//     A run that finds no room is queued frame by frame, in order; a hard error is returned to the
+//     send() whose frame completed the run, else counted and logged as for a queued frame.
+//   - Receiving. With UDP_GRO the kernel hands the long socket several datagrams of one sender joined
+//     into one (up to 64 KiB), with their size in a control message; each frame is cut out and handed
+//     up on its own. A GSO datagram reaching a socket without UDP_GRO is cut by the kernel instead, so
+//     either side may go without. GRO is on only where the long socket does not place: placing peeks
+//     one frame's header to receive its payload where that frame belongs, and a joined datagram holds
+//     several frames whose places are not known until each header is read; placing pays on large
+//     frames (8 KiB and up), where 64 KiB holds few of them anyway. So on loopback (63 KiB frames) the
+//     long socket places and does not coalesce, and on a 1500-byte link it coalesces and does not place.
+//     The coalescing socket reads into 64 KiB slots (8 per recvmmsg); the other keeps max_frame slots.
+//
 // Receiving: a quiet socket one datagram at a time by recvfrom (the cheapest call for an idle poll); once
 // one came, recvmmsg batches until a batch comes back short; into a ring of max_frame buffers (about
 // 512 KiB in all), the short socket and the long socket in turns, each datagram handed to the sink in
@@ -70,6 +96,7 @@
 #include "ftmpi/path/udp.hpp"
 
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -219,6 +246,8 @@ UdpOptions UdpOptions::from_params(const base::ParamSet& params) {
   options.rcvbuf = static_cast<std::size_t>(params.get_size(kUdpReceiveBuffer));
   const std::string place = params.get_string(kUdpPlace);
   options.place = place == "on" ? UdpPlace::on : place == "off" ? UdpPlace::off : UdpPlace::automatic;
+  options.gso = params.get_bool(kUdpGso);
+  options.gro = params.get_bool(kUdpGro);
   return options;
 }
 
@@ -260,34 +289,54 @@ base::Result<std::unique_ptr<UdpPath>> UdpPath::create(const RailAddress& rail, 
   if (Status s = open_socket(rail, options, "short", short_fd, short_port); !s) return s;
   if (Status s = open_socket(rail, options, "long", long_fd, long_port); !s) return s;
 
-  std::unique_ptr<UdpPath> path(new UdpPath(rail, options, max_frame));
+  // Kernels before 4.18 (UDP_SEGMENT) and 5.0 (UDP_GRO) answer ENOPROTOOPT: one datagram per frame then.
+  // Setting a segment size of 0 only asks whether the option exists; each GSO send names its own.
+  const int no_segment = 0;
+  const bool gso = options.gso && ::setsockopt(long_fd.fd, SOL_UDP, UDP_SEGMENT, &no_segment, sizeof no_segment) == 0;
+  // Coalescing only where the long socket does not place (see "GSO and GRO" above).
+  const int on = 1;
+  const bool gro = options.gro && !UdpPath::will_place(options, max_frame) &&
+                   ::setsockopt(long_fd.fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  std::unique_ptr<UdpPath> path(new UdpPath(rail, options, max_frame, gso, gro));
   path->send_buffer_bytes_ = buffer_size(short_fd.fd, SO_SNDBUF);
   path->receive_buffer_bytes_ = buffer_size(short_fd.fd, SO_RCVBUF);
   path->sockets_[kShort].fd = short_fd.release();
   path->sockets_[kLong].fd = long_fd.release();
   path->local_ = UdpEndpoint{rail.ipv4, short_port, long_port};
-  base::logger().debug("{}: endpoint {}, max frame {}, buffers {}/{} bytes, {}placing bulk payloads",
+  base::logger().debug("{}: endpoint {}, max frame {}, buffers {}/{} bytes, {}placing bulk payloads, GSO {}, GRO {}",
                        path->info_.name, path->endpoint(), max_frame, path->send_buffer_bytes_,
-                       path->receive_buffer_bytes_, path->place_ ? "" : "not ");
+                       path->receive_buffer_bytes_, path->place_ ? "" : "not ", gso ? "on" : "off",
+                       gro ? "on" : "off");
   return path;
 }
 
-UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame)
+bool UdpPath::will_place(const UdpOptions& options, std::size_t max_frame) noexcept {
+  return options.place == UdpPlace::on || (options.place == UdpPlace::automatic && max_frame >= kUdpPlaceAutoMinFrame);
+}
+
+UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame, bool gso, bool gro)
     : rail_(rail),
       max_frame_(max_frame),
       peers_(options.peers),
       scratch_(std::make_unique_for_overwrite<std::byte[]>(max_frame)),
-      receive_batch_(static_cast<unsigned>(
-          std::clamp<std::size_t>(kReceiveRingBytes / max_frame, kMinReceiveBatch, kMaxReceiveBatch))),
-      ring_(std::make_unique_for_overwrite<std::byte[]>(receive_batch_ * max_frame)),
-      receive_messages_(receive_batch_),
-      receive_iov_(receive_batch_),
-      receive_from_(receive_batch_),
+      gso_(gso),
+      gro_(gro),
       flush_messages_(kFlushBatch),
       flush_iov_(kFlushBatch),
-      send_batch_(&::sendmmsg) {
-  place_ = options.place == UdpPlace::on ||
-           (options.place == UdpPlace::automatic && max_frame >= kUdpPlaceAutoMinFrame);
+      send_batch_(&::sendmmsg),
+      send_one_(&::sendmsg) {
+  place_ = will_place(options, max_frame);
+  if (gso_) run_.buffer = std::make_unique_for_overwrite<std::byte[]>(kUdpGsoMaxBytes);
+  // A coalesced datagram needs a slot of 64 KiB: the coalescing socket gets fewer, larger slots, the
+  // other keeps slots of max_frame. Both rings lie over the same memory, read one socket at a time.
+  for (Lane lane : {kShort, kLong}) {
+    Ring& ring = rings_[lane];
+    ring.slot = lane == kLong && gro_ ? std::max(max_frame, kUdpGroBufferBytes) : max_frame;
+    ring.batch = static_cast<unsigned>(
+        std::clamp<std::size_t>(kReceiveRingBytes / ring.slot, kMinReceiveBatch, kMaxReceiveBatch));
+  }
+  ring_ = std::make_unique_for_overwrite<std::byte[]>(
+      std::max(rings_[kShort].slot * rings_[kShort].batch, rings_[kLong].slot * rings_[kLong].batch));
   info_.kind = PathKind::udp;
   info_.name = "udp " + rail.interface + " " + format_ipv4(rail.ipv4);
   info_.rail = rail.name;
@@ -295,17 +344,29 @@ UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t
   info_.reliable = false;
   info_.single_copy_read = false;
   info_.bandwidth_hint = bandwidth_of(rail.interface);
-  // The receive headers are set up once: recvmmsg writes only msg_len, msg_flags and msg_namelen, and
-  // receive() resets the name lengths of the entries a call used. An idle poll then costs the system
-  // call alone, not a rewrite of the whole batch's headers before it.
-  for (unsigned i = 0; i < receive_batch_; ++i) {
-    receive_iov_[i] = ::iovec{ring_.get() + i * max_frame_, max_frame_};
-    ::msghdr& header = receive_messages_[i].msg_hdr;
-    header = ::msghdr{};
-    header.msg_name = &receive_from_[i];
-    header.msg_namelen = sizeof(::sockaddr_in);
-    header.msg_iov = &receive_iov_[i];
-    header.msg_iovlen = 1;
+  // The receive headers are set up once: recvmmsg writes only msg_len, msg_flags, msg_namelen and
+  // msg_controllen, and receive() resets the lengths of the entries a call used. An idle poll then
+  // costs the system call alone, not a rewrite of the whole batch's headers before it.
+  for (Lane lane : {kShort, kLong}) {
+    Ring& ring = rings_[lane];
+    const bool control = lane == kLong && gro_;
+    ring.messages.resize(ring.batch);
+    ring.iov.resize(ring.batch);
+    ring.from.resize(ring.batch);
+    if (control) ring.control.resize(ring.batch);
+    for (unsigned i = 0; i < ring.batch; ++i) {
+      ring.iov[i] = ::iovec{ring_.get() + i * ring.slot, ring.slot};
+      ::msghdr& header = ring.messages[i].msg_hdr;
+      header = ::msghdr{};
+      header.msg_name = &ring.from[i];
+      header.msg_namelen = sizeof(::sockaddr_in);
+      header.msg_iov = &ring.iov[i];
+      header.msg_iovlen = 1;
+      if (control) {
+        header.msg_control = ring.control[i].bytes;
+        header.msg_controllen = sizeof ring.control[i].bytes;
+      }
+    }
   }
 }
 
@@ -387,6 +448,14 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
   const Lane lane = frame.bulk() ? kLong : kShort;
   const std::lock_guard lock(send_lock_);
   Socket& socket = sockets_[lane];
+  if (lane == kLong && gso_) {
+    // A frame that cannot join the run sends it first (its errors are not this frame's).
+    if (run_.frames != 0 && (peer != run_.peer || size > run_.segment)) (void)send_run(false);
+    // Held frames never wait behind queued ones: the queue is empty whenever run_ is not.
+    if (gso_ && socket.queue.empty() && (run_.frames != 0 || 2 * size <= kUdpGsoMaxBytes)) {
+      return send_joining(peer, frame, size);
+    }
+  }
   if (!socket.queue.empty()) [[unlikely]] {
     flush(lane);
     if (!socket.queue.empty()) {
@@ -427,6 +496,114 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
         return send_error(lane, peer, err);
     }
   }
+}
+
+Status UdpPath::send_joining(Rank peer, FrameWriter& frame, std::size_t size) noexcept {
+  std::byte* at = run_.buffer.get() + run_.bytes;
+  if (const std::span<const std::byte> whole = frame.bytes(); whole.size() == size) {
+    std::memcpy(at, whole.data(), size);
+  } else {
+    frame.write({at, size});
+  }
+  if (run_.frames == 0) {
+    run_.peer = peer;
+    run_.segment = size;
+  }
+  run_.bytes += size;
+  held_.store(++run_.frames, std::memory_order_relaxed);
+  // A shorter frame can only be a GSO datagram's last segment (a message's last fragment): it goes now.
+  if (size < run_.segment || run_.frames == kUdpGsoMaxSegments || run_.bytes + run_.segment > kUdpGsoMaxBytes) {
+    return send_run(true);
+  }
+  return {};
+}
+
+Status UdpPath::send_run(bool for_caller) noexcept {
+  Socket& socket = sockets_[kLong];
+  UdpSocketCounters& counters = counters_.long_socket;
+  const Rank peer = run_.peer;
+  const std::size_t frames = run_.frames;
+  const std::size_t bytes = run_.bytes;
+  const auto take_run = [&] {
+    run_.frames = 0;
+    run_.bytes = 0;
+    held_.store(0, std::memory_order_relaxed);
+  };
+  const auto queue_run = [&] {
+    for (std::size_t at = 0; at < bytes; at += run_.segment) {
+      enqueue(kLong, peer, std::min(run_.segment, bytes - at), run_.buffer.get() + at, nullptr);
+    }
+    take_run();
+  };
+  ::iovec iov{run_.buffer.get(), bytes};
+  ::msghdr message{};
+  message.msg_name = &peers_[peer].to[kLong];
+  message.msg_namelen = sizeof(::sockaddr_in);
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  Control control{};
+  if (frames > 1) {
+    message.msg_control = control.bytes;
+    message.msg_controllen = CMSG_SPACE(sizeof(std::uint16_t));
+    ::cmsghdr* header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_UDP;
+    header->cmsg_type = UDP_SEGMENT;
+    header->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+    const auto segment = static_cast<std::uint16_t>(run_.segment);
+    std::memcpy(CMSG_DATA(header), &segment, sizeof segment);
+  }
+  int err = 0;
+  for (;;) {
+    if (send_one_(socket.fd, &message, 0) >= 0) [[likely]] {
+      counters.frames_sent += frames;
+      counters.bytes_sent += bytes;
+      if (frames > 1) {
+        ++counters_.gso_datagrams_sent;
+        counters_.gso_frames_sent += frames;
+      }
+      socket.last_logged_errno = 0;
+      take_run();
+      return {};
+    }
+    err = errno;
+    if (err != EINTR) break;
+  }
+  // The kernel took UDP_SEGMENT at set-up, yet this route cannot segment (EIO: a device without checksum
+  // offload, or IPsec; EINVAL: a segment above the route's MTU): one datagram per frame from now on.
+  if (frames > 1 && (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
+    gso_ = false;
+    base::logger().warn("{}: the kernel refused a GSO datagram to rank {} ({}); sending one datagram per frame",
+                        info_.name, peer, std::strerror(err));
+    queue_run();
+    flush(kLong);
+    return {};
+  }
+  switch (udp_send_errc(err)) {
+    case Errc::would_block:
+      queue_run();
+      return {};
+    case Errc::ok:
+      take_run();
+      return {};  // lost, as UDP may lose it
+    default:
+      break;
+  }
+  counters.send_errors += frames;
+  take_run();
+  const Status error = send_error(kLong, peer, err);
+  if (for_caller) return error;
+  // Held frames of an earlier send(): nobody to tell, as for a queued frame (see flush()).
+  if (err != socket.last_logged_errno) {
+    socket.last_logged_errno = err;
+    base::logger().warn("dropping held frames: {}", error.message());
+  }
+  return {};
+}
+
+void UdpPath::flush_sends() noexcept {
+  if (held_.load(std::memory_order_relaxed) == 0) return;
+  const std::lock_guard lock(send_lock_);
+  if (run_.frames != 0) (void)send_run(false);
 }
 
 void UdpPath::flush(Lane lane) noexcept {
@@ -473,21 +650,58 @@ void UdpPath::flush(Lane lane) noexcept {
   }
 }
 
+namespace {
+
+// The segment size of a datagram the kernel coalesced (UDP_GRO), from its control message; 0 for one
+// that went up as it came.
+std::size_t gro_segment(const ::msghdr& message) noexcept {
+  for (const ::cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(const_cast<::msghdr*>(&message), const_cast<::cmsghdr*>(c))) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      int segment = 0;
+      std::memcpy(&segment, CMSG_DATA(c), sizeof segment);
+      return segment > 0 ? static_cast<std::size_t>(segment) : 0;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::size_t UdpPath::receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed,
                              bool& drained) noexcept {
   UdpSocketCounters& counters = counters_of(lane);
-  const auto hand_up = [&](std::size_t slot, std::size_t length, const ::sockaddr_in& from, bool truncated) {
+  // One datagram: `segment` is 0, or the size of each frame the kernel joined into it (the last may be
+  // shorter), each handed up on its own. Returns the frames read.
+  const auto hand_up = [&](const std::byte* data, std::size_t length, const ::sockaddr_in& from, bool truncated,
+                           std::size_t segment) -> std::size_t {
     if (!known_sources_.contains(source_key(ntohl(from.sin_addr.s_addr), ntohs(from.sin_port)))) {
       ++counters_.from_unknown_senders;
     }
-    if (truncated) [[unlikely]] {
-      ++counters_.truncated;
-      return;
+    if (segment == 0 || segment >= length) [[likely]] {
+      if (truncated) [[unlikely]] {
+        ++counters_.truncated;
+        return 1;
+      }
+      ++counters.frames_received;
+      counters.bytes_received += length;
+      sink.on_frame({data, length});
+      ++handed;
+      return 1;
     }
-    ++counters.frames_received;
-    counters.bytes_received += length;
-    sink.on_frame({ring_.get() + slot * max_frame_, length});
-    ++handed;
+    // Coalesced. Cut short (a kernel that joins past 64 KiB), the whole frames in it still go up.
+    std::size_t frames = 0;
+    for (std::size_t at = 0; at < length && (!truncated || length - at >= segment); at += segment) {
+      const std::size_t size = std::min(segment, length - at);
+      ++counters.frames_received;
+      counters.bytes_received += size;
+      sink.on_frame({data + at, size});
+      ++frames;
+    }
+    if (truncated) ++counters_.truncated;
+    ++counters_.gro_datagrams_received;
+    counters_.gro_frames_received += frames;
+    handed += frames;
+    return std::max<std::size_t>(frames, 1);
   };
   const auto failed = [&] {
     // EAGAIN: nothing there. A pending ICMP error (only possible on connected sockets) says nothing
@@ -500,47 +714,74 @@ std::size_t UdpPath::receive(Lane lane, FrameSink& sink, std::size_t limit, std:
   // recv, 4.3 with recvmmsg), and the datagram goes up at once, with no second call before it. A poll
   // that found one switches the socket to batches: recvmmsg until a call comes back short.
   if (batching_[lane]) return receive_batch(lane, limit, drained, hand_up, failed);
+  Ring& ring = rings_[lane];
   ::sockaddr_in first_from{};
-  ::socklen_t from_length = sizeof first_from;
   ::ssize_t length = -1;
-  do {
-    length = ::recvfrom(sockets_[lane].fd, ring_.get(), max_frame_, MSG_DONTWAIT | MSG_TRUNC,
-                        reinterpret_cast<::sockaddr*>(&first_from), &from_length);
-  } while (length < 0 && errno == EINTR);
+  std::size_t segment = 0;
+  bool truncated = false;
+  if (ring.control.empty()) {
+    ::socklen_t from_length = sizeof first_from;
+    do {
+      length = ::recvfrom(sockets_[lane].fd, ring_.get(), ring.slot, MSG_DONTWAIT | MSG_TRUNC,
+                          reinterpret_cast<::sockaddr*>(&first_from), &from_length);
+    } while (length < 0 && errno == EINTR);
+    truncated = length > 0 && static_cast<std::size_t>(length) > ring.slot;
+  } else {
+    // The coalescing socket: recvmsg, for the segment size.
+    ::iovec iov{ring_.get(), ring.slot};
+    Control control{};
+    ::msghdr message{};
+    message.msg_name = &first_from;
+    message.msg_namelen = sizeof first_from;
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.bytes;
+    message.msg_controllen = sizeof control.bytes;
+    do {
+      length = ::recvmsg(sockets_[lane].fd, &message, MSG_DONTWAIT);
+    } while (length < 0 && errno == EINTR);
+    truncated = (message.msg_flags & MSG_TRUNC) != 0;
+    if (length >= 0) segment = gro_segment(message);
+  }
   if (length < 0) {
     failed();
     return 0;
   }
-  const auto first_length = static_cast<std::size_t>(length);
-  hand_up(0, std::min(first_length, max_frame_), first_from, first_length > max_frame_);
+  const std::size_t read =
+      hand_up(ring_.get(), std::min(static_cast<std::size_t>(length), ring.slot), first_from, truncated, segment);
   batching_[lane] = true;
   drained = true;  // this poll ends here; the next one reads in batches
-  return 1;
+  return read;
 }
 
 template <typename HandUp, typename Failed>
 std::size_t UdpPath::receive_batch(Lane lane, std::size_t limit, bool& drained, HandUp& hand_up, Failed& failed) noexcept {
-  const auto want = static_cast<unsigned>(std::min<std::size_t>(limit, receive_batch_));
+  Ring& ring = rings_[lane];
+  const auto want = static_cast<unsigned>(std::min<std::size_t>(limit, ring.batch));
   int got = -1;
   do {
-    got = ::recvmmsg(sockets_[lane].fd, receive_messages_.data(), want, MSG_DONTWAIT, nullptr);
+    got = ::recvmmsg(sockets_[lane].fd, ring.messages.data(), want, MSG_DONTWAIT, nullptr);
   } while (got < 0 && errno == EINTR);
   if (got < 0) {
     batching_[lane] = false;
     failed();
     return 0;
   }
+  std::size_t read = 0;
   for (int i = 0; i < got; ++i) {
-    ::mmsghdr& message = receive_messages_[static_cast<std::size_t>(i)];
-    message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);  // for the next call (see the constructor)
-    hand_up(static_cast<std::size_t>(i), message.msg_len, receive_from_[static_cast<std::size_t>(i)],
-            (message.msg_hdr.msg_flags & MSG_TRUNC) != 0);
+    const auto slot = static_cast<std::size_t>(i);
+    ::msghdr& header = ring.messages[slot].msg_hdr;
+    const std::size_t segment = ring.control.empty() ? 0 : gro_segment(header);
+    read += hand_up(ring_.get() + slot * ring.slot, ring.messages[slot].msg_len, ring.from[slot],
+                    (header.msg_flags & MSG_TRUNC) != 0, segment);
+    header.msg_namelen = sizeof(::sockaddr_in);  // for the next call (see the constructor)
+    if (!ring.control.empty()) header.msg_controllen = sizeof ring.control[slot].bytes;
   }
   if (static_cast<unsigned>(got) < want) {
     batching_[lane] = false;
     drained = true;
   }
-  return static_cast<std::size_t>(got);
+  return read;
 }
 
 bool UdpPath::receive_one(Lane lane, FrameSink& sink, std::size_t& handed, bool& drained) noexcept {
@@ -583,7 +824,7 @@ std::size_t UdpPath::receive_placing(Lane lane, FrameSink& sink, std::size_t lim
   const int fd = sockets_[lane].fd;
   UdpSocketCounters& counters = counters_of(lane);
   // At most a batch per call, like recvmmsg, so that the other socket gets its turn.
-  const std::size_t want = std::min<std::size_t>(limit, receive_batch_);
+  const std::size_t want = std::min<std::size_t>(limit, rings_[lane].batch);
   std::size_t read = 0;
   while (read < want) {
     ::ssize_t length = -1;
@@ -645,8 +886,9 @@ std::size_t UdpPath::receive_placing(Lane lane, FrameSink& sink, std::size_t lim
 }
 
 std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
-  if (queued_ != 0) [[unlikely]] {
+  if (queued_ != 0 || held_.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     const std::lock_guard lock(send_lock_);
+    if (run_.frames != 0) (void)send_run(false);  // before the queue, which is empty while frames are held
     flush(kShort);
     flush(kLong);
   }
@@ -697,7 +939,11 @@ std::vector<PathCounterGroup> UdpPath::stats() const {
             {"frames_placed", s.frames_placed + l.frames_placed},
             {"placement_declined", s.placement_declined + l.placement_declined},
             {"from_unknown_senders", counters_.from_unknown_senders},
-            {"truncated", counters_.truncated}}}};
+            {"truncated", counters_.truncated},
+            {"gso_datagrams_sent", counters_.gso_datagrams_sent},
+            {"gso_frames_sent", counters_.gso_frames_sent},
+            {"gro_datagrams_received", counters_.gro_datagrams_received},
+            {"gro_frames_received", counters_.gro_frames_received}}}};
 }
 
 }  // namespace ftmpi::path

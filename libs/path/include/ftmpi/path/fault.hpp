@@ -154,6 +154,8 @@ class FaultPath final : public Path {
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   bool has_queued_frames() const noexcept override;
   void expect_bulk(bool expected) noexcept override { inner_->expect_bulk(expected); }
+  // The inner path's held frames; this path's own (delayed, reordered) leave when their time comes.
+  void flush_sends() noexcept override { inner_->flush_sends(); }
   std::optional<std::int64_t> peer_pid(Rank peer) const noexcept override { return inner_->peer_pid(peer); }
 
   // Replaces the plan (installed now; the generator is reseeded from the first spec with a seed, else

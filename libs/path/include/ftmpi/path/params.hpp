@@ -64,6 +64,21 @@ inline constexpr base::ParamRow kUdpPlace{
     "(when the rail's largest frame is at least 8k)",
     base::ParamLevel::advanced, base::ParamScope::rank, "auto|on|off"};
 
+// Fewer system calls per byte: equal-sized bulk frames to one peer (a large message's full fragments) go
+// out as one datagram the kernel cuts into frames on the wire (UDP_SEGMENT), and the long socket reads
+// back, in one datagram, frames the kernel joined (UDP_GRO). Each frame keeps its own header and
+// checksum. Per rank: a receiver without GRO gets the same frames one by one.
+inline constexpr base::ParamRow kUdpGso{
+    "path.udp.gso", base::ParamType::boolean, "true",
+    "send runs of equal-sized bulk UDP frames to one peer as one GSO datagram of up to 64 frames and "
+    "64k (UDP_SEGMENT), where the kernel takes it; false: one system call per frame",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+inline constexpr base::ParamRow kUdpGro{
+    "path.udp.gro", base::ParamType::boolean, "true",
+    "let the kernel join datagrams arriving on the bulk (long) UDP socket into one read of up to 64k "
+    "(UDP_GRO), where it can; only when that socket does not place (path.udp.place)",
+    base::ParamLevel::advanced, base::ParamScope::rank};
+
 // The verbs UD driver (src/verbs/). Buffers are registered once; what they cost is count x (MTU + 40).
 inline constexpr base::ParamRow kVerbsDevice{
     "path.verbs.device", base::ParamType::string, "",

@@ -145,6 +145,12 @@ class Path {
   // True while frames accepted by send() are still queued inside the path.
   virtual bool has_queued_frames() const noexcept = 0;
 
+  // A path may hold a bulk frame back for a moment, to send it together with the frames that follow
+  // (UDP: equal-sized frames to one peer as one GSO datagram). Held frames go out at the next poll(), at
+  // a send() they cannot join, or here: the caller flushes when it stops sending (the engine, at the end
+  // of a progress round that sent bulk frames), so that none waits for its next call.
+  virtual void flush_sends() noexcept {}
+
   // Whether bulk frames (FrameWriter::bulk(): rendezvous data after a clear-to-send) may arrive now:
   // the engine says true while it has receives waiting for such data. A path with a separate bulk lane
   // may look at it less often while false (it must still look now and then: late duplicates).

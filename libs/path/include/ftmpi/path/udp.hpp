@@ -103,15 +103,24 @@ enum class UdpPlace : std::uint8_t { automatic, on, off };
 // system call per datagram costs more than the copy it saves.
 inline constexpr std::size_t kUdpPlaceAutoMinFrame = 8 * 1024;
 
+// UDP segmentation offload (path.udp.gso): the most frames one GSO datagram carries (the kernel's
+// UDP_MAX_SEGMENTS: 64 in older kernels, more in newer ones) and the most bytes (one IPv4 datagram's
+// payload, 65507).
+inline constexpr std::size_t kUdpGsoMaxSegments = 64;
+inline constexpr std::size_t kUdpGsoMaxBytes = kUdpMaxPayload;
+// A receive buffer of the socket that coalesces (UDP_GRO): the kernel joins at most 64 KiB.
+inline constexpr std::size_t kUdpGroBufferBytes = 64 * 1024;
+
 struct UdpOptions {
   std::size_t max_frame = 0;  // asked for; lowered to the rail's MTU - 28 and 65507
   std::size_t sndbuf = 0;     // SO_SNDBUF of each socket; 0 keeps the kernel's default
   std::size_t rcvbuf = 0;     // SO_RCVBUF of each socket; 0 keeps the kernel's default
   std::size_t peers = 0;      // ranks in the job: add_peer takes ranks below this
   UdpPlace place = UdpPlace::automatic;
+  bool gso = true;  // send runs of equal bulk frames as one UDP_SEGMENT datagram, where the kernel can
+  bool gro = true;  // let the kernel coalesce the long socket's datagrams (UDP_GRO) when it does not place
 
-  // path.udp.max_frame, path.udp.sndbuf, path.udp.rcvbuf and path.udp.place; `peers` is left 0 for the
-  // caller to set.
+  // path.udp.max_frame, .sndbuf, .rcvbuf, .place, .gso and .gro; `peers` is left 0 for the caller to set.
   static UdpOptions from_params(const base::ParamSet& params);
 };
 
@@ -133,6 +142,10 @@ struct UdpCounters {
   UdpSocketCounters long_socket;
   std::uint64_t from_unknown_senders = 0;  // datagrams whose source is no peer's endpoint (still handed up)
   std::uint64_t truncated = 0;             // datagrams longer than max_frame (dropped)
+  std::uint64_t gso_datagrams_sent = 0;    // long socket: GSO datagrams of two frames or more
+  std::uint64_t gso_frames_sent = 0;       // the frames they carried (counted in frames_sent too)
+  std::uint64_t gro_datagrams_received = 0;  // long socket: datagrams the kernel had coalesced
+  std::uint64_t gro_frames_received = 0;   // the frames split out of them (in frames_received too)
 };
 
 // What a send errno means (the table is at the top of src/udp/udp_path.cpp):
@@ -178,11 +191,15 @@ class UdpPath final : public Path {
   // Errors: invalid_argument (peer without endpoint), out_of_range (frame above max_frame), rail_down
   // or io_error naming the rail, the peer and the errno text (see udp_send_errc).
   base::Status send(Rank peer, FrameWriter& frame) noexcept override;
-  // Pushes out queued frames, then reads datagrams (the short socket's, then the long one's, in turns)
-  // and hands each to the sink unchanged, up to `budget`. When placing (places()), each long-socket
-  // datagram's header is peeked first and its payload received where the sink's place() says.
+  // Pushes out held and queued frames, then reads datagrams (the short socket's, then the long one's, in
+  // turns) and hands each frame to the sink unchanged, up to `budget` (a coalesced datagram's frames go
+  // up together, so a poll may hand up a few more). When placing (places()), each long-socket datagram's
+  // header is peeked first and its payload received where the sink's place() says.
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
+  // Frames held for a GSO run are not counted: the engine's send loop stops on queued frames, and a run
+  // needs the next frame; flush_sends() sends them.
   bool has_queued_frames() const noexcept override { return queued_ != 0; }
+  void flush_sends() noexcept override;
   // While false, poll() reads the long socket only every kIdleLongPolls-th time (see poll()).
   void expect_bulk(bool expected) noexcept override { bulk_expected_ = expected; }
 
@@ -193,15 +210,22 @@ class UdpPath final : public Path {
   std::vector<PathCounterGroup> stats() const override;
   // Whether long-socket payloads are received into place (UdpOptions::place, resolved for this rail).
   bool places() const noexcept { return place_; }
+  // Whether runs of bulk frames go out as GSO datagrams: UdpOptions::gso, the kernel took UDP_SEGMENT at
+  // set-up, and no send has refused it since (then the path falls back to one datagram per frame).
+  bool segments_sends() const noexcept { return gso_; }
+  // Whether the long socket receives coalesced datagrams (UdpOptions::gro, not placing, and the kernel
+  // took UDP_GRO).
+  bool coalesces_receives() const noexcept { return gro_; }
   // The socket buffer sizes as the kernel reports them (it doubles what was asked, for its overhead).
   std::size_t send_buffer_bytes() const noexcept { return send_buffer_bytes_; }
   std::size_t receive_buffer_bytes() const noexcept { return receive_buffer_bytes_; }
 
  private:
-  friend struct UdpPathTestAccess;  // swaps send_batch_ to inject errors loopback never returns
+  friend struct UdpPathTestAccess;  // swaps send_batch_ and send_one_ to inject errors loopback never returns
 
-  // ::sendmmsg's signature.
+  // ::sendmmsg's and ::sendmsg's signatures.
   using SendBatch = int (*)(int fd, ::mmsghdr* messages, unsigned count, int flags);
+  using SendOne = ::ssize_t (*)(int fd, const ::msghdr* message, int flags);
 
   enum Lane : std::uint8_t { kShort = 0, kLong = 1 };
 
@@ -217,23 +241,52 @@ class UdpPath final : public Path {
     std::size_t size;
     std::unique_ptr<std::byte[]> bytes;
   };
+  // Equal-sized bulk frames to one peer, held to go out as one GSO datagram (the last may be shorter).
+  struct Run {
+    Rank peer = 0;
+    std::size_t segment = 0;  // the first frame's size
+    std::size_t bytes = 0;
+    std::size_t frames = 0;
+    std::unique_ptr<std::byte[]> buffer;  // kUdpGsoMaxBytes
+  };
+  // How one socket's datagrams are read in batches: slots of `slot` bytes in the shared ring_.
+  struct alignas(::cmsghdr) Control {
+    unsigned char bytes[CMSG_SPACE(sizeof(int))];
+  };
+  struct Ring {
+    std::size_t slot = 0;
+    unsigned batch = 0;
+    std::vector<::mmsghdr> messages;
+    std::vector<::iovec> iov;
+    std::vector<::sockaddr_in> from;
+    std::vector<Control> control;  // with UDP_GRO only: each datagram's segment size
+  };
   struct Socket {
     int fd = -1;
     std::deque<QueuedFrame> queue;  // in send order; goes out before any newer frame on this socket
     int last_logged_errno = 0;      // a run of drops from the queue with one cause is logged once
   };
 
-  UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame);
+  UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame, bool gso, bool gro);
+  // UdpOptions::place resolved for a rail whose frames are at most max_frame.
+  static bool will_place(const UdpOptions& options, std::size_t max_frame) noexcept;
 
   UdpSocketCounters& counters_of(Lane lane) noexcept {
     return lane == kShort ? counters_.short_socket : counters_.long_socket;
   }
   void flush(Lane lane) noexcept;
+  // Adds a bulk frame to run_ (sending what it held first when the frame cannot join), and sends the
+  // run when it is full or the frame ended it.
+  base::Status send_joining(Rank peer, FrameWriter& frame, std::size_t size) noexcept;
+  // Sends run_ as one datagram (UDP_SEGMENT when it holds more than one frame). `for_caller`: the frame
+  // send() was given is in it, so a hard error is returned; otherwise it is counted and logged, as for
+  // a queued frame. A kernel that refuses GSO on this route turns it off and the frames go one by one.
+  base::Status send_run(bool for_caller) noexcept;
   void enqueue(Lane lane, Rank peer, std::size_t size, const std::byte* bytes, FrameWriter* writer) noexcept;
   base::Status send_error(Lane lane, Rank peer, int err) const;
   // Reads one datagram (a quiet socket) or one batch of at most `limit` (a busy one: receive_batch);
-  // returns how many it read (handed up or dropped) and adds those handed up to `handed`. Sets `drained`
-  // when this poll should not read the socket again.
+  // returns how many frames it read (handed up or dropped; a coalesced datagram's frames each count)
+  // and adds those handed up to `handed`. Sets `drained` when this poll should not read the socket again.
   std::size_t receive(Lane lane, FrameSink& sink, std::size_t limit, std::size_t& handed, bool& drained) noexcept;
   template <typename HandUp, typename Failed>
   std::size_t receive_batch(Lane lane, std::size_t limit, bool& drained, HandUp& hand_up, Failed& failed) noexcept;
@@ -255,21 +308,23 @@ class UdpPath final : public Path {
   // one polls: the sending side (queues, scratch_, send counters) is kept under this lock.
   mutable base::OptionalMutex send_lock_;
   std::atomic<std::size_t> queued_{0};  // frames in both queues
+  std::atomic<std::size_t> held_{0};    // frames in run_, for poll() to see without the lock
+  Run run_;                             // under send_lock_
   std::unique_ptr<std::byte[]> scratch_;  // a frame being sent
+  bool gso_ = false;                      // segments_sends()
+  bool gro_ = false;                      // coalesces_receives()
   bool place_ = false;                    // long-socket payloads go where the sink places them
   bool long_deferred_ = false;            // the last poll skipped the long socket (see poll())
   bool batching_[2] = {false, false};     // per lane: a datagram was there last time, read in batches
   bool bulk_expected_ = true;             // expect_bulk(); true until told otherwise
   std::uint32_t polls_ = 0;
   std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
-  unsigned receive_batch_;
-  std::unique_ptr<std::byte[]> ring_;  // receive_batch_ buffers of max_frame_ bytes
-  std::vector<::mmsghdr> receive_messages_;
-  std::vector<::iovec> receive_iov_;
-  std::vector<::sockaddr_in> receive_from_;
+  Ring rings_[2];                       // by Lane; both read into ring_, one socket at a time
+  std::unique_ptr<std::byte[]> ring_;  // the larger of the two rings' slot x batch
   std::vector<::mmsghdr> flush_messages_;
   std::vector<::iovec> flush_iov_;
   SendBatch send_batch_;
+  SendOne send_one_;
   std::size_t send_buffer_bytes_ = 0;
   std::size_t receive_buffer_bytes_ = 0;
   UdpCounters counters_;
