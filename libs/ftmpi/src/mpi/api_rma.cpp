@@ -74,6 +74,11 @@ std::optional<bool> one_host(Call& call, MPI_Comm comm) {
 
 enum class Segment : std::uint8_t { mapped, unavailable, failed };
 
+// Window rank `rank`'s part of the host's segment, as this process maps it.
+std::byte* mapped_part(const Window& w, int rank) noexcept {
+  return w.shared_map + w.shared_offsets[static_cast<std::size_t>(rank)];
+}
+
 // A window's segment on one host (window.hpp, "Direct access"): made by the host's first rank under
 // /dev/shm (named after the job, so that ftrun removes it if the job fails while it exists), mapped by
 // every rank of `host` (a communicator of the window's ranks on this host), then unlinked at once: the
@@ -174,7 +179,7 @@ bool allocate_memory(Call& call, Window& w, MPI_Comm dup, MPI_Aint size, void*& 
     (void)PMPI_Comm_free(&host);
     if (made == Segment::failed) return false;
     if (made == Segment::mapped) {
-      base = w.shared_map + w.shared_offsets[static_cast<std::size_t>(w.comm->rank())];
+      base = mapped_part(w, w.comm->rank());
       return true;
     }
     base::logger().warn("MPI_Win_allocate: {} (the window's operations go as messages)", problem);
@@ -253,7 +258,7 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
       (void)PMPI_Comm_free(&dup);
       return;
     }
-    base = w.shared_map + w.shared_offsets[static_cast<std::size_t>(private_comm->rank())];
+    base = mapped_part(w, private_comm->rank());
     *static_cast<void**>(baseptr) = base;
   }
   w.base = flavor == MPI_WIN_FLAVOR_DYNAMIC ? MPI_BOTTOM : base;
@@ -263,11 +268,12 @@ void make_window(Call& call, MPI_Comm comm, void* base, MPI_Aint size, int disp_
   t.world_ranks = w.group;
   t.view = private_comm->view;
   t.view.world_ranks = t.world_ranks;
-  t.base = static_cast<std::byte*>(base);
-  t.size = static_cast<std::size_t>(w.size);
-  t.disp_unit = disp_unit;
-  t.dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
-  if (!w.direct.empty()) t.control = w.direct[static_cast<std::size_t>(private_comm->rank())];
+  t.memory.base = static_cast<std::byte*>(base);
+  t.memory.size = static_cast<std::size_t>(w.size);
+  t.memory.disp_unit = disp_unit;
+  t.memory.dynamic = flavor == MPI_WIN_FLAVOR_DYNAMIC;
+  t.memory.regions = &t.regions;
+  if (!w.direct.empty()) t.memory.control = w.direct[static_cast<std::size_t>(private_comm->rank())];
   // Unified when this process reaches every rank's memory directly: then so does every other (they
   // share its host and segment), and every update is in the memory when its call returns.
   if (!w.direct.empty() && std::all_of(w.direct.begin(), w.direct.end(), [](DirectControl* c) { return c != nullptr; })) {
@@ -358,8 +364,8 @@ std::shared_ptr<OriginOp> apply_direct(Window& w, int target, DirectControl* con
                                        const std::byte* data, void* result,
                                        const std::shared_ptr<const Layout>& result_layout) {
   const auto r = static_cast<std::size_t>(target);
-  const WindowMemory memory{w.shared_map + w.shared_offsets[r], static_cast<std::size_t>(w.sizes[r]), w.disp_units[r],
-                            false, nullptr, control};
+  const WindowMemory memory{mapped_part(w, target), static_cast<std::size_t>(w.sizes[r]), w.disp_units[r], false,
+                            nullptr, control};
   std::vector<std::byte> fetched;
   const int error = apply_access(memory, h, pieces, element_pieces, data, fetched);
   if (error == MPI_SUCCESS) {
@@ -558,7 +564,7 @@ using OpPtr = std::shared_ptr<OriginOp>;
 std::byte* dense_direct(const Window& w, const Access& a, const Layout& origin) noexcept {
   if (direct_to(w, a.target) == nullptr || !origin.dense || !a.target_layout->dense) return nullptr;
   const auto r = static_cast<std::size_t>(a.target);
-  return w.shared_map + w.shared_offsets[r] + a.displacement * w.disp_units[r];
+  return mapped_part(w, a.target) + a.displacement * w.disp_units[r];
 }
 
 OpPtr put(Call& call, Window& w, const void* origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
@@ -801,7 +807,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit,
     const auto r = static_cast<std::size_t>(rank);
     *size = w.sizes[r];
     *disp_unit = w.disp_units[r];
-    *static_cast<void**>(baseptr) = w.shared_map + w.shared_offsets[r];
+    *static_cast<void**>(baseptr) = mapped_part(w, rank);
   });
 }
 #pragma weak MPI_Win_shared_query = PMPI_Win_shared_query

@@ -80,7 +80,7 @@ bool grantable(const WindowTarget& t, bool exclusive) noexcept {
 }
 
 bool try_take(WindowTarget& t, bool exclusive) noexcept {
-  if (t.control != nullptr) return try_lock_direct(*t.control, exclusive);
+  if (t.memory.control != nullptr) return try_lock_direct(*t.memory.control, exclusive);
   if (!grantable(t, exclusive)) return false;
   if (exclusive) {
     t.exclusive_held = true;
@@ -91,8 +91,8 @@ bool try_take(WindowTarget& t, bool exclusive) noexcept {
 }
 
 void give_back(WindowTarget& t, bool exclusive) noexcept {
-  if (t.control != nullptr) {
-    unlock_direct(*t.control, exclusive);
+  if (t.memory.control != nullptr) {
+    unlock_direct(*t.memory.control, exclusive);
   } else if (exclusive) {
     t.exclusive_held = false;
   } else if (t.shared_holders > 0) {
@@ -192,9 +192,8 @@ void apply(engine::Engine& engine, WindowTarget& t, int origin, const std::vecto
       return;
     default: break;
   }
-  const WindowMemory memory{t.base, t.size, t.disp_unit, t.dynamic, &t.regions, t.control};
   std::vector<std::byte> fetched;
-  const int error = apply_access(memory, h, pieces, element_pieces, cursor, fetched);
+  const int error = apply_access(t.memory, h, pieces, element_pieces, cursor, fetched);
   send_reply(engine, t, origin, h.reply_tag, error, fetched.data(), error == MPI_SUCCESS ? fetched.size() : 0);
 }
 
@@ -216,7 +215,7 @@ bool serve(engine::Engine& engine, WindowTarget& t) {
     if (c.lost_peer < 0 && !c.cancelled) apply(engine, t, in.origin, in.bytes);
     did = true;
   }
-  if (t.control != nullptr && !t.waiters.empty()) {
+  if (t.memory.control != nullptr && !t.waiters.empty()) {
     const std::size_t waiting = t.waiters.size();
     grant_waiters(engine, t);
     if (t.waiters.size() != waiting) did = true;
@@ -330,7 +329,7 @@ int apply_access(const WindowMemory& memory, const RmaHeader& h, const std::vect
       // Contiguous elements without padding, aligned as their type: reduced in place, with no copies.
       const auto alignment = std::min<std::uintptr_t>(h.element_extent, alignof(std::max_align_t));
       if (reduces && contiguous(pieces, h.extent) && element_pieces.size() == 1 &&
-          element_pieces[0].length == h.element_extent && alignment != 0 &&
+          element_pieces[0].length == h.element_extent &&
           ((reinterpret_cast<std::uintptr_t>(at) | reinterpret_cast<std::uintptr_t>(data)) % alignment) == 0) {
         if (h.kind == RmaKind::get_accumulate) fetched.assign(at, at + target_bytes);
         return coll::reduce_local(op, *kind, data, at, target_bytes / element_size).ok() ? MPI_SUCCESS : MPI_ERR_INTERN;

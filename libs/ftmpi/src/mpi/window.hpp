@@ -123,14 +123,10 @@ int apply_access(const WindowMemory& memory, const RmaHeader& h, const std::vect
 struct WindowTarget {
   engine::CommView view;          // the private communicator's point-to-point view
   std::vector<int> world_ranks;   // what view.world_ranks points into
-  std::byte* base = nullptr;
-  std::size_t size = 0;
-  int disp_unit = 1;
-  bool dynamic = false;
+  // This rank's memory; memory.regions points at `regions`. With a control block (in a host's segment)
+  // the lock is its word, shared with the host's origins, and shared_holders/exclusive_held are unused.
+  WindowMemory memory;
   std::vector<Region> regions;
-  // In a host's segment: the lock is this control block's word, shared with the host's origins, and
-  // shared_holders/exclusive_held are unused.
-  DirectControl* control = nullptr;
   // Passive-target locks held here, and the lock requests waiting (FIFO).
   int shared_holders = 0;
   bool exclusive_held = false;
