@@ -436,7 +436,9 @@ std::string timeline_text(const Timeline& t) {
 
 std::string timeline_svg(const Timeline& t) {
   const TimelineHeader& h = t.header;
-  const auto [start, length_us] = time_axis(t);
+  const auto axis = time_axis(t);  // not a structured binding: the lambdas below capture them
+  const std::int64_t start = axis.first;
+  const double length_us = axis.second;
   const double seconds = length_us / 1e6;
   const auto x_of = [&](std::int64_t at) {
     const double f = (static_cast<double>(at) - static_cast<double>(start)) / length_us;

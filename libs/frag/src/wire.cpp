@@ -423,8 +423,9 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
 }
 
 namespace short_offset {
-constexpr std::size_t version = 0, type = 1, flags = 2, pad = 3, payload_length = 4, source = 8, context = 12,
-                      tag = 16, reserved = 20, message_seq = 24, tail = 32;  // tail: 16 bytes of 0
+// Byte 3 is padding (0).
+constexpr std::size_t version = 0, type = 1, flags = 2, payload_length = 4, source = 8, context = 12, tag = 16,
+                      reserved = 20, message_seq = 24, tail = 32;  // tail: 16 bytes of 0
 }  // namespace short_offset
 
 template <typename V>

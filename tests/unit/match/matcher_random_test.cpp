@@ -312,7 +312,8 @@ class RandomRun {
     for (const Reception& r : receptions_) {
       groups[{r.pattern.context, r.pattern.source, r.pattern.tag, r.message.peer}].push_back(r);
     }
-    for (auto& [key, group] : groups) {
+    for (auto& entry : groups) {
+      auto& group = entry.second;
       std::sort(group.begin(), group.end(),
                 [](const Reception& a, const Reception& b) { return a.post_index < b.post_index; });
       for (std::size_t i = 1; i < group.size(); ++i) {

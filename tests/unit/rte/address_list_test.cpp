@@ -21,7 +21,6 @@
 using namespace ftmpi::rte;
 using namespace std::chrono_literals;
 using ftmpi::base::Errc;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
