@@ -61,7 +61,7 @@ EngineCore::CancelAnswer EngineCore::answer_cancel(Peer& peer, const ParkedCance
   const auto outcome = matcher_.withdraw(peer.rank, cancel.msg_seq, cancel.context, cancel.tag, may_take, &taken);
   if (!outcome && outcome.code() == base::Errc::out_of_range) return CancelAnswer::ahead;
   if (!outcome || refused) {
-    ++counters_.dropped_malformed;
+    count_refused(counters_.dropped_malformed);
     base::logger().debug("refused a cancel of message {} from rank {}: {}", cancel.msg_seq, peer.rank,
                          outcome ? std::string("not a rendezvous of that send") : outcome.status().to_string());
     return CancelAnswer::refused;

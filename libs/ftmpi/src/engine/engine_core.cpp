@@ -275,11 +275,7 @@ bool EngineCore::progress_round() {
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
-    // Frames refused as malformed or corrupt, counted per path for ftinject (`faults`): a difference of
-    // two counters around the poll rather than a count at each of the places that refuse.
-    const std::uint64_t refused = counters_.dropped_malformed + counters_.dropped_bad_payload;
     did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
-    path_refused_[i] += counters_.dropped_malformed + counters_.dropped_bad_payload - refused;
   }
   if (lost_pending_) [[unlikely]] {
     forget_lost_peers();

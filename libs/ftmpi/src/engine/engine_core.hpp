@@ -350,6 +350,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void await_overlapping_send();
   std::atomic<std::uint32_t> overlap_senders_{0};
 
+  // A frame refused as malformed (`counter` is dropped_malformed) or corrupt (dropped_bad_payload);
+  // counted against the path being polled too, for ftinject's `faults`. Frames only arrive from a poll.
+  void count_refused(base::Count& counter) noexcept {
+    ++counter;
+    ++path_refused_[polling_path_];
+  }
   void handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload);
   template <bool kThreads>
   void on_frame(std::span<const std::byte> frame) noexcept;

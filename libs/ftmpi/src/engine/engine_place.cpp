@@ -55,7 +55,7 @@ void EngineCore::on_frame_parts(std::span<const std::byte> header, std::span<con
   frag::FrameHeader h;
   // The header place() accepted, decoded again: the path owes us nothing, so nothing is taken on trust.
   if (!frag::try_decode(header, header.size() + payload.size(), limits_, h)) [[unlikely]] {
-    ++counters_.dropped_malformed;
+    count_refused(counters_.dropped_malformed);
     base::logger().debug("dropped a frame received into place: {}",
                          frag::decode(header, header.size() + payload.size(), limits_).status().to_string());
     return;

@@ -145,7 +145,7 @@ void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
     if (decoded.code() == base::Errc::wrong_job) {
       ++counters_.dropped_wrong_job;
     } else {
-      ++counters_.dropped_malformed;
+      count_refused(counters_.dropped_malformed);
     }
     base::logger().debug("dropped a frame: {}", decoded.status().to_string());
     return;
@@ -198,7 +198,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
   // Only a trusted path carries short frames, and only from a peer that sends them on it.
   if (limits_.verify_header_checksum || !frag::try_decode_short(frame, limits_, s) || !peers_[s.source].short_frames ||
       s.payload_length > max_eager_) [[unlikely]] {
-    ++counters_.dropped_malformed;
+    count_refused(counters_.dropped_malformed);
     if (limits_.verify_header_checksum) {
       base::logger().debug("dropped a short frame from a path that does not carry them");
     } else {
@@ -262,7 +262,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
     if (coverage && *coverage == seq::Coverage::full) {
       // Checked even though it is dropped, so that every corrupted frame is counted as one.
       if (frag::checksum(h.checksum_kind, payload.data(), payload.size()) != h.payload_checksum) {
-        ++counters_.dropped_bad_payload;
+        count_refused(counters_.dropped_bad_payload);
         if (arrived_on != nullptr) ++arrived_on->counters.checksum_failures;
       } else {
         ++counters_.duplicates;
@@ -335,7 +335,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
 }
 
 void EngineCore::drop_malformed(std::string_view why, const frag::FrameHeader& h) {
-  ++counters_.dropped_malformed;
+  count_refused(counters_.dropped_malformed);
   base::logger().debug("dropped {}: {}", why, frag::describe(h));
 }
 
@@ -488,7 +488,7 @@ void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,
 }
 
 void EngineCore::reject_payload(Peer& peer, const frag::FrameHeader& h) {
-  ++counters_.dropped_bad_payload;
+  count_refused(counters_.dropped_bad_payload);
   if (Route* route = arrival_route(peer)) ++route->counters.checksum_failures;
   base::logger().debug("payload checksum mismatch: {}", frag::describe(h));
   if (!peer.tracking) return;

@@ -45,7 +45,7 @@ std::chrono::nanoseconds frame_timeout(const Route& route, const RetainedFrame& 
 void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) {
   const std::uint64_t sent = peer.out.next_byte() - 1;
   if (lirs > sent || lids > sent || lids > lirs) {  // acknowledges what we never sent: forged
-    ++counters_.dropped_malformed;
+    count_refused(counters_.dropped_malformed);
     base::logger().debug("dropped an ACK from rank {} of {}/{}, beyond the {} bytes sent", peer.rank, lirs, lids, sent);
     return;
   }
@@ -80,7 +80,7 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
 // The peer holds [first, last] above its LIRS: the frames inside are neither resent nor in flight.
 void EngineCore::handle_selective_ack(Peer& peer, std::uint64_t first, std::uint64_t last) {
   if (last >= peer.out.next_byte()) {  // acknowledges what we never sent: forged
-    ++counters_.dropped_malformed;
+    count_refused(counters_.dropped_malformed);
     base::logger().debug("dropped a selective ACK from rank {} of [{}, {}], beyond what was sent", peer.rank, first, last);
     return;
   }
@@ -122,7 +122,7 @@ void EngineCore::recycle(FrameBytes& bytes) {
 void EngineCore::handle_nack(Peer& peer, const frag::FrameHeader& h) {
   const std::uint64_t last = h.seq_first + h.seq_count - 1;
   if (h.seq_count == 0 || last >= peer.out.next_byte()) {
-    ++counters_.dropped_malformed;
+    count_refused(counters_.dropped_malformed);
     base::logger().debug("dropped a NACK beyond what was sent: {}", frag::describe(h));
     return;
   }

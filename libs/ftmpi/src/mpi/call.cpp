@@ -14,28 +14,24 @@ void Call::fail(int error_class, std::string_view reason) noexcept {
   if (failed()) return;
   error_ = error_class;
   try {
-    reason_.assign(reason);
+    reason_ = std::make_unique<std::string>(reason);
   } catch (...) {
-    reason_.clear();  // finish() falls back to the class's own text
+    reason_.reset();  // finish() falls back to the class's own text
   }
 }
 
 void Call::fail(const base::Status& status) noexcept { fail(error_class_of(status.code()), status.message()); }
 
-int Call::finish() noexcept {
-  if (!failed()) return MPI_SUCCESS;
+int Call::finish_failed() noexcept {
   Runtime& rt = runtime();
   if (rt.phase == Phase::running) {
     // The file's, the window's or the communicator's handler; its first argument is that object's
     // handle (all are ints), so one call serves the three.
     MPI_Errhandler errhandler = MPI_ERRORS_ARE_FATAL;
     int handle = 0;
-    if (on_file_) {
-      errhandler = file_errhandler_;
-      handle = file_;
-    } else if (window_handler_ != nullptr) {
-      errhandler = *window_handler_;
-      handle = window_;
+    if (object_handler_ != nullptr) {
+      errhandler = *object_handler_;
+      handle = object_;
     } else {
       const Comm& comm = handler_ != nullptr ? *handler_ : rt.world();
       errhandler = comm.errhandler;
@@ -45,7 +41,8 @@ int Call::finish() noexcept {
     // A created handler that returns: so does the call, with the error.
     if (call_created_errhandler(errhandler, handle, error_)) return error_;
   }
-  const std::string_view reason = reason_.empty() ? error_class_text(error_) : std::string_view(reason_);
+  const std::string_view reason =
+      reason_ == nullptr || reason_->empty() ? error_class_text(error_) : std::string_view(*reason_);
   const std::string_view name = error_class_name(error_);
   char what[1024];
   std::snprintf(what, sizeof what, "%.*s: %.*s (%.*s)", static_cast<int>(name_.size()), name_.data(),
