@@ -35,6 +35,8 @@ namespace ftmpi::mpi {
 class Call {
  public:
   explicit Call(std::string_view name) noexcept : name_(name) {}
+  Call(const Call&) = delete;  // raise_on_file points into it
+  Call& operator=(const Call&) = delete;
 
   std::string_view name() const noexcept { return name_; }
   bool failed() const noexcept { return error_ != MPI_SUCCESS; }
