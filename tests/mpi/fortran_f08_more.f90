@@ -1010,6 +1010,13 @@ contains
     call expect(n == 2 .and. neighbours(2) == mod(rank + 1, size), 'graph_neighbors')
     call MPI_Graph_get(graph, size, 2 * size, index, edges)
     call expect(index(size) == 2 * size, 'graph_get')
+    ! Mapping the ring again: each process its own rank; a grid of one node leaves the others out.
+    call MPI_Graph_map(MPI_COMM_WORLD, size, index, edges, n)
+    call expect(n == rank, 'graph_map')
+    call MPI_Cart_map(MPI_COMM_WORLD, 1, [size], [.true.], n)
+    call expect(n == rank, 'cart_map')
+    call MPI_Cart_map(MPI_COMM_WORLD, 1, [1], [.false.], n)
+    call expect(n == merge(0, MPI_UNDEFINED, rank == 0), 'cart_map: one node')
     call MPI_Comm_free(graph)
     ! And as a distributed graph without weights: rank r's sources and destinations are r-1 and r+1.
     sources = [mod(rank + size - 1, size), mod(rank + 1, size)]

@@ -675,6 +675,9 @@ FTMPI_FORTRAN void mpi_cart_coords_(F* comm, F* rank, F* maxdims, F* coords, F* 
   *ierr = MPI_Cart_coords(*comm, *rank, *maxdims, coords);
 }
 FTMPI_FORTRAN void mpi_cart_rank_(F* comm, F* coords, F* rank, F* ierr) { *ierr = MPI_Cart_rank(*comm, coords, rank); }
+FTMPI_FORTRAN void mpi_cart_map_(F* comm, F* ndims, F* dims, F* periods, F* newrank, F* ierr) {
+  *ierr = MPI_Cart_map(*comm, *ndims, dims, periods, newrank);
+}
 FTMPI_FORTRAN void mpi_cart_shift_(F* comm, F* direction, F* disp, F* source, F* dest, F* ierr) {
   *ierr = MPI_Cart_shift(*comm, *direction, *disp, source, dest);
 }
@@ -1186,6 +1189,9 @@ FTMPI_FORTRAN void mpi_reduce_scatter_block_init_(void* send, void* recv, F* cou
 FTMPI_FORTRAN void mpi_topo_test_(F* comm, F* status, F* ierr) { *ierr = MPI_Topo_test(*comm, status); }
 FTMPI_FORTRAN void mpi_graph_create_(F* comm, F* nnodes, F* index, F* edges, F* reorder, F* newcomm, F* ierr) {
   *ierr = MPI_Graph_create(*comm, *nnodes, index, edges, *reorder != 0, newcomm);
+}
+FTMPI_FORTRAN void mpi_graph_map_(F* comm, F* nnodes, F* index, F* edges, F* newrank, F* ierr) {
+  *ierr = MPI_Graph_map(*comm, *nnodes, index, edges, newrank);
 }
 FTMPI_FORTRAN void mpi_graphdims_get_(F* comm, F* nnodes, F* nedges, F* ierr) {
   *ierr = MPI_Graphdims_get(*comm, nnodes, nedges);
