@@ -1057,6 +1057,22 @@ contains
     call expect(flag .and. value == 'blue', 'info_get')
     call MPI_Info_get_valuelen(info, 'size', length, flag)
     call expect(flag .and. length == 1, 'info_get_valuelen')
+    ! MPI-4's get_string: at most BUFLEN characters, the value's whole length back; 0 reads nothing.
+    block
+      character(len=6) :: short
+      short = 'xxxxxx'
+      length = 3
+      call MPI_Info_get_string(info, 'colour', length, short, flag)
+      call expect(flag .and. short == 'blu' .and. length == 4, 'info_get_string: truncated')
+      length = 0
+      call MPI_Info_get_string(info, 'colour', length, short, flag)
+      call expect(flag .and. short == 'blu' .and. length == 4, 'info_get_string: buflen 0')
+      length = len(short)
+      call MPI_Info_get_string(info, 'colour', length, short, flag)
+      call expect(flag .and. short == 'blue' .and. length == 4, 'info_get_string')
+      call MPI_Info_get_string(info, 'shape', length, short, flag)
+      call expect(.not. flag .and. short == 'blue', 'info_get_string: no such key')
+    end block
     call MPI_Info_get_nthkey(info, 1, key)
     call expect(key == 'size' .or. key == 'colour', 'info_get_nthkey')
     call MPI_Info_dup(info, copy)

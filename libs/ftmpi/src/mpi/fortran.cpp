@@ -761,6 +761,26 @@ FTMPI_FORTRAN void mpi_info_get_(F* info, const char* key, F* valuelen, char* va
   *ierr = MPI_Info_get(*info, trimmed(key, key_length).c_str(), n, c.data(), flag);
   if (*ierr == MPI_SUCCESS && *flag != 0) fill(value, value_length, c.data(), static_cast<int>(std::strlen(c.data())));
 }
+// MPI-4's MPI_INFO_GET_STRING: BUFLEN is the room in VALUE going in (0: VALUE untouched) and the value's
+// length coming out; Fortran counts no terminating null (C's buflen does).
+FTMPI_FORTRAN void mpi_info_get_string_(F* info, const char* key, F* buflen, char* value, F* flag, F* ierr,
+                                        std::size_t key_length, std::size_t value_length) {
+  if (*buflen < 0) {  // C's check and message, before anything is read
+    *ierr = MPI_Info_get_string(*info, trimmed(key, key_length).c_str(), buflen, value, flag);
+    return;
+  }
+  const std::string name = trimmed(key, key_length);
+  int needed = 0;  // the value's length and its null
+  *ierr = MPI_Info_get_string(*info, name.c_str(), &needed, nullptr, flag);
+  if (*ierr != MPI_SUCCESS || *flag == 0) return;
+  std::vector<char> c(static_cast<std::size_t>(needed));
+  *ierr = MPI_Info_get_string(*info, name.c_str(), &needed, c.data(), flag);
+  if (*ierr != MPI_SUCCESS) return;
+  const int length = needed - 1;
+  // The first BUFLEN characters, VALUE blank-padded after them as any Fortran string.
+  if (*buflen > 0) fill(value, value_length, c.data(), std::min(length, static_cast<int>(*buflen)));
+  *buflen = length;
+}
 FTMPI_FORTRAN void mpi_info_get_valuelen_(F* info, const char* key, F* valuelen, F* flag, F* ierr,
                                           std::size_t key_length) {
   *ierr = MPI_Info_get_valuelen(*info, trimmed(key, key_length).c_str(), valuelen, flag);
