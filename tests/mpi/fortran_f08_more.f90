@@ -1010,6 +1010,17 @@ contains
     call expect(n == 2 .and. neighbours(2) == mod(rank + 1, size), 'graph_neighbors')
     call MPI_Graph_get(graph, size, 2 * size, index, edges)
     call expect(index(size) == 2 * size, 'graph_get')
+    ! MPI_Sizeof: one element's bytes, for a scalar or an array of any rank.
+    block
+      integer(kind=2) :: i2(3, 2)
+      complex(kind=8) :: z
+      call MPI_Sizeof(i2, n)
+      call expect(n == 2, 'sizeof integer(2) array')
+      call MPI_Sizeof(z, n)
+      call expect(n == 16, 'sizeof complex(8)')
+      call MPI_Sizeof(.true., n)
+      call expect(n == 4, 'sizeof logical')
+    end block
     ! Mapping the ring again: each process its own rank; a grid of one node leaves the others out.
     call MPI_Graph_map(MPI_COMM_WORLD, size, index, edges, n)
     call expect(n == rank, 'graph_map')

@@ -34,6 +34,14 @@ program fmod
   call MPI_COMM_SIZE(MPI_COMM_WORLD, size, ierr)
   call expect(size >= 2, 'run with 2 ranks or more')
 
+  ! MPI_SIZEOF, a generic of the module: one element's bytes.
+  call MPI_SIZEOF(matrix, n, ierr)
+  call expect(ierr == MPI_SUCCESS .and. n == 4, 'MPI_SIZEOF integer matrix')
+  call MPI_SIZEOF(1.0d0, n, ierr)
+  call expect(n == 8, 'MPI_SIZEOF double precision')
+  call MPI_SIZEOF(ext_bytes(1), n, ierr)
+  call expect(n == 1, 'MPI_SIZEOF integer(1)')
+
   ! A strided column: row 2 of a 4x3 column-major matrix is 3 integers 4 apart.
   do j = 1, 3
     do i = 1, 4

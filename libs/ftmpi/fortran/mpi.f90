@@ -74,4 +74,7 @@ module mpi
       type(c_ptr) :: baseptr
     end subroutine
   end interface
+  include 'mpi_sizeof_interface.h'
+contains
+  include 'mpi_sizeof_procedures.h'
 end module mpi

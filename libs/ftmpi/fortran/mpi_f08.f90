@@ -379,4 +379,7 @@ module mpi_f08
       type(MPI_File), intent(in) :: a, b
     end function
   end interface
+  include 'mpi_sizeof_interface.h'
+contains
+  include 'mpi_sizeof_procedures.h'
 end module mpi_f08
