@@ -261,6 +261,9 @@ bool EngineCore::progress_threaded() {
   // goes first (a mutex hands nothing over by itself: we would take it straight back).
   if (engine_lock_waiters_.load(std::memory_order_relaxed) != 0 || !engine_lock_.try_lock()) return false;
   holds_engine_lock_ = true;
+  if (poll_test_armed_.load(std::memory_order_relaxed) && poll_test_armed_.exchange(false)) [[unlikely]] {
+    await_receive_while_polling();  // engine.test.poll_tag
+  }
   const bool did = progress_locked();
   holds_engine_lock_ = false;
   engine_lock_.unlock();

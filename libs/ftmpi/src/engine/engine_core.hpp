@@ -113,6 +113,7 @@ struct EngineConfig {
   enum class FlightWrite : std::uint8_t { never, abnormal, always } flight_write = FlightWrite::abnormal;
   std::string flight_file;  // where the ring is written; empty: nowhere (start.cpp names it)
   std::int64_t test_overlap_tag = -1;  // engine.test.overlap_tag
+  std::int64_t test_poll_tag = -1;     // engine.test.poll_tag
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -349,6 +350,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // engine.test.overlap_tag: waits, holding a peer's lock, for a send to another peer to be under way.
   void await_overlapping_send();
   std::atomic<std::uint32_t> overlap_senders_{0};
+  // engine.test.poll_tag (tests/mpi/threads_poll.c): a receive posted with the tag arms the next polling
+  // round, which waits, polling, for a receive with the tag + 1 to be posted by another thread.
+  void note_poll_test_receive(int tag) noexcept;
+  void await_receive_while_polling();
+  std::atomic<bool> poll_test_armed_{false};
+  std::atomic<bool> poll_test_posted_{false};
 
   // A frame refused as malformed (`counter` is dropped_malformed) or corrupt (dropped_bad_payload);
   // counted against the path being polled too, for ftinject's `faults`. Frames only arrive from a poll.
