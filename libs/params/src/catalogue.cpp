@@ -20,7 +20,7 @@ constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,       kShmEager
                                       kWindow,        kWindowFrames,   kRailDownAfter,       kPeerTimeout,
                                       kProbeMin,      kProbeMax,       kReport,              kFlightEvents,
                                       kFlightInterval, kFlightWrite,   kFlightDir,           kHostId,
-                                      kTestOverlapTag};
+                                      kTestOverlapTag, kTestPollTag};
 
 }  // namespace
 

@@ -59,6 +59,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   }
   c.flight_events = static_cast<std::size_t>(flight_events);
   c.test_overlap_tag = params.get_integer(kTestOverlapTag);
+  c.test_poll_tag = params.get_integer(kTestPollTag);
   c.flight_interval = params.get_duration(kFlightInterval);
   if (c.flight_interval.count() <= 0) {
     return base::Status(base::Errc::invalid_argument, "engine.flight.interval must be > 0");

@@ -253,30 +253,104 @@ bool EngineCore::progress() {
   return progress_round();
 }
 
-bool EngineCore::progress_locked() { return progress_round(); }
+// What a multi-threaded poll hands up goes to the engine under its lock, taken at the first frame (or
+// place()) and kept until the path's poll returns (leave()): a frame placed into a receive's buffer
+// stays covered until its payload is there. An idle poll never takes it.
+class EngineCore::PollSink final : public path::FrameSink {
+ public:
+  explicit PollSink(EngineCore& engine) noexcept : engine_(engine) {}
+  ~PollSink() { leave(); }
+  PollSink(const PollSink&) = delete;
+  PollSink& operator=(const PollSink&) = delete;
+
+  void on_frame(std::span<const std::byte> frame) noexcept override {
+    enter();
+    engine_.on_frame(frame);
+  }
+  std::size_t place_header_size() const noexcept override { return engine_.place_header_size(); }
+  std::span<std::byte> place(std::span<const std::byte> header, std::size_t frame_length) noexcept override {
+    enter();
+    return engine_.place(header, frame_length);
+  }
+  void on_frame_parts(std::span<const std::byte> header, std::span<const std::byte> payload) noexcept override {
+    enter();
+    engine_.on_frame_parts(header, payload);
+  }
+  // After a path's poll: the engine's lock goes back if this poll took it.
+  void leave() noexcept {
+    if (!locked_) return;
+    locked_ = false;
+    holds_engine_lock_ = false;
+    engine_.engine_lock_.unlock();
+  }
+
+ private:
+  void enter() noexcept {
+    if (locked_ || holds_engine_lock_) return;  // held already: taken by this poll, or finalize's progress
+    engine_.engine_lock_.lock();  // allowed: the poll lock comes first in the order
+    holds_engine_lock_ = true;
+    locked_ = true;
+  }
+
+  EngineCore& engine_;
+  bool locked_ = false;
+};
 
 bool EngineCore::progress_threaded() {
-  if (holds_engine_lock_) return progress_locked();
-  // Another thread progressing does our work too; one that waits for the lock to start an operation
-  // goes first (a mutex hands nothing over by itself: we would take it straight back).
-  if (engine_lock_waiters_.load(std::memory_order_relaxed) != 0 || !engine_lock_.try_lock()) return false;
-  holds_engine_lock_ = true;
-  const bool did = progress_locked();
-  holds_engine_lock_ = false;
-  engine_lock_.unlock();
+  const bool inside = holds_engine_lock_;  // finalize's progress, under the engine's lock
+  // A thread that waits for the engine's lock to start an operation goes first (a mutex hands nothing
+  // over by itself: we would take it straight back).
+  if (!inside && engine_lock_waiters_.load(std::memory_order_relaxed) != 0) return false;
+  // Another thread polling delivers what arrives (it takes the engine's lock for that). A thread inside
+  // the engine that finds one returns: the poller may be waiting for the lock it holds.
+  if (!poll_lock_.try_lock()) return false;
+  if (poll_test_armed_.load(std::memory_order_relaxed) && poll_test_armed_.exchange(false)) [[unlikely]] {
+    await_receive_while_polling();  // engine.test.poll_tag: polling, without the engine's lock
+  }
+  bool did = poll_threaded();
+  if (inside || (engine_lock_waiters_.load(std::memory_order_relaxed) == 0 && engine_lock_.try_lock())) {
+    holds_engine_lock_ = true;
+    serve_control_if_pending();
+    did = progress_after_poll(did);
+    if (!inside) {
+      holds_engine_lock_ = false;
+      engine_lock_.unlock();
+    }
+  }
+  poll_lock_.unlock();
   return did;
+}
+
+bool EngineCore::poll_threaded() {
+  bool did = false;
+  PollSink sink(*this);
+  for (std::uint32_t i = 0; i < paths_.size(); ++i) {
+    polling_path_ = i;
+    limits_.verify_header_checksum = header_checked_[i] != 0;
+    did = paths_[i]->poll(sink, kPollBudget) > 0 || did;
+    sink.leave();
+  }
+  return did;
+}
+
+void EngineCore::serve_control_if_pending() {
+  if (env_.control_pending != nullptr && env_.control_pending->load(std::memory_order_relaxed)) [[unlikely]] {
+    serve_control();
+  }
 }
 
 bool EngineCore::progress_round() {
   bool did = false;
-  if (env_.control_pending != nullptr && env_.control_pending->load(std::memory_order_relaxed)) [[unlikely]] {
-    serve_control();
-  }
+  serve_control_if_pending();
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
     did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
   }
+  return progress_after_poll(did);
+}
+
+bool EngineCore::progress_after_poll(bool did) {
   if (lost_pending_) [[unlikely]] {
     forget_lost_peers();
     did = true;

@@ -32,13 +32,20 @@
 // wire is looked up in the request table, never dereferenced.
 //
 // Threads (MPI_THREAD_MULTIPLE, base::multi_threaded()): the engine's lock (engine_lock_) covers receiving
-// and progress (the matcher, message records, streams, polling the paths, timers); each peer has a lock of
-// its own (peer_lock) for everything in its Peer (sequence state both ways, retained frames, credit,
-// rails). A send takes only its peer's lock, so threads sending to different peers run at once;
+// and progress (the matcher, message records, streams, timers, handling what arrives); each peer has a
+// lock of its own (peer_lock) for everything in its Peer (sequence state both ways, retained frames,
+// credit, rails). A send takes only its peer's lock, so threads sending to different peers run at once;
 // receives, probes and progress take the engine's lock, and a peer's lock for each frame from it and
-// each action toward it. Order: the engine's lock, then one peer's, then a path's own (a leaf, inside
-// the driver). progress() only tries the engine's lock: a thread that finds another one progressing
-// waits for its request, whose completion it reads without a lock (Request::complete). In a process
+// each action toward it. Polling the paths has a lock of its own (poll_lock_, with what only the poller
+// touches: polling_path_, limits_.verify_header_checksum): a progress round polls holding it alone and
+// takes the engine's lock only at the first frame a path's poll hands up (PollSink), keeping it until
+// that poll returns, so that an idle poll (for UDP, recvmmsg calls that find nothing) never keeps a
+// thread from posting a receive; the rest of the round (control requests, lost peers, rebinding,
+// streams, timers, flushing) holds both. Order: the poll lock, then the engine's lock, then one peer's,
+// then a path's own (a leaf, inside the driver); the poll lock is only ever tried, never waited for.
+// progress() only tries the poll lock, and then the engine's lock for the rest of the round (skipped
+// when busy): a thread that finds another one progressing waits for its request, whose completion it
+// reads without a lock (Request::complete). In a process
 // that did not ask for MULTIPLE every lock is an untaken branch; on the zero-byte path (an eager send,
 // posting a receive, a short frame arriving, giving a request back) not even that: each entry reads the
 // flag once and runs an instantiation specialised on it (template <bool kThreads>), whose
@@ -54,6 +61,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -113,6 +121,7 @@ struct EngineConfig {
   enum class FlightWrite : std::uint8_t { never, abnormal, always } flight_write = FlightWrite::abnormal;
   std::string flight_file;  // where the ring is written; empty: nowhere (start.cpp names it)
   std::int64_t test_overlap_tag = -1;  // engine.test.overlap_tag
+  std::int64_t test_poll_tag = -1;     // engine.test.poll_tag
 
   static base::Result<EngineConfig> from(const base::ParamSet& params);
   // The defaults of every row (tests).
@@ -339,16 +348,30 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::unique_ptr<base::OptionalMutex[]> peer_locks_;
   base::OptionalMutex spare_frames_lock_;  // spare_frames_: filled by ACKs, emptied by sends
   mutable base::OptionalMutex flight_lock_;       // flight_: rails record into it from any send
-  // progress() under the engine's lock (see "Threads"), and taking it in a multi-threaded process; one
-  // round of it, inlined into both progress() and progress_locked().
-  bool progress_locked();
+  // Polling the paths in a multi-threaded process (see "Threads"): only ever try_lock'ed, so that a thread
+  // holding the engine's lock never waits for it.
+  std::mutex poll_lock_;
+  // The sink a multi-threaded poll hands frames to: takes the engine's lock at the first frame.
+  class PollSink;
+  // progress() in a multi-threaded process: polling under poll_lock_, the rest of the round under the
+  // engine's lock too.
   [[gnu::noinline]] bool progress_threaded();
+  bool poll_threaded();
+  // One round of a single-threaded process, and its parts, which progress_threaded() shares.
   [[gnu::always_inline]] inline bool progress_round();
+  [[gnu::always_inline]] inline void serve_control_if_pending();
+  [[gnu::always_inline]] inline bool progress_after_poll(bool did);
   // The flight recorder, under flight_lock_.
   void record_flight(FlightEvent event);
   // engine.test.overlap_tag: waits, holding a peer's lock, for a send to another peer to be under way.
   void await_overlapping_send();
   std::atomic<std::uint32_t> overlap_senders_{0};
+  // engine.test.poll_tag (tests/mpi/threads_poll.c): a receive posted with the tag arms the next polling
+  // round, which waits, polling, for a receive with the tag + 1 to be posted by another thread.
+  void note_poll_test_receive(int tag) noexcept;
+  void await_receive_while_polling();
+  std::atomic<bool> poll_test_armed_{false};
+  std::atomic<bool> poll_test_posted_{false};
 
   // A frame refused as malformed (`counter` is dropped_malformed) or corrupt (dropped_bad_payload);
   // counted against the path being polled too, for ftinject's `faults`. Frames only arrive from a poll.
@@ -514,7 +537,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::atomic<bool> lost_pending_{false};    // some peer was lost and is not forgotten yet
   // A bulk frame went to a path this round: it may hold it for a GSO run (Path::flush_sends).
   std::atomic<bool> bulk_sent_{false};
-  std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up
+  std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up (poll_lock_)
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces
   std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones

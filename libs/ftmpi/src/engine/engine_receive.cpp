@@ -42,6 +42,8 @@ template <bool kThreads>
 [[gnu::always_inline]] inline Request* EngineCore::start_receive(const CommView& comm, void* buf, std::size_t capacity,
                                    const frag::PiecesLayout* layout, int source, int tag) {
   const EngineLock<kThreads> engine_lock(*this);
+  // Only under MPI_THREAD_MULTIPLE, as its test runs (tests/mpi/threads_poll.c).
+  if (kThreads && config_.test_poll_tag >= 0) [[unlikely]] note_poll_test_receive(tag);
   Request* r = requests_.allocate<kThreads>(RequestKind::receive);
   r->comm = comm;
   r->recv_buf = static_cast<std::byte*>(buf);

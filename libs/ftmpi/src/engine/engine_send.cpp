@@ -332,4 +332,27 @@ void EngineCore::await_overlapping_send() {
   }
 }
 
+// engine.test.poll_tag: the receive with the tag arms the next polling round; the one with the tag + 1,
+// posted by another thread (under the engine's lock, which it got), lets that round go on.
+void EngineCore::note_poll_test_receive(int tag) noexcept {
+  if (tag == config_.test_poll_tag) {
+    poll_test_armed_.store(true, std::memory_order_relaxed);
+  } else if (tag == config_.test_poll_tag + 1) {
+    poll_test_posted_.store(true, std::memory_order_release);
+  }
+}
+
+// Called by a progress round that polls, once it is armed: a job in which posting a receive waits for
+// polling to end ends here, with the reason.
+void EngineCore::await_receive_while_polling() {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!poll_test_posted_.load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      abort(1, "engine.test.poll_tag: no receive could be posted within 30 s while a progress round polled: "
+               "posting a receive waits for polling");
+    }
+    ::sched_yield();
+  }
+}
+
 }  // namespace ftmpi::engine

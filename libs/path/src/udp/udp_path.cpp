@@ -899,7 +899,7 @@ std::size_t UdpPath::poll(FrameSink& sink, std::size_t budget) noexcept {
   bool drained[2] = {false, false};
   // Nothing expected on the long socket (the engine has no receive waiting for bulk data): an idle poll
   // is then one syscall, not two. Still read now and then, for late duplicates.
-  drained[kLong] = !bulk_expected_ && ++polls_ % kIdleLongPolls != 0;
+  drained[kLong] = !bulk_expected_.load(std::memory_order_relaxed) && ++polls_ % kIdleLongPolls != 0;
   // Short then long, in turns, so that neither socket starves the other within one poll.
   while (read < budget && !(drained[kShort] && drained[kLong])) {
     for (Lane lane : {kShort, kLong}) {

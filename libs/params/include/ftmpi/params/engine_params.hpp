@@ -145,6 +145,13 @@ inline constexpr ParamRow kTestOverlapTag{
     "peer's lock, until a send with the same tag to another peer is under way too, and ends the job if none comes within 30 s: proves that "
     "MPI_THREAD_MULTIPLE sends to different peers run at once (tests/mpi/threads_overlap.c); -1: off",
     ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kTestPollTag{
+    "engine.test.poll_tag", ParamType::integer, "-1",
+    "tests only: in a process that asked for MPI_THREAD_MULTIPLE, posting a receive with this tag makes the "
+    "next progress round wait, while it polls the paths, until another thread posted a receive with this "
+    "tag + 1, and ends the job if none is posted within 30 s: proves that a receive can be posted while "
+    "another thread polls (tests/mpi/threads_poll.c); -1: off",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
     "identity of this host for choosing shared memory (default: boot id + network namespace)",

@@ -201,7 +201,7 @@ class UdpPath final : public Path {
   bool has_queued_frames() const noexcept override { return queued_ != 0; }
   void flush_sends() noexcept override;
   // While false, poll() reads the long socket only every kIdleLongPolls-th time (see poll()).
-  void expect_bulk(bool expected) noexcept override { bulk_expected_ = expected; }
+  void expect_bulk(bool expected) noexcept override { bulk_expected_.store(expected, std::memory_order_relaxed); }
 
   std::size_t queued_frames() const noexcept { return queued_.load(std::memory_order_relaxed); }
   const UdpCounters& counters() const noexcept { return counters_; }
@@ -316,7 +316,9 @@ class UdpPath final : public Path {
   bool place_ = false;                    // long-socket payloads go where the sink places them
   bool long_deferred_ = false;            // the last poll skipped the long socket (see poll())
   bool batching_[2] = {false, false};     // per lane: a datagram was there last time, read in batches
-  bool bulk_expected_ = true;             // expect_bulk(); true until told otherwise
+  // expect_bulk(); true until told otherwise. Set by the engine under its lock, read by poll() under the
+  // engine's poll lock (a different thread under MPI_THREAD_MULTIPLE): atomic.
+  std::atomic<bool> bulk_expected_{true};
   std::uint32_t polls_ = 0;
   std::vector<std::byte> peeked_;         // a long-socket datagram's header, peeked then received
   Ring rings_[2];                       // by Lane; both read into ring_, one socket at a time
