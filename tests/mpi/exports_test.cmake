@@ -1,7 +1,8 @@
 # Every symbol libftmpi.so defines for others is MPI_* or PMPI_* (-DLIBRARY=<path>), and the MPI
 # functions are there, each MPI_X a weak alias of the strong PMPI_X (the profiling interface). The only
 # data are the two sentinel addresses MPI defines as objects (MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY); besides,
-# the Fortran bindings (mpi_send_ ...) and mpif.h's common blocks (ftmpi_f_in_place_ ...).
+# the Fortran bindings (mpi_send_ ...), mpif.h's common blocks (ftmpi_f_in_place_ ...) and the procedures
+# of MPI_SIZEOF, the modules' only code (__mpi_MOD_mpi_sizeof_i4 ...).
 cmake_minimum_required(VERSION 3.25)
 execute_process(COMMAND nm -D --defined-only ${LIBRARY} RESULT_VARIABLE status OUTPUT_VARIABLE out)
 if(NOT status EQUAL 0)
@@ -26,8 +27,9 @@ foreach(line IN LISTS lines)
   elseif(name MATCHES "^mpi_[a-z0-9_]+_$" AND kind STREQUAL "T")
     math(EXPR fortran "${fortran} + 1")
   elseif(name MATCHES "^ftmpi_f_[a-z_]+_$" AND kind MATCHES "^[BD]$")
+  elseif(name MATCHES "^__mpi(_f08)?_MOD_mpi_sizeof_[a-z0-9]+$" AND kind STREQUAL "T")
   else()
-    message(FATAL_ERROR "libftmpi.so exports ${name} (${kind}); only weak MPI_* and strong PMPI_* functions, MPI's two sentinel objects, the Fortran bindings mpi_*_ and mpif.h's common blocks ftmpi_f_*_ may be")
+    message(FATAL_ERROR "libftmpi.so exports ${name} (${kind}); only weak MPI_* and strong PMPI_* functions, MPI's two sentinel objects, the Fortran bindings mpi_*_, mpif.h's common blocks ftmpi_f_*_ and MPI_SIZEOF's module procedures may be")
   endif()
 endforeach()
 foreach(required MPI_Init MPI_Send MPI_Recv MPI_Waitall MPI_Finalize)
