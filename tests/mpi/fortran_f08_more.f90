@@ -141,7 +141,8 @@ contains
     type(MPI_Status) :: status
     type(MPI_Datatype) :: t
     type(MPI_Info) :: env
-    integer :: got(3), mine(3), right, left, n, count
+    type(MPI_Status) :: back
+    integer :: got(3), mine(3), right, left, n, count, status_f(MPI_STATUS_SIZE), ierror
     right = mod(rank + 1, size)
     left = mod(rank + size - 1, size)
     mine = [rank, 10 * rank, 100 * rank]
@@ -153,6 +154,17 @@ contains
     call MPI_Wait(request, status)
     call MPI_Get_count(status, MPI_INTEGER, count)
     call expect(all(mine == [left, 10 * left, 100 * left]) .and. count == 3, 'isendrecv_replace')
+    ! The status as `use mpi`'s INTEGER array and back (MPI-4.0 section 19.3.5): nothing lost.
+    call MPI_Status_f082f(status, status_f, ierror)
+    call expect(ierror == MPI_SUCCESS .and. status_f(MPI_SOURCE) == left .and. status_f(MPI_TAG) == 42, &
+                'status_f082f')
+    call MPI_Status_f2f08(status_f, back)
+    call MPI_Get_count(back, MPI_INTEGER, count)
+    call expect(back%MPI_SOURCE == left .and. back%MPI_TAG == 42 .and. count == 3, 'status_f2f08')
+    call MPI_Status_f082f(MPI_STATUS_IGNORE, status_f, ierror)
+    call expect(ierror == MPI_ERR_ARG, 'status_f082f of MPI_STATUS_IGNORE')
+    call MPI_F_sync_reg(mine)
+    call expect(all(mine == [left, 10 * left, 100 * left]), 'f_sync_reg keeps the buffer')
     call MPI_Info_create_env(env)
     call MPI_Info_get_nkeys(env, n)
     call expect(n > 0, 'info_create_env has keys')

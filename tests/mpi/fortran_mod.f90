@@ -28,6 +28,7 @@ program fmod
   integer, allocatable :: all(:), part(:)
   integer(kind=MPI_ADDRESS_KIND) :: tag_ub
   logical :: flag, done
+  type(MPI_Status) :: status_f08
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -56,6 +57,18 @@ program fmod
     call expect(got(j) == mod(rank + size - 1, size) * 100 + 20 + j, 'strided row')
   end do
   call MPI_TYPE_FREE(column, ierr)
+
+  ! mpi_f08's TYPE(MPI_Status), declared by `use mpi` for the conversions (MPI-4.0 section 19.3.5).
+  call MPI_SENDRECV(rank, 1, MPI_INTEGER, mod(rank + 1, size), 5, value, 1, MPI_INTEGER, &
+                    mod(rank + size - 1, size), 5, MPI_COMM_WORLD, status, ierr)
+  call MPI_F_SYNC_REG(value)
+  call MPI_STATUS_F2F08(status, status_f08, ierr)
+  call expect(ierr == MPI_SUCCESS .and. status_f08%MPI_SOURCE == mod(rank + size - 1, size) .and. &
+              status_f08%MPI_TAG == 5 .and. value == status_f08%MPI_SOURCE, 'MPI_STATUS_F2F08')
+  status = -1
+  call MPI_STATUS_F082F(status_f08, status, ierr)
+  call MPI_GET_COUNT(status, MPI_INTEGER, n, ierr)
+  call expect(status(MPI_TAG) == 5 .and. n == 1, 'MPI_STATUS_F082F')
 
   ! A user reduction in Fortran, not commutative: f0 o f1 o ... in rank order.
   call MPI_OP_CREATE(affine, .false., op, ierr)

@@ -2,6 +2,8 @@
 ! for the mpi module when the compiler cannot express choice buffers), so they are checked by nothing
 ! but the program: as with mpif.h.
 !
+! MPI_STATUS_F2F08 and MPI_STATUS_F082F take mpi_f08's TYPE(MPI_Status), declared here too.
+!
 ! Except four: MPI-3.1 sections 8.2 and 11.2.2 require MPI_ALLOC_MEM, MPI_WIN_ALLOCATE,
 ! MPI_WIN_ALLOCATE_SHARED and MPI_WIN_SHARED_QUERY to be generics here, whose BASEPTR is an
 ! INTEGER(KIND=MPI_ADDRESS_KIND) (as in mpif.h) or a TYPE(C_PTR) (then C_F_POINTER reaches the memory). libftmpi's _cptr procedures are the
@@ -9,6 +11,17 @@
 module mpi
   implicit none
   include 'mpif.h'
+
+  ! mpi_f08's status (MPI-4.0 section 19.3.5), for MPI_STATUS_F2F08 and MPI_STATUS_F082F: a program
+  ! whose units mix `use mpi` and `use mpi_f08` converts with them. BIND(C) and identical to
+  ! mpi_f08's, so the two are one type (Fortran 2008 section 4.5.2.4).
+  type, bind(c) :: MPI_Status
+    integer :: MPI_SOURCE
+    integer :: MPI_TAG
+    integer :: MPI_ERROR
+    integer :: ftmpi_cancelled
+    integer :: ftmpi_bytes(2)
+  end type
 
   interface MPI_ALLOC_MEM
     subroutine MPI_ALLOC_MEM(size, info, baseptr, ierror)

@@ -23,8 +23,8 @@
 ! MPI_Alloc_mem, MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Win_shared_query give the memory
 ! as a TYPE(C_PTR) baseptr (MPI-3.1 sections 8.2 and 11.2.2): reach it with C_F_POINTER.
 !
-! Not here, as not in `use mpi` either: MPI_Status_f2f08 and the other conversions between the two
-! bindings, MPI_Sizeof; the PMPI_ names.
+! MPI_Status_f2f08 and MPI_Status_f082f convert between TYPE(MPI_Status) and the INTEGER status of
+! `use mpi` (which declares the same TYPE(MPI_Status)). Not here: the PMPI_ names.
 module mpi_f08
   use, intrinsic :: iso_c_binding, only: c_double, c_int, c_ptr
   implicit none
@@ -234,6 +234,13 @@ module mpi_f08
     subroutine MPI_Pcontrol_f08(level) bind(c, name='mpi_pcontrol_')
       import :: c_int
       integer(c_int), intent(in) :: level
+    end subroutine
+  end interface
+  ! MPI-3.1 section 17.1.7: a call the compiler cannot see through, so it keeps no copy of BUF in a
+  ! register across it; libftmpi's procedure does nothing.
+  interface MPI_F_sync_reg
+    subroutine MPI_F_sync_reg_f08(buf) bind(c, name='mpi_f_sync_reg_')
+      type(*), dimension(..), asynchronous :: buf
     end subroutine
   end interface
 

@@ -1333,6 +1333,17 @@ FTMPI_FORTRAN void mpi_request_get_status_(F* request, F* flag, F* status, F* ie
 }
 // MPI_PCONTROL(LEVEL) has no IERROR in Fortran (MPI-3.1 section 14.2.4).
 FTMPI_FORTRAN void mpi_pcontrol_(F* level) { MPI_Pcontrol(*level); }
+// MPI-3.1 section 17.1.7: does nothing, but the compiler must assume it reads and writes BUF, so a
+// register copy of BUF is not kept across it (after MPI_Wait on a nonblocking receive, for example).
+FTMPI_FORTRAN void mpi_f_sync_reg_(void* /*buf*/) {}
+// MPI-4.0 section 19.3.5: between the INTEGER status of `use mpi` and TYPE(MPI_Status) (the same six
+// INTEGERs here); MPI_STATUS_IGNORE on either side is MPI_ERR_ARG, as in C.
+FTMPI_FORTRAN void mpi_status_f2f08_(F* f_status, F* f08_status, F* ierr) {
+  *ierr = MPI_Status_f2f08(f_status, reinterpret_cast<MPI_F08_status*>(f08_status));
+}
+FTMPI_FORTRAN void mpi_status_f082f_(F* f08_status, F* f_status, F* ierr) {
+  *ierr = MPI_Status_f082f(reinterpret_cast<const MPI_F08_status*>(f08_status), f_status);
+}
 
 namespace {
 
