@@ -1,4 +1,4 @@
-// The shared-memory barrier and small allreduce (shm_sync.hpp).
+// The shared-memory barrier and allreduce (shm_sync.hpp).
 //
 // Region (64-byte lines):
 //   control   magic, ranks, slot_bytes
@@ -29,6 +29,14 @@
 //
 // The reduction is x_(n-1) combined with x_(n-2), then x_(n-3), ... down to x_0 (MPI's user-function
 // convention: inout = in op inout with `in` the lower rank), the same sequence at every rank.
+//
+// An operand larger than a slot goes through in slot-sized pieces, one after another. From
+// options.sliced_min bytes a piece is sliced: operation k copies the operands in (set k mod 2) as
+// above; once every rank arrived at k, rank r reduces only slice r of the piece (its 1/n, in the same
+// rank order) into result slot k mod 2, and arrives at k + 1; once every rank did, each copies the whole
+// result out. Each rank reduces n times less than when every rank reduces everything (what a large
+// allreduce costs on a host with more ranks than cores), for one more wait per piece; the slot of its own
+// slice is not copied in (read from the operand itself) unless in place.
 #include "ftmpi/coll/shm_sync.hpp"
 
 #include <atomic>
@@ -176,12 +184,32 @@ void ShmSync::barrier() {
 }
 
 Status ShmSync::allreduce(const void* send, void* recv, std::size_t count, const Reduction& reduction) {
-  const std::size_t bytes = count * reduction.element_size();
-  if (bytes > geometry_.slot_bytes) {
-    return Status(Errc::invalid_argument, "shared-memory allreduce: operand larger than the region's slots");
+  const std::size_t element = reduction.element_size();
+  const std::size_t piece = element == 0 ? count : geometry_.slot_bytes / element;  // elements per slot
+  if (count != 0 && piece == 0) {
+    return Status(Errc::invalid_argument, "shared-memory allreduce: an element is larger than the region's slots");
   }
-  ++op_;
   ++stats_.allreduces;
+  const bool sliced = count != 0 && count * element >= options_.sliced_min && geometry_.ranks > 1;
+  const auto* from = static_cast<const std::byte*>(send);
+  auto* to = static_cast<std::byte*>(recv);
+  std::size_t done = 0;
+  do {  // at least once: a zero-count allreduce still synchronises
+    const std::size_t n = std::min(piece, count - done);
+    const std::size_t offset = done * element;
+    if (sliced) {
+      allreduce_piece_sliced(from + offset, to + offset, n, reduction);
+    } else {
+      allreduce_piece(from + offset, to + offset, n, reduction);
+    }
+    done += n;
+  } while (done < count);
+  return {};
+}
+
+void ShmSync::allreduce_piece(const std::byte* send, std::byte* recv, std::size_t count, const Reduction& reduction) {
+  ++op_;
+  const std::size_t bytes = count * reduction.element_size();
   const auto me = static_cast<std::size_t>(me_);
   const std::size_t n = geometry_.ranks;
   if (bytes != 0) std::memcpy(memory_ + slot_at(geometry_, op_, me), send, bytes);
@@ -197,7 +225,46 @@ Status ShmSync::allreduce(const void* send, void* recv, std::size_t count, const
   } else if (bytes != 0) {
     std::memcpy(recv, memory_ + result_at(geometry_, op_), bytes);
   }
-  return {};
+}
+
+// Two operations: k (every operand copied in) and k + 1 (every slice reduced into result slot k mod 2).
+// Both sets of slots are those of k, so the reuse rule at the top holds: the next operation that writes
+// operand set k mod 2 is k + 2 or later, after every rank arrived at k + 1, which it does only once it
+// has reduced its slice of k; the next that writes result slot k mod 2 does so after every rank arrived
+// at k + 2 or later, which a rank does only after it copied the result of k out.
+void ShmSync::allreduce_piece_sliced(const std::byte* send, std::byte* recv, std::size_t count,
+                                     const Reduction& reduction) {
+  const std::size_t element = reduction.element_size();
+  const auto me = static_cast<std::size_t>(me_);
+  const std::size_t n = geometry_.ranks;
+  const std::uint64_t k = ++op_;
+  // Slice r: elements [r * count / n, (r + 1) * count / n).
+  auto first = [&](std::size_t r) { return r * count / n; };
+  const std::size_t mine_at = first(me) * element;
+  const std::size_t mine_bytes = (first(me + 1) - first(me)) * element;
+  std::byte* const my_slot = memory_ + slot_at(geometry_, k, me);
+  // This rank's own slice is read from `send` itself when it is not in place (recv is written below).
+  const bool own_from_send = send != recv;
+  if (own_from_send) {
+    std::memcpy(my_slot, send, mine_at);
+    std::memcpy(my_slot + mine_at + mine_bytes, send + mine_at + mine_bytes, count * element - mine_at - mine_bytes);
+  } else {
+    std::memcpy(my_slot, send, count * element);
+  }
+  arrive_and_wait(true, [] {});
+  if (mine_bytes != 0) {
+    auto operand = [&](std::size_t r) -> const std::byte* {
+      return r == me && own_from_send ? send + mine_at : memory_ + slot_at(geometry_, k, r) + mine_at;
+    };
+    std::byte* const into = memory_ + result_at(geometry_, k) + mine_at;
+    std::memcpy(into, operand(n - 1), mine_bytes);
+    for (std::size_t r = n - 1; r-- > 0;) {
+      reduction.apply(operand(r), into, first(me + 1) - first(me));
+    }
+  }
+  ++op_;
+  arrive_and_wait(true, [] {});
+  std::memcpy(recv, memory_ + result_at(geometry_, k), count * element);
 }
 
 }  // namespace ftmpi::coll

@@ -120,9 +120,17 @@ constexpr ParamRow kShmBcastTimeout{
     ParamLevel::advanced, ParamScope::job};
 
 constexpr ParamRow kAllreduceShmMax = size_row(
-    "coll.allreduce.shm_max", "4k",
+    "coll.allreduce.shm_max", "16m",
     "largest blocking allreduce on the ranks of one host auto runs through the shared-memory region "
-    "(larger: point-to-point); also the size of the region's operand slots");
+    "(larger: point-to-point)");
+constexpr ParamRow kAllreduceShmSlot = size_row(
+    "coll.allreduce.shm_slot", "256k",
+    "size of the shared-memory region's allreduce operand slots: larger vectors go through in pieces of "
+    "this size (the region holds 2 x (ranks + 1) slots, in pages touched only when used)");
+constexpr ParamRow kAllreduceShmSlicedMin = size_row(
+    "coll.allreduce.shm_sliced_min", "16k",
+    "smallest shared-memory allreduce in which each rank reduces only its 1/n of the vector (smaller: "
+    "every rank reduces all of it, with one synchronisation instead of two)");
 constexpr ParamRow kShmSyncFlatMax{
     "coll.shm_sync.flat_max", ParamType::integer, "8",
     "most ranks of one host for which every rank of a shared-memory barrier or allreduce watches every "
@@ -139,8 +147,9 @@ constexpr ParamRow kCollParams[] = {
     kAlltoallvLinearMaxRanks, kReduceScatterShortMax, kScanPipelineMin, kBcastShmMax,
     kShmBcastChannels, kShmBcastChannelBytes, kShmBcastKeepMax, kShmBcastTimeout,
     kBcastTreeMaxRanks, kAllreduceShmMax, kShmSyncFlatMax, kBcastShmPairMax,
+    kAllreduceShmSlot, kAllreduceShmSlicedMin,
 };
-static_assert(std::size(kCollParams) == kCollectiveCount + 20);
+static_assert(std::size(kCollParams) == kCollectiveCount + 22);
 
 using A = Algorithm;
 constexpr A kBarrier[] = {A::dissemination, A::shm};
@@ -285,9 +294,11 @@ base::Result<Tuning> tuning_from(const base::ParamSet& params) {
   t.shm_bcast_keep_max = size_of(params, kShmBcastKeepMax);
   t.shm_bcast_timeout = params.get_duration(kShmBcastTimeout);
   t.allreduce_shm_max = size_of(params, kAllreduceShmMax);
-  if (t.allreduce_shm_max > (std::size_t{1} << 20)) {
-    return Status(Errc::invalid_argument, "coll.allreduce.shm_max must be at most 1m");
+  t.allreduce_shm_slot = size_of(params, kAllreduceShmSlot);
+  if (t.allreduce_shm_slot < 64 || t.allreduce_shm_slot > (std::size_t{1} << 24)) {
+    return Status(Errc::invalid_argument, "coll.allreduce.shm_slot must be between 64 and 16m");
   }
+  t.allreduce_shm_sliced_min = size_of(params, kAllreduceShmSlicedMin);
   const std::int64_t flat_max = params.get_integer(kShmSyncFlatMax);
   if (flat_max < 1 || flat_max > 65536) {
     return Status(Errc::invalid_argument,

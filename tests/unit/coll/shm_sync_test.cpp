@@ -60,7 +60,8 @@ bool oversubscribed(int n) {
 // The modes: flat_max 8 (flat at these counts), 1 (every operation gathered), 0 (flat_max 8 with barriers
 // gathered, as on an oversubscribed host).
 template <typename Body>
-std::vector<std::string> run_ranks(int n, std::size_t slot_bytes, std::uint32_t mode, Body body) {
+std::vector<std::string> run_ranks(int n, std::size_t slot_bytes, std::uint32_t mode, Body body,
+                                   std::size_t sliced_min = ShmSyncOptions{}.sliced_min) {
   const std::uint32_t flat_max = mode == 0 ? 8 : mode;
   const ShmSyncGeometry g{static_cast<std::uint32_t>(n), slot_bytes};
   ZeroedBlock block(ShmSyncRegion::bytes_for(g));
@@ -74,6 +75,7 @@ std::vector<std::string> run_ranks(int n, std::size_t slot_bytes, std::uint32_t 
       ShmSyncOptions options;
       options.flat_max = flat_max;
       options.gathered_barrier = mode == 0;
+      options.sliced_min = sliced_min;
       options.spin_turns = oversubscribed(n) ? 0 : 64;  // as the library does: spinning delays the others
       auto sync = ShmSync::attach(block.memory, block.bytes, r, options);
       if (!sync) {
@@ -128,6 +130,9 @@ BOOST_AUTO_TEST_CASE(no_rank_leaves_a_barrier_before_every_rank_entered_it) {
   }
 }
 
+// Operands up to 3.5 slots (several pieces, the last one partial), with every rank reducing all of each
+// piece (sliced_min never reached), only its slice (sliced_min 0), or either by size (300 bytes), mixed
+// with barriers and with each other so that both kinds reuse the slots of the other.
 BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
   const std::uint64_t seed = ftmpi::test::seed_for("shm_sync allreduce");
   constexpr std::size_t kSlot = 1024;
@@ -135,9 +140,10 @@ BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
   auto max = Reduction::predefined(Op::max, Kind::int32).value();
   auto affine = Reduction::user(UserOp{compose, false, sizeof(Affine), nullptr}).value();
   for (const std::uint32_t flat_max : {8u, 1u, 0u}) {
+   for (const std::size_t sliced_min : {std::size_t{1} << 40, std::size_t{0}, std::size_t{300}}) {
     for (const int n : kRankCounts) {
       const auto failures = run_ranks(n, kSlot, flat_max, [&](int rank, ShmSync& sync, std::vector<std::string>& f) {
-        std::mt19937_64 plan(seed ^ (n * 131u + flat_max));  // the same draws at every rank
+        std::mt19937_64 plan(seed ^ (n * 131u + flat_max + sliced_min * 7));  // the same draws at every rank
         std::mt19937_64 delay(seed + static_cast<std::uint64_t>(rank));
         // Operand of rank r in call i, computed alike everywhere: 16-byte words from a seeded stream.
         auto operand = [&](int r, int i, std::size_t bytes) {
@@ -146,7 +152,7 @@ BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
           for (auto& w : v) w = gen() | 1;  // odd multipliers keep the affine maps from collapsing to 0
           return v;
         };
-        for (int i = 0; i < (oversubscribed(n) ? 200 : 600); ++i) {
+        for (int i = 0; i < (oversubscribed(n) ? 50 : 150); ++i) {
           spin_for(delay);
           const auto what = plan() % 4;
           if (what == 0) {
@@ -154,7 +160,7 @@ BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
             continue;
           }
           const Reduction& red = what == 1 ? sum : what == 2 ? max : affine;
-          const std::size_t count = plan() % (kSlot / red.element_size() + 1);
+          const std::size_t count = plan() % (kSlot * 7 / 2 / red.element_size() + 1);
           const std::size_t bytes = count * red.element_size();
           const bool in_place = plan() % 2 == 0;
           std::vector<std::vector<std::uint64_t>> x;
@@ -179,21 +185,24 @@ BOOST_AUTO_TEST_CASE(allreduce_gives_every_rank_the_rank_order_reduction) {
           }
         }
       });
-      BOOST_TEST_INFO("ranks " << n << ", mode " << flat_max);
+      BOOST_TEST_INFO("ranks " << n << ", mode " << flat_max << ", sliced from " << sliced_min << " bytes");
       BOOST_TEST(failures.empty(), (failures.empty() ? std::string() : failures.front()));
     }
+   }
   }
 }
 
-BOOST_AUTO_TEST_CASE(an_operand_larger_than_a_slot_is_refused) {
+BOOST_AUTO_TEST_CASE(an_element_larger_than_a_slot_is_refused) {
   const ShmSyncGeometry g{1, 64};
   ZeroedBlock block(ShmSyncRegion::bytes_for(g));
   BOOST_REQUIRE(ShmSyncRegion::format(block.memory, block.bytes, g));
   auto sync = ShmSync::attach(block.memory, block.bytes, 0).value();
   auto sum = Reduction::predefined(Op::sum, Kind::int64).value();
   std::vector<std::int64_t> v(9, 1);
-  BOOST_TEST(sync->allreduce(v.data(), v.data(), 9, sum).code() == ftmpi::base::Errc::invalid_argument);
-  BOOST_TEST(static_cast<bool>(sync->allreduce(v.data(), v.data(), 8, sum)));
+  BOOST_TEST(static_cast<bool>(sync->allreduce(v.data(), v.data(), 9, sum)));  // in two pieces
+  BOOST_TEST(v == std::vector<std::int64_t>(9, 1));
+  auto wide = Reduction::user(UserOp{compose, true, 80, nullptr}).value();
+  BOOST_TEST(sync->allreduce(v.data(), v.data(), 1, wide).code() == ftmpi::base::Errc::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(bad_blocks_and_ranks_are_refused) {

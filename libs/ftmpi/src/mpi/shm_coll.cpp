@@ -175,7 +175,7 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
   const int leader = state->members.front();
   const coll::ShmBcastGeometry geometry{static_cast<std::uint32_t>(state->members.size()), rt.tuning.shm_bcast_channels,
                                         rt.tuning.shm_bcast_channel_bytes};
-  const coll::ShmSyncGeometry sync_geometry{geometry.ranks, rt.tuning.allreduce_shm_max};
+  const coll::ShmSyncGeometry sync_geometry{geometry.ranks, rt.tuning.allreduce_shm_slot};
   // The job's id names the region, so that ftrun can remove what a failed job left (under srun it comes
   // from PMIx, with no FTMPI_JOB_ID in the environment).
   const std::string name = fmt::format("/{}bc-{:x}-{}", rte::shm_prefix(engine().job_id()),
@@ -223,6 +223,7 @@ base::Result<std::unique_ptr<ShmCollComm, ShmCollCommDeleter>> set_up(Comm& comm
       o.flat_max = rt.tuning.shm_sync_flat_max;
       o.spin_turns = spin_turns();
       o.gathered_barrier = o.spin_turns == 0;  // oversubscribed: see ShmSyncOptions
+      o.sliced_min = rt.tuning.allreduce_shm_sliced_min;
       o.idle = idle;
       auto sync = coll::ShmSync::attach(static_cast<std::byte*>(state->map) + bcast_bytes, state->map_bytes - bcast_bytes,
                                         comm.rank(), std::move(o));

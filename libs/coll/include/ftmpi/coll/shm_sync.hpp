@@ -1,4 +1,4 @@
-// A barrier and a small allreduce among the ranks of one host through one shared-memory region, the
+// A barrier and an allreduce among the ranks of one host through one shared-memory region, the
 // way the shared-memory broadcast (shm_bcast.hpp) moves small broadcasts: no message, no syscall, one
 // cache line from the last rank to arrive to each waiting rank. The design is at the top of
 // src/shm_sync.cpp.
@@ -51,6 +51,10 @@ struct ShmSyncOptions {
   unsigned spin_turns = 1024;
   // Called every 16th turn while spinning and at every turn after: progress whatever else must move.
   std::function<void()> idle;
+  // Allreduces of at least this many bytes are sliced: each rank reduces only its 1/n of every piece
+  // and copies the rest from the others' results (two waits per piece instead of one, but each rank
+  // reduces n times less; above a few KB that is what costs, most of all with more ranks than cores).
+  std::size_t sliced_min = 16384;
 };
 
 struct ShmSyncStats {
@@ -69,8 +73,9 @@ class ShmSync {
   void barrier();
   // recv = x_0 op x_1 op ... op x_(n-1) over the ranks' `send` arrays of `count` elements, reduced in
   // that order at every rank, so every rank gets the same bits (and a non-commutative op its rank
-  // order). `send` may equal `recv` (in place). Errc::invalid_argument when the operand is larger than
-  // slot_bytes(); then no rank may call it (the caller decides alike at every rank, by size).
+  // order). `send` may equal `recv` (in place). An operand larger than slot_bytes() goes through in
+  // slot-sized pieces (whole elements); Errc::invalid_argument when not even one element fits a slot
+  // (then no rank may call it: the caller decides alike at every rank, by size).
   base::Status allreduce(const void* send, void* recv, std::size_t count, const Reduction& reduction);
 
   std::size_t slot_bytes() const noexcept { return geometry_.slot_bytes; }
@@ -85,6 +90,10 @@ class ShmSync {
   template <typename AtRelease>
   void arrive_and_wait(bool flat, AtRelease&& at_release);
   void wait_for(const std::uint64_t& word, std::uint64_t value);
+  // One piece of at most slot_bytes(): every rank reduces all of it (one wait), or its own slice of it
+  // (sliced, two waits).
+  void allreduce_piece(const std::byte* send, std::byte* recv, std::size_t count, const Reduction& reduction);
+  void allreduce_piece_sliced(const std::byte* send, std::byte* recv, std::size_t count, const Reduction& reduction);
 
   std::byte* memory_;
   ShmSyncGeometry geometry_;

@@ -83,6 +83,8 @@ struct Tuning {
   std::size_t shm_bcast_keep_max = 0;        // coll.shm_bcast.keep_max
   std::chrono::nanoseconds shm_bcast_timeout{};  // coll.shm_bcast.timeout
   std::size_t allreduce_shm_max = 0;         // coll.allreduce.shm_max
+  std::size_t allreduce_shm_slot = 0;        // coll.allreduce.shm_slot
+  std::size_t allreduce_shm_sliced_min = 0;  // coll.allreduce.shm_sliced_min
   std::uint32_t shm_sync_flat_max = 0;       // coll.shm_sync.flat_max
 
   Algorithm forced(Collective c) const noexcept { return algorithm[static_cast<std::size_t>(c)]; }
@@ -125,8 +127,7 @@ bool use_shm_bcast(const Tuning& tuning, int ranks, std::size_t bytes) noexcept;
 
 // For a caller that has a shared-memory sync region (shm_sync.hpp) over every rank of a communicator:
 // whether a barrier takes it (auto or forced shm, 2 ranks or more), and whether an allreduce of `bytes`
-// does (the same, up to coll.allreduce.shm_max, which is also the region's slot size). The same on
-// every rank.
+// does (the same, up to coll.allreduce.shm_max). The same on every rank.
 bool use_shm_barrier(const Tuning& tuning, int ranks) noexcept;
 bool use_shm_allreduce(const Tuning& tuning, int ranks, std::size_t bytes) noexcept;
 
