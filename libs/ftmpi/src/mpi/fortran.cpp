@@ -27,15 +27,17 @@
 using F = MPI_Fint;
 
 // The common blocks of mpif.h. A program's own definition takes precedence (the dynamic linker binds
-// these names to the executable's copy), so the addresses compared below are the program's.
+// these names to the executable's copy), so the addresses compared below are the program's. Aligned
+// as gfortran aligns a common block (16), which the modules compiled into libftmpi expect.
+#define FTMPI_COMMON __attribute__((visibility("default"))) alignas(16)
 extern "C" {  // definitions: `extern "C" F x;` alone would only declare them
-__attribute__((visibility("default"))) F ftmpi_f_status_ignore_[6];
-__attribute__((visibility("default"))) F ftmpi_f_statuses_ignore_[6];
-__attribute__((visibility("default"))) F ftmpi_f_in_place_;
-__attribute__((visibility("default"))) F ftmpi_f_bottom_;
-__attribute__((visibility("default"))) F ftmpi_f_errcodes_ignore_[1];
-__attribute__((visibility("default"))) F ftmpi_f_unweighted_[1];
-__attribute__((visibility("default"))) F ftmpi_f_weights_empty_[1];
+FTMPI_COMMON F ftmpi_f_status_ignore_[6];
+FTMPI_COMMON F ftmpi_f_statuses_ignore_[6];
+FTMPI_COMMON F ftmpi_f_in_place_;
+FTMPI_COMMON F ftmpi_f_bottom_;
+FTMPI_COMMON F ftmpi_f_errcodes_ignore_[1];
+FTMPI_COMMON F ftmpi_f_unweighted_[1];
+FTMPI_COMMON F ftmpi_f_weights_empty_[1];
 }
 
 namespace ftmpi::mpi::fortran {
