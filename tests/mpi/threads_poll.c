@@ -2,20 +2,22 @@
  *
  *   threads_poll [ROUNDS]   (default 200)
  *
- * Two ranks. The job runs with engine.test.poll_tag=80: posting a receive with tag 80 makes the next
- * progress round wait, while it polls the paths, until a receive with tag 81 was posted (the job ends
- * with the reason if none is posted within 30 s). On rank 0 thread A posts the receive with tag 80 and
- * waits in MPI_Recv, so its own round waits; thread B, a moment later, posts the receive with tag 81.
- * Rank 1 sends tag 80 only after B's receive completed (B answers with tag 82), so A's receive cannot
- * complete before its round waited. The job ends normally only if B got into the engine while A's round
- * was polling: with one lock around receiving and polling, B would wait for A's round, and A's round
- * for B. Then ROUNDS exchanges per thread on each rank (one thread per tag on both sides), eager and
- * rendezvous, blocking and nonblocking, every byte checked: receives posted while another thread polls
- * get everything intact. */
+ * Two ranks. The job runs with engine.test.poll_tag=80: posting a receive with tag 80 makes the posting
+ * thread's next progress round wait, holding the poll lock, until another thread posts a receive with
+ * tag 81 (the job ends with the reason if none is posted within 30 s); while it is armed, no other
+ * thread's round polls. On rank 0 thread A posts the receive with tag 80 and waits for it, so its round
+ * waits; thread B, once A's receive is posted, tells rank 1 to send it (tag 82) and posts and cancels
+ * receives with tag 81 until A's receive is complete. Rank 1's message can only be delivered by A's own
+ * round, which waited first. The job ends normally only if B's receive got into the engine while A's
+ * round held the poll lock: with one lock around receiving and polling, A's round would wait for B's
+ * receive, and B's receive for A's round. Then ROUNDS exchanges per thread on each rank (one thread per
+ * tag on both sides), eager and rendezvous, blocking and nonblocking, every byte checked: receives
+ * posted while another thread polls get everything intact. */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "check.h"
 
@@ -70,20 +72,38 @@ static void exchange(int thread) {
   free(back);
 }
 
+static atomic_int a_posted, a_done;
+
 static void *thread_main(void *arg) {
   const int thread = *(int *)arg;
   if (rank == 0 && thread == 0) {
-    /* A: its receive arms the hook; its own progress round then waits for B's receive. */
+    /* A: its receive arms the hook; its own progress round then waits for one of B's receives. */
     int witness = -1;
-    CHECK_MPI(MPI_Recv(&witness, 1, MPI_INT, 1, kPollTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_Request request;
+    CHECK_MPI(MPI_Irecv(&witness, 1, MPI_INT, 1, kPollTag, MPI_COMM_WORLD, &request));
+    atomic_store(&a_posted, 1);
+    CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    atomic_store(&a_done, 1);
     CHECK(witness == 2, "witness %d", witness);
   } else if (rank == 0) {
-    /* B: once A waits in MPI_Recv (a moment is plenty: A has nothing else to do first). */
-    usleep(300 * 1000);
-    int witness = -1;
-    CHECK_MPI(MPI_Recv(&witness, 1, MPI_INT, 1, kPollTag + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    CHECK(witness == 1, "witness %d", witness);
-    CHECK_MPI(MPI_Send(&witness, 1, MPI_INT, 1, kPollTag + 2, MPI_COMM_WORLD));
+    /* B: rank 1 may send once A's receive is posted; receives on tag 81 until A's is complete. */
+    while (!atomic_load(&a_posted)) sched_yield();
+    int go = 1;
+    CHECK_MPI(MPI_Send(&go, 1, MPI_INT, 1, kPollTag + 2, MPI_COMM_WORLD));
+    long posted = 0;
+    while (!atomic_load(&a_done)) {
+      int none = -1;
+      MPI_Request request;
+      MPI_Status status;
+      CHECK_MPI(MPI_Irecv(&none, 1, MPI_INT, 1, kPollTag + 1, MPI_COMM_WORLD, &request));
+      CHECK_MPI(MPI_Cancel(&request));
+      CHECK_MPI(MPI_Wait(&request, &status));
+      int cancelled = 0;
+      CHECK_MPI(MPI_Test_cancelled(&status, &cancelled));
+      CHECK(cancelled, "a receive on tag %d nobody sends to was not cancelled", kPollTag + 1);
+      ++posted;
+    }
+    CHECK(posted > 0, "A's receive completed before B posted any receive");
   }
   exchange(thread);
   return NULL;
@@ -99,8 +119,7 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   CHECK(size == 2, "run with 2 ranks");
   if (rank == 1) {
-    int witness = 1;
-    CHECK_MPI(MPI_Send(&witness, 1, MPI_INT, 0, kPollTag + 1, MPI_COMM_WORLD));
+    int witness = 0;
     CHECK_MPI(MPI_Recv(&witness, 1, MPI_INT, 0, kPollTag + 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     witness = 2;
     CHECK_MPI(MPI_Send(&witness, 1, MPI_INT, 0, kPollTag, MPI_COMM_WORLD));

@@ -304,8 +304,13 @@ bool EngineCore::progress_threaded() {
   // Another thread polling delivers what arrives (it takes the engine's lock for that). A thread inside
   // the engine that finds one returns: the poller may be waiting for the lock it holds.
   if (!poll_lock_.try_lock()) return false;
-  if (poll_test_armed_.load(std::memory_order_relaxed) && poll_test_armed_.exchange(false)) [[unlikely]] {
-    await_receive_while_polling();  // engine.test.poll_tag: polling, without the engine's lock
+  if (config_.test_poll_tag >= 0) [[unlikely]] {  // engine.test.poll_tag: polling, without the engine's lock
+    const PollTest test = poll_test_round();
+    if (test == PollTest::skip) {
+      poll_lock_.unlock();
+      return false;
+    }
+    if (test == PollTest::wait) await_receive_while_polling();
   }
   bool did = poll_threaded();
   if (inside || (engine_lock_waiters_.load(std::memory_order_relaxed) == 0 && engine_lock_.try_lock())) {

@@ -65,6 +65,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -366,12 +367,16 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // engine.test.overlap_tag: waits, holding a peer's lock, for a send to another peer to be under way.
   void await_overlapping_send();
   std::atomic<std::uint32_t> overlap_senders_{0};
-  // engine.test.poll_tag (tests/mpi/threads_poll.c): a receive posted with the tag arms the next polling
-  // round, which waits, polling, for a receive with the tag + 1 to be posted by another thread.
+  // engine.test.poll_tag (tests/mpi/threads_poll.c): a receive posted with the tag arms the posting
+  // thread's next polling round, which waits, holding the poll lock, for another thread to post a
+  // receive with the tag + 1; other threads' rounds do not poll while it is armed.
+  enum class PollTest { poll, skip, wait };
   void note_poll_test_receive(int tag) noexcept;
+  PollTest poll_test_round() noexcept;
   void await_receive_while_polling();
   std::atomic<bool> poll_test_armed_{false};
-  std::atomic<bool> poll_test_posted_{false};
+  std::atomic<std::thread::id> poll_test_armer_{};
+  std::atomic<std::uint64_t> poll_test_posts_{0};
 
   // A frame refused as malformed (`counter` is dropped_malformed) or corrupt (dropped_bad_payload);
   // counted against the path being polled too, for ftinject's `faults`. Frames only arrive from a poll.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "engine_core.hpp"
 #include "ftmpi/base/log.hpp"
@@ -332,21 +333,33 @@ void EngineCore::await_overlapping_send() {
   }
 }
 
-// engine.test.poll_tag: the receive with the tag arms the next polling round; the one with the tag + 1,
-// posted by another thread (under the engine's lock, which it got), lets that round go on.
+// engine.test.poll_tag: the receive with the tag arms the posting thread's next polling round; each
+// one with the tag + 1 (posted by another thread, under the engine's lock, which it got) counts.
 void EngineCore::note_poll_test_receive(int tag) noexcept {
   if (tag == config_.test_poll_tag) {
-    poll_test_armed_.store(true, std::memory_order_relaxed);
+    poll_test_armer_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    poll_test_armed_.store(true, std::memory_order_release);
   } else if (tag == config_.test_poll_tag + 1) {
-    poll_test_posted_.store(true, std::memory_order_release);
+    poll_test_posts_.fetch_add(1, std::memory_order_release);
   }
 }
 
-// Called by a progress round that polls, once it is armed: a job in which posting a receive waits for
-// polling to end ends here, with the reason.
+// Whether this polling round must wait (the armer's) or skip polling (another thread's, while armed: so
+// that only the armer's round can deliver what the armed receive waits for, and it surely waits).
+EngineCore::PollTest EngineCore::poll_test_round() noexcept {
+  if (!poll_test_armed_.load(std::memory_order_acquire)) return PollTest::poll;
+  if (poll_test_armer_.load(std::memory_order_relaxed) != std::this_thread::get_id()) return PollTest::skip;
+  poll_test_armed_.store(false, std::memory_order_relaxed);
+  return PollTest::wait;
+}
+
+// The armer's round, holding the poll lock: waits until another thread posts a receive with the tag + 1
+// after the wait began. A job in which posting a receive waits for polling to end ends here, with the
+// reason.
 void EngineCore::await_receive_while_polling() {
+  const std::uint64_t before = poll_test_posts_.load(std::memory_order_acquire);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!poll_test_posted_.load(std::memory_order_acquire)) {
+  while (poll_test_posts_.load(std::memory_order_acquire) == before) {
     if (std::chrono::steady_clock::now() > deadline) {
       abort(1, "engine.test.poll_tag: no receive could be posted within 30 s while a progress round polled: "
                "posting a receive waits for polling");

@@ -148,9 +148,10 @@ inline constexpr ParamRow kTestOverlapTag{
 inline constexpr ParamRow kTestPollTag{
     "engine.test.poll_tag", ParamType::integer, "-1",
     "tests only: in a process that asked for MPI_THREAD_MULTIPLE, posting a receive with this tag makes the "
-    "next progress round wait, while it polls the paths, until another thread posted a receive with this "
-    "tag + 1, and ends the job if none is posted within 30 s: proves that a receive can be posted while "
-    "another thread polls (tests/mpi/threads_poll.c); -1: off",
+    "posting thread's next progress round wait, while it polls the paths (other threads' rounds do not "
+    "poll meanwhile), until another thread posts a receive with this tag + 1, and ends the job if none is "
+    "posted within 30 s: proves that a receive can be posted while another thread polls "
+    "(tests/mpi/threads_poll.c); -1: off",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kHostId{
     "engine.host_id", ParamType::string, "",
