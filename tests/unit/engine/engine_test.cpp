@@ -573,6 +573,24 @@ BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_
   BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 2u);
 }
 
+// Single copy only up to engine.shm.single_copy_max: a larger message is piped, intact.
+BOOST_AUTO_TEST_CASE(messages_above_the_single_copy_max_are_piped) {
+  EngineConfig config = plain_config();
+  config.single_copy_min = 4096;
+  config.single_copy_max = 200'000;
+  path::LoopOptions options;
+  options.single_copy_read = true;
+  World w(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  exchange_and_verify(w, {100'000, 200'000, 200'001, 300'000, 10});
+  BOOST_TEST(w.peer_memory_reads == 2);  // 100,000 and 200,000 bytes
+  config.single_copy_max = 0;  // no limit
+  World unlimited(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) unlimited.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  exchange_and_verify(unlimited, {100'000, 300'000});
+  BOOST_TEST(unlimited.peer_memory_reads == 2);
+}
+
 // An adversary who can change frames in flight (not only inject them) need not know the key: a payload
 // changed so that its checksum stays the same (two bytes swapped at the same place in their 32-bit words
 // keep a sum32; CRC32C is linear too, only the arithmetic differs) passes

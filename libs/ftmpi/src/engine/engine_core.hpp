@@ -104,6 +104,7 @@ struct EngineConfig {
   std::size_t net_eager_limit = 0;
   std::size_t eager_credit = 0;     // eager bytes granted to each peer (engine.eager_credit)
   std::size_t single_copy_min = 0;  // 0: never
+  std::size_t single_copy_max = 0;  // 0: no limit
   std::chrono::nanoseconds retransmit_min{};
   std::chrono::nanoseconds retransmit_max{};
   std::uint32_t ack_every = 0;

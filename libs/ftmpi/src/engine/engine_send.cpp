@@ -256,7 +256,8 @@ Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size
   // Single copy hands the receiver one block to read: a message in pieces streams instead (one gather into
   // the frames, one scatter out, where packing first would add a copy).
   if (peer.single_copy && !peer.tracking && peer.pid != 0 && layout == nullptr &&
-      bytes >= std::max(config_.single_copy_min, kSingleCopyDescriptorSize)) {
+      bytes >= std::max(config_.single_copy_min, kSingleCopyDescriptorSize) &&
+      (config_.single_copy_max == 0 || bytes <= config_.single_copy_max)) {
     std::array<std::byte, kSingleCopyDescriptorSize> descriptor{};
     store_le64(descriptor.data(), static_cast<std::uint64_t>(::getpid()));
     store_le64(descriptor.data() + 8, reinterpret_cast<std::uintptr_t>(buf));

@@ -53,6 +53,12 @@ inline constexpr ParamRow kShmSingleCopyMin{
     "smallest rendezvous message read straight from the sender's memory (process_vm_readv); "
     "smaller ones are piped through the FIFOs. 0 disables single copy",
     ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kShmSingleCopyMax{
+    "engine.shm.single_copy_max", ParamType::size, "1m",
+    "largest rendezvous message read straight from the sender's memory; larger ones are piped through the "
+    "FIFOs, the sender copying in while the receiver copies out (faster once a message outgrows a core's "
+    "cache: docs/benchmarks.md). 0: no limit",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",
     "first retransmission timeout (floor of the measured round trip estimate)", ParamLevel::advanced};
