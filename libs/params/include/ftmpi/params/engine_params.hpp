@@ -54,10 +54,10 @@ inline constexpr ParamRow kShmSingleCopyMin{
     "smaller ones are piped through the FIFOs. 0 disables single copy",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kShmSingleCopyMax{
-    "engine.shm.single_copy_max", ParamType::size, "1m",
+    "engine.shm.single_copy_max", ParamType::size, "0",
     "largest rendezvous message read straight from the sender's memory; larger ones are piped through the "
-    "FIFOs, the sender copying in while the receiver copies out (faster once a message outgrows a core's "
-    "cache: docs/benchmarks.md). 0: no limit",
+    "FIFOs, the sender copying in while the receiver copies out: faster one way once a message outgrows a "
+    "core's cache, slower both ways (docs/benchmarks.md). 0: no limit",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",
