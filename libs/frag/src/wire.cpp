@@ -75,8 +75,10 @@ constexpr TypeRule kTypeRules[] = {
     {kUsesSeqRange, kFlagAckValid},                                                         // ack
     {kUsesSeqRange, kFlagAckValid},                                                         // nack
     {kFragmentUses, kKnownFlags},                                                           // rts
-    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid},  // cts
-    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid},  // fin
+    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest | kUsesMessageLength |
+         kUsesFragmentOffset,
+     kFlagAckValid | kFlagSingleCopy},                                                      // cts
+    {kUsesMessageSeq | kUsesSeqRange | kUsesSenderRequest | kUsesReceiverRequest, kFlagAckValid | kFlagSingleCopy},  // fin
     {kUsesSenderRequest, kFlagAckValid},                                                    // probe
     {kUsesSenderRequest, kFlagAckValid},                                                    // probe_reply
     {0, 0},                                                                                 // 9: a short frame
@@ -265,6 +267,23 @@ typename V::R check_type_specific(const FrameHeader& h) {
       if (h.sender_request == 0) return V::malformed(h, [] { return std::string("sender_request 0"); });
       if (h.type == FrameType::cts && h.receiver_request == 0) {
         return V::malformed(h, [] { return std::string("receiver_request 0"); });
+      }
+      if (h.type == FrameType::cts) {
+        // A split copy's CTS names the receive buffer and where the sender's half begins; a plain one neither.
+        const bool split = (h.flags & kFlagSingleCopy) != 0;
+        if (split && (h.message_length == 0 || h.fragment_offset == 0)) {
+          return V::malformed(h, [] { return std::string("split-copy cts without a buffer address or split offset"); });
+        }
+        if (!split && (h.message_length != 0 || h.fragment_offset != 0)) {
+          return V::malformed(h, [&] {
+            return "cts: message_length " + num(h.message_length) + " and fragment_offset " + num(h.fragment_offset) +
+                   " are a split copy's, without its flag";
+          });
+        }
+      }
+      // A FIN with the flag says a split copy's second half was written: only the sender's, naming the receive.
+      if (h.type == FrameType::fin && (h.flags & kFlagSingleCopy) != 0 && h.receiver_request == 0) {
+        return V::malformed(h, [] { return std::string("single-copy fin without receiver_request"); });
       }
       return V::kOk;
     case FrameType::credit:

@@ -32,6 +32,8 @@ struct World {
   std::vector<path::FaultPath*> faults;  // each rank's fault layer, with `fault_layer`
   int peer_memory_reads = 0;
   bool peer_memory_unreadable = false;   // every single-copy read fails (as under strict ptrace rules)
+  int peer_memory_writes = 0;
+  bool peer_memory_unwritable = false;   // every split copy's write fails
 
   // `fault_layer`: each rank's loop path is wrapped in a FaultPath with no faults yet (then unreliable).
   World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}, frag::FrameKey key = {},
@@ -56,6 +58,12 @@ struct World {
         ++peer_memory_reads;
         if (peer_memory_unreadable) return base::Status(base::Errc::io_error, "process_vm_readv: EPERM");
         return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
+      };
+      env.write_peer_memory = [this](std::int64_t pid, std::uintptr_t address, const void* local,
+                                     std::size_t len) -> base::Result<std::size_t> {
+        ++peer_memory_writes;
+        if (peer_memory_unwritable) return base::Status(base::Errc::io_error, "process_vm_writev: EPERM");
+        return path::write_peer_memory(static_cast<pid_t>(pid), address, local, len);
       };
       ranks.push_back(std::make_unique<EngineCore>(Identity{r, n, kJobKey, key}, config, std::move(paths), env));
     }
@@ -560,6 +568,7 @@ BOOST_AUTO_TEST_CASE(a_single_copy_request_is_honoured_only_over_the_peers_memor
 BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_instead) {
   EngineConfig config = plain_config();
   config.single_copy_min = 4096;
+  config.split_copy_min = 0;  // one read per message (split copies: a_split_copy_half_that_cannot_be_moved...)
   path::LoopOptions options;
   options.single_copy_read = true;
   World w(2, config, options);
@@ -589,6 +598,132 @@ BOOST_AUTO_TEST_CASE(messages_above_the_single_copy_max_are_piped) {
   for (std::uint32_t r = 0; r < 2; ++r) unlimited.ranks[r]->set_peer_pid(1 - r, ::getpid());
   exchange_and_verify(unlimited, {100'000, 300'000});
   BOOST_TEST(unlimited.peer_memory_reads == 2);
+}
+
+// A split copy: from engine.shm.split_copy_min on, the receiver reads the first half while the sender
+// writes the second into the receive buffer; each byte still moves once.
+BOOST_AUTO_TEST_CASE(single_copies_from_the_split_copy_min_are_moved_by_both_processes) {
+  EngineConfig config = plain_config();
+  config.single_copy_min = 4096;
+  config.split_copy_min = 200'000;
+  path::LoopOptions options;
+  options.single_copy_read = true;
+  World w(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  exchange_and_verify(w, {100'000, 199'999, 200'000, 300'001, 10});
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 2u);  // 200,000 and 300,001 bytes
+  BOOST_TEST(w.peer_memory_reads == 4);                   // two whole, two halves
+  BOOST_TEST(w.peer_memory_writes == 2);
+  BOOST_TEST(w.ranks[1]->counters().split_copy_rereads == 0u);
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 0u);
+  // A receive smaller than the message is not split (the sender would write past its end): truncated.
+  const std::vector<std::byte> sent = pattern(400'000, 5);
+  std::vector<std::byte> got(300'000);
+  Request* recv = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 7);
+  Request* send = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 7, SendMode::standard);
+  Completion c;
+  w.run_until([&] { return w.complete(0, send) && w.complete(1, recv, &c); });
+  BOOST_TEST(c.truncated);
+  BOOST_TEST((std::equal(got.begin(), got.end(), sent.begin())));
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 2u);
+  w.ranks[0]->release(send);
+  w.ranks[1]->release(recv);
+  // 0: never split.
+  config.split_copy_min = 0;
+  World never(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) never.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  exchange_and_verify(never, {300'001});
+  BOOST_TEST(never.ranks[1]->counters().split_copies == 0u);
+  BOOST_TEST(never.peer_memory_writes == 0);
+}
+
+// A half one side cannot move, the receiver reads; when it cannot read either, the message is piped.
+BOOST_AUTO_TEST_CASE(a_split_copy_half_that_cannot_be_moved_is_read_or_piped) {
+  EngineConfig config = plain_config();
+  config.single_copy_min = 4096;
+  config.split_copy_min = 100'000;
+  path::LoopOptions options;
+  options.single_copy_read = true;
+  World w(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  // The sender cannot write: the receiver reads both halves.
+  w.peer_memory_unwritable = true;
+  exchange_and_verify(w, {100'000, 250'000});
+  BOOST_TEST(w.peer_memory_writes == 2);
+  BOOST_TEST(w.peer_memory_reads == 4);
+  BOOST_TEST(w.ranks[1]->counters().split_copy_rereads == 2u);
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 0u);
+  // Neither can move anything: piped whole, over the half the sender wrote before its FIN.
+  w.peer_memory_unwritable = false;
+  w.peer_memory_unreadable = true;
+  exchange_and_verify(w, {150'000});
+  BOOST_TEST(w.peer_memory_writes == 3);
+  BOOST_TEST(w.ranks[1]->counters().split_copy_rereads == 3u);
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 1u);
+  w.peer_memory_unwritable = true;
+  exchange_and_verify(w, {150'000});
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 2u);
+  // And the split copy works again once memory can be moved.
+  w.peer_memory_unwritable = false;
+  w.peer_memory_unreadable = false;
+  exchange_and_verify(w, {150'000});
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 5u);
+  BOOST_TEST(w.ranks[1]->counters().split_copy_rereads == 4u);
+}
+
+// A split-copy CTS makes the sender write into another process: only for a single copy it is waiting on,
+// within the message; a FIN naming a split copy must name one. Forged ones are counted and dropped.
+BOOST_AUTO_TEST_CASE(forged_split_copy_frames_write_nothing) {
+  EngineConfig config = plain_config();
+  config.single_copy_min = 4096;
+  config.split_copy_min = 100'000;
+  path::LoopOptions options;
+  options.single_copy_read = true;
+  World w(2, config, options);
+  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  const std::vector<std::byte> sent = pattern(150'000, 3);
+  Request* send = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 7, SendMode::standard);
+  std::vector<std::byte> target(sent.size());
+  auto forged = [&](frag::FrameType type, std::uint64_t sender_request, std::uint64_t offset) {
+    frag::FrameHeader h;
+    h.type = type;
+    h.flags = frag::kFlagSingleCopy;
+    h.job_key = kJobKey;
+    h.source = type == frag::FrameType::cts ? 1 : 0;  // a CTS to the sender, a FIN to the receiver
+    h.destination = 1 - h.source;
+    h.message_seq = 1;
+    h.seq_first = 1;
+    h.seq_count = 1;
+    h.sender_request = sender_request;
+    h.receiver_request = 0x0000000100000000ULL;
+    if (type == frag::FrameType::cts) {
+      h.message_length = reinterpret_cast<std::uintptr_t>(target.data());
+      h.fragment_offset = offset;
+    }
+    std::array<std::byte, frag::kHeaderSize> frame{};
+    frag::encode(h, frame);
+    return frame;
+  };
+  auto& sender = static_cast<path::FrameSink&>(*w.ranks[0]);
+  const std::uint64_t cookie = (std::uint64_t{1} << 32) | 0;  // the send's: generation 1, slot 0
+  sender.on_frame(forged(frag::FrameType::cts, cookie + 1, 4096));        // names no send
+  sender.on_frame(forged(frag::FrameType::cts, cookie, sent.size()));     // beyond the message
+  BOOST_TEST(w.ranks[0]->counters().dropped_malformed == 2u);
+  BOOST_TEST(w.peer_memory_writes == 0);
+  // A FIN naming a receive that is no split copy (rank 1 has none): dropped by the receiver.
+  auto& receiver = static_cast<path::FrameSink&>(*w.ranks[1]);
+  receiver.on_frame(forged(frag::FrameType::fin, cookie, 0));
+  BOOST_TEST(w.ranks[1]->counters().dropped_malformed == 1u);
+  BOOST_TEST((target == std::vector<std::byte>(sent.size())));
+  // The real exchange still completes, split.
+  std::vector<std::byte> got(sent.size());
+  Request* recv = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 7);
+  w.run_until([&] { return w.complete(0, send) && w.complete(1, recv); });
+  BOOST_TEST((got == sent));
+  BOOST_TEST(w.peer_memory_writes == 1);
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 1u);
+  w.ranks[0]->release(send);
+  w.ranks[1]->release(recv);
 }
 
 // An adversary who can change frames in flight (not only inject them) need not know the key: a payload

@@ -189,6 +189,13 @@ FrameHeader random_valid_header(FrameType type, std::mt19937_64& rng) {
       h.seq_count = 1;
       h.sender_request = edgy(rng, 1, kMax64);
       h.receiver_request = type == FrameType::cts ? edgy(rng, 1, kMax64) : rng();
+      if (type == FrameType::cts && rng() % 4 == 0) {
+        // A split copy: the receive buffer's address and where the sender's half begins.
+        h.flags |= kFlagSingleCopy;
+        h.message_length = edgy(rng, 1, kMax64);
+        h.fragment_offset = edgy(rng, 1, kMax64);
+      }
+      if (type == FrameType::fin && h.receiver_request != 0 && rng() % 2 == 0) h.flags |= kFlagSingleCopy;
       break;
     case FrameType::probe:
     case FrameType::probe_reply:
@@ -550,6 +557,28 @@ BOOST_AUTO_TEST_CASE(each_broken_field_is_rejected_with_its_own_reason) {
        "receiver_request 1 must be 0"},
       {"cts without receiver request", FrameType::cts, [](FH h) { h.receiver_request = 0; }, nullptr,
        Errc::malformed, "receiver_request 0"},
+      {"split-copy cts without the buffer's address", FrameType::cts,
+       [](FH h) {
+         h.flags |= kFlagSingleCopy;
+         h.fragment_offset = 4096;
+       },
+       nullptr, Errc::malformed, "split-copy cts without"},
+      {"split-copy cts without a split offset", FrameType::cts,
+       [](FH h) {
+         h.flags |= kFlagSingleCopy;
+         h.message_length = 0x7f0000001000;
+       },
+       nullptr, Errc::malformed, "split-copy cts without"},
+      {"plain cts with a split offset", FrameType::cts, [](FH h) { h.fragment_offset = 64; }, nullptr,
+       Errc::malformed, "without its flag"},
+      {"plain cts with a buffer address", FrameType::cts, [](FH h) { h.message_length = 64; }, nullptr,
+       Errc::malformed, "without its flag"},
+      {"single-copy fin without receiver request", FrameType::fin,
+       [](FH h) {
+         h.flags |= kFlagSingleCopy;
+         h.receiver_request = 0;
+       },
+       nullptr, Errc::malformed, "single-copy fin without receiver_request"},
       {"fin taking two sequence numbers", FrameType::fin, [](FH h) { h.seq_count = 2; }, nullptr, Errc::malformed,
        "seq_count 2 is not 1"},
       {"fin without message_seq", FrameType::fin, [](FH h) { h.message_seq = 0; }, nullptr, Errc::malformed,

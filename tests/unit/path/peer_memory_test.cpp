@@ -110,6 +110,39 @@ BOOST_AUTO_TEST_CASE(scattered_read_fills_many_blocks_in_order) {
   BOOST_TEST(same);
 }
 
+// The split copy's other half: a child writes into its parent's memory (process_vm_writev); the
+// parent's own pages, not the child's copy-on-write copies, must hold the pattern afterwards.
+BOOST_AUTO_TEST_CASE(child_writes_into_the_parents_memory) {
+  constexpr std::size_t kLen = (1 << 20) + 4093;
+  std::vector<std::byte> buffer(kLen + 64, std::byte{0xEE});
+  std::byte* data = buffer.data() + 5;
+  const pid_t parent = ::getpid();
+  const auto failures = run_children(
+      1,
+      [&](int) -> std::string {
+        std::vector<std::byte> pattern(kLen);
+        for (std::size_t i = 0; i < kLen; ++i) pattern[i] = expected_byte(i);
+        auto written = write_peer_memory(parent, reinterpret_cast<std::uintptr_t>(data), pattern.data(), kLen);
+        if (!written) return written.status().to_string();
+        if (*written != kLen) return "wrote " + std::to_string(*written) + " bytes";
+        return "";
+      },
+      [] {});
+  BOOST_TEST(failures.empty());
+  for (const std::string& failure : failures) BOOST_ERROR(failure);
+  bool same = true;
+  for (std::size_t i = 0; i < kLen; ++i) same = same && data[i] == expected_byte(i);
+  BOOST_TEST(same);
+  BOOST_TEST((buffer[4] == std::byte{0xEE} && data[kLen] == std::byte{0xEE}));  // nothing outside it
+
+  std::vector<std::byte> local(64, std::byte{1});
+  auto unmapped = write_peer_memory(::getpid(), 16, local.data(), local.size());
+  BOOST_TEST((unmapped.code() == base::Errc::invalid_argument));
+  BOOST_TEST(mentions(unmapped.status(), "writing 64 bytes"));
+  auto nobody = write_peer_memory(INT_MAX, reinterpret_cast<std::uintptr_t>(buffer.data()), local.data(), 8);
+  BOOST_TEST((nobody.code() == base::Errc::peer_unreachable));
+}
+
 BOOST_AUTO_TEST_CASE(bad_addresses_and_missing_processes_fail_clearly) {
   std::vector<std::byte> local(4096);
   auto unmapped = read_peer_memory(::getpid(), 16, local.data(), local.size());
@@ -124,7 +157,7 @@ BOOST_AUTO_TEST_CASE(bad_addresses_and_missing_processes_fail_clearly) {
   std::vector<std::byte> two_pages(2 * page);
   auto tail = read_peer_memory(::getpid(), reinterpret_cast<std::uintptr_t>(pages), two_pages.data(), 2 * page);
   BOOST_TEST((tail.code() == base::Errc::invalid_argument));
-  BOOST_TEST(mentions(tail.status(), "(" + std::to_string(page) + " bytes read before it)"), tail.status().message());
+  BOOST_TEST(mentions(tail.status(), "(" + std::to_string(page) + " bytes moved before it)"), tail.status().message());
   ::munmap(pages, page);
 
   std::vector<std::byte> source(100, std::byte{7});

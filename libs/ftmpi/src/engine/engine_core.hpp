@@ -11,6 +11,12 @@
 //   single copy  a rendezvous on a path that can read the peer's memory: the RTS carries {pid,
 //                address}; the receiver reads the message with process_vm_readv straight into the
 //                user buffer and answers FIN.
+//   split copy   a single copy of at least engine.shm.split_copy_min bytes into one contiguous buffer:
+//                the receiver first answers a CTS naming its buffer and where the second half begins,
+//                then reads the first half while the sender writes the second with process_vm_writev
+//                (two cores copy at once, one copy of each byte) and answers FIN naming the receive;
+//                the receiver's FIN, once both halves are in, completes the send. A half that cannot
+//                be moved is read by the receiver, and failing that the message is piped.
 //
 // Reliability (docs/architecture.md, "Reliability"), on for a peer when a route to it is unreliable, or
 // forced by engine.reliability=force:
@@ -105,6 +111,7 @@ struct EngineConfig {
   std::size_t eager_credit = 0;     // eager bytes granted to each peer (engine.eager_credit)
   std::size_t single_copy_min = 0;  // 0: never
   std::size_t single_copy_max = 0;  // 0: no limit
+  std::size_t split_copy_min = 0;   // a single copy this large is split between the two processes; 0: never
   std::chrono::nanoseconds retransmit_min{};
   std::chrono::nanoseconds retransmit_max{};
   std::uint32_t ack_every = 0;
@@ -150,6 +157,10 @@ struct Environment {
   // copy); returns the bytes read. Empty when unavailable.
   std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> local)>
       read_peer_memory;
+  // Writes `len` bytes of `local` to `address` in process `pid` (a split copy's second half); returns the
+  // bytes written. Empty when unavailable: the receiver then reads that half itself.
+  std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, const void* local, std::size_t len)>
+      write_peer_memory;
   // Control requests from tools through the launcher (rte/control.hpp): `control_pending` is raised when
   // some may have arrived (tested at every progress round, so it must be cheap to read), take_control
   // returns them, reply_control answers one. Unset: no launcher, no control.
@@ -396,6 +407,13 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
                               std::uint64_t message_seq, std::span<const std::byte> payload);
   void copy_into_receive(Request& r, std::span<const std::byte> bytes);
   base::Result<std::size_t> read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address, std::size_t len);
+  // Split copy (engine_core.hpp's protocol list): the receiver's CTS and its read of the first half; the
+  // sender's write of the second half on that CTS; the receiver's end of it on the sender's FIN.
+  bool splits_copy(const Request& r, const IncomingMessage& m) const noexcept;
+  void start_split_copy(Peer& peer, Request* r, IncomingMessage* m);
+  bool read_split_part(Request& r, const IncomingMessage& m, std::uint64_t from, std::uint64_t to);
+  void write_split_part(Peer& peer, Request& r, const frag::FrameHeader& h);
+  void end_split_copy(Peer& peer, const frag::FrameHeader& h);
   // The receive of a message improbe took out of matching (mrecv, mrecv_pieces).
   Request* receive_matched(const CommView& comm, IncomingMessage* message, void* buf, std::size_t capacity,
                            const frag::PiecesLayout* layout);

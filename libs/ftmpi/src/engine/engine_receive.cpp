@@ -297,6 +297,17 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
         drop_malformed("a CTS that names no send waiting for one", h);
         return;
       }
+      if ((h.flags & frag::kFlagSingleCopy) != 0) {
+        // A split copy: only of a single copy this peer was asked to read, over the route that reads memory.
+        if (r->send_state != SendState::awaiting_fin || h.fragment_offset >= r->bytes ||
+            !single_copy_allowed(peer, static_cast<std::uint64_t>(peer.pid))) {
+          drop_malformed("a split-copy CTS that names no single copy of this peer", h);
+          return;
+        }
+        accept_sequenced(peer, h, /*delivered=*/true);
+        write_split_part(peer, *r, h);
+        break;
+      }
       accept_sequenced(peer, h, /*delivered=*/true);
       // A single copy the receiver could not read: it asks for the message piped, from the start.
       if (r->send_state == SendState::awaiting_fin) r->next_offset = 0;
@@ -311,6 +322,10 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       break;
     }
     case FrameType::fin: {
+      if (h.receiver_request != 0) {  // the sender's, of a split copy
+        end_split_copy(peer, h);
+        break;
+      }
       Request* r = requests_.find(h.sender_request, RequestKind::send);
       if (r == nullptr || r->peer != h.source || r->msg_seq != h.message_seq ||
           r->send_state != SendState::awaiting_fin) {
@@ -580,6 +595,10 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
     owe_ack(peer);
   }
   if (!m->rendezvous) return;
+  if (m->single_copy && splits_copy(*r, *m)) {
+    start_split_copy(peer, r, m);
+    return;
+  }
   if (m->single_copy) {
     const std::size_t len = std::min<std::size_t>(m->length, r->capacity);
     auto read = env_.read_peer_memory ? read_into_receive(*r, m->remote_pid, m->remote_address, len)
@@ -600,6 +619,68 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
   }
   if (bulk_receives_++ == 0) expect_bulk(true);
   send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+}
+
+// Split only where each half is worth a system call and the sender can write the whole second half
+// into one buffer: a contiguous receive that holds the message.
+bool EngineCore::splits_copy(const Request& r, const IncomingMessage& m) const noexcept {
+  return config_.split_copy_min != 0 && m.length >= std::max<std::uint64_t>(config_.split_copy_min, 128) &&
+         m.length <= r.capacity && r.layout == nullptr && env_.read_peer_memory;
+}
+
+void EngineCore::start_split_copy(Peer& peer, Request* r, IncomingMessage* m) {
+  m->split = (m->length / 2) & ~std::uint64_t{63};  // on a cache line of the message
+  ++counters_.split_copies;
+  // The CTS first, so that the sender writes its half while this process reads the other.
+  frag::FrameHeader h = header_for(peer, frag::FrameType::cts);
+  h.flags = frag::kFlagSingleCopy;
+  h.message_seq = m->msg_seq;
+  h.sender_request = m->sender_cookie;
+  h.receiver_request = r->cookie();
+  h.message_length = reinterpret_cast<std::uintptr_t>(r->recv_buf);
+  h.fragment_offset = m->split;
+  send_frame(peer, h, {});
+  m->front_read = read_split_part(*r, *m, 0, m->split);
+}
+
+bool EngineCore::read_split_part(Request& r, const IncomingMessage& m, std::uint64_t from, std::uint64_t to) {
+  const ::iovec block{r.recv_buf + from, to - from};
+  auto read = env_.read_peer_memory(m.remote_pid, m.remote_address + from, {&block, 1});
+  if (read && *read == to - from) return true;
+  base::logger().debug("split copy from rank {}: reading bytes [{}, {}) failed ({})", m.peer, from, to,
+                       read ? "read " + std::to_string(*read) : read.status().to_string());
+  return false;
+}
+
+// The receiver's side of a split copy's end: the sender's FIN says whether it wrote its half. A half
+// not moved yet, the receiver reads; failing that, the message is piped whole, as a single copy that
+// could not read is (the sender still waits for a FIN, so a CTS makes it stream from the start).
+void EngineCore::end_split_copy(Peer& peer, const frag::FrameHeader& h) {
+  Request* r = requests_.find(h.receiver_request, RequestKind::receive);
+  IncomingMessage* m = r != nullptr ? r->message : nullptr;
+  if (m == nullptr || m->peer != h.source || m->msg_seq != h.message_seq || !m->single_copy || m->split == 0) {
+    drop_malformed("a FIN that names no split copy", h);
+    return;
+  }
+  accept_sequenced(peer, h, /*delivered=*/true);
+  const bool back_written = (h.flags & frag::kFlagSingleCopy) != 0;
+  bool whole = m->front_read && back_written;
+  if (!whole) {
+    ++counters_.split_copy_rereads;
+    whole = (m->front_read || read_split_part(*r, *m, 0, m->split)) &&
+            (back_written || read_split_part(*r, *m, m->split, m->length));
+  }
+  m->split = 0;
+  if (!whole) {
+    ++counters_.single_copy_fallbacks;
+    m->single_copy = false;
+    if (bulk_receives_++ == 0) expect_bulk(true);
+    send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+    return;
+  }
+  m->arrived = m->length;
+  send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
+  finish_message_if_complete(m);
 }
 
 void EngineCore::finish_message_if_complete(IncomingMessage* m) {

@@ -101,6 +101,27 @@ void EngineCore::send_control(Peer& peer, frag::FrameType type, std::uint64_t ms
   send_frame(peer, h, {});
 }
 
+// The sender's side of a split copy: its half of the message into the receive buffer the CTS names, then
+// a FIN naming the receive, flagged when the write was done. The send completes on the receiver's FIN.
+void EngineCore::write_split_part(Peer& peer, Request& r, const frag::FrameHeader& h) {
+  const std::uint64_t from = h.fragment_offset;
+  const std::size_t len = r.bytes - from;
+  auto written = env_.write_peer_memory
+                     ? env_.write_peer_memory(peer.pid, h.message_length + from, r.send_buf + from, len)
+                     : base::Result<std::size_t>(base::Errc::unsupported, "no cross-memory write");
+  const bool done = written && *written == len;
+  if (!done) {
+    base::logger().debug("split copy to rank {}: writing {} bytes failed ({}): the receiver reads them", peer.rank,
+                         len, written ? "wrote " + std::to_string(*written) : written.status().to_string());
+  }
+  frag::FrameHeader fin = header_for(peer, frag::FrameType::fin);
+  fin.flags = done ? frag::kFlagSingleCopy : 0;
+  fin.message_seq = r.msg_seq;
+  fin.sender_request = r.cookie();
+  fin.receiver_request = h.receiver_request;
+  send_frame(peer, fin, {});
+}
+
 void EngineCore::credit_consumed(Peer& peer, std::uint64_t bytes) {
   if (bytes == 0 || !peer.credit.consumed(bytes) || peer.lost) return;
   frag::FrameHeader h = header_for(peer, frag::FrameType::credit);

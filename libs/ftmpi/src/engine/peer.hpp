@@ -43,6 +43,8 @@ struct IncomingMessage {
   std::uint64_t credit = 0;           // eager bytes it holds against its peer's credit (eager_credit.hpp)
   std::int64_t remote_pid = 0;        // single copy
   std::uint64_t remote_address = 0;   // single copy
+  std::uint64_t split = 0;            // split copy: where the sender's part begins (0: not split)
+  bool front_read = false;            // split copy: the receiver's part [0, split) is in
   std::uint64_t sender_cookie = 0;
   Request* receive = nullptr;
   std::vector<std::byte> early;       // payload that arrived before the match, by message offset

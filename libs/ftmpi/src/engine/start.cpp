@@ -230,6 +230,9 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   env.read_peer_memory = [](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
     return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
   };
+  env.write_peer_memory = [](std::int64_t pid, std::uintptr_t address, const void* bytes, std::size_t len) {
+    return path::write_peer_memory(static_cast<pid_t>(pid), address, bytes, len);
+  };
   // Tools (ftpath) reach the rank through ftrun; a watcher thread raises a flag the progress loop tests.
   if (!client->is_singleton()) {
     if (auto s = client->watch_control(); !s) return s.prefixed("starting the control watcher");

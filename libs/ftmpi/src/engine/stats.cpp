@@ -35,6 +35,8 @@ void each_counter(const EngineCounters& c, Visit&& visit) {
   visit("rails_up", c.rails_up);
   visit("peers_lost", c.peers_lost);
   visit("single_copy_fallbacks", c.single_copy_fallbacks);
+  visit("split_copies", c.split_copies);
+  visit("split_copy_rereads", c.split_copy_rereads);
   visit("sends_cancelled", c.sends_cancelled);
   visit("messages_withdrawn", c.messages_withdrawn);
   visit("longest_answered_silence_us", c.longest_answered_silence_us);

@@ -22,10 +22,14 @@ constexpr std::size_t kMaxBlocks = 1024;
 constexpr std::uint64_t kProbeValue = 0x7a1c'9e05'c3f1'b66d;
 const volatile std::uint64_t probe_word = kProbeValue;
 
-base::Status errno_status(int err, pid_t pid, std::uintptr_t remote_addr, std::size_t len, std::size_t done) {
+enum class Direction : std::uint8_t { read, write };
+
+base::Status errno_status(Direction direction, int err, pid_t pid, std::uintptr_t remote_addr, std::size_t len,
+                          std::size_t done) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "reading %zu bytes at %#zx of process %d: ", len,
-                static_cast<std::size_t>(remote_addr), static_cast<int>(pid));
+  std::snprintf(buf, sizeof buf, "%s %zu bytes at %#zx of process %d: ",
+                direction == Direction::read ? "reading" : "writing", len, static_cast<std::size_t>(remote_addr),
+                static_cast<int>(pid));
   const std::string where = buf;
   switch (err) {
     case EPERM:
@@ -35,11 +39,11 @@ base::Status errno_status(int err, pid_t pid, std::uintptr_t remote_addr, std::s
       return {base::Errc::peer_unreachable, where + "no such process"};
     case EFAULT:
       return {base::Errc::invalid_argument, where + "bad address, in the peer or in the local buffer (" +
-                                                std::to_string(done) + " bytes read before it)"};
+                                                std::to_string(done) + " bytes moved before it)"};
     case ENOMEM:
       return {base::Errc::resource_exhausted, where + "out of kernel memory"};
     case ENOSYS:
-      return {base::Errc::unsupported, where + "process_vm_readv is not available in this kernel"};
+      return {base::Errc::unsupported, where + "cross-memory attach (process_vm_readv/writev) is not available in this kernel"};
     case EINVAL:
       return {base::Errc::invalid_argument, where + std::strerror(err)};
     default:
@@ -47,21 +51,14 @@ base::Status errno_status(int err, pid_t pid, std::uintptr_t remote_addr, std::s
   }
 }
 
-}  // namespace
-
-base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr, void* local,
-                                           std::size_t len) noexcept {
-  const ::iovec block{local, len};
-  return read_peer_memory_scattered(pid, remote_addr, {&block, 1});
-}
-
-base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
-                                                     std::span<const ::iovec> local) noexcept {
+// Moves the bytes of `local`, in order, from or to `remote_addr` on in process `pid`.
+base::Result<std::size_t> move_peer_memory(Direction direction, pid_t pid, std::uintptr_t remote_addr,
+                                           std::span<const ::iovec> local) noexcept {
   std::size_t total = 0;
   for (const ::iovec& block : local) total += block.iov_len;
   std::array<::iovec, kMaxBlocks> batch;
-  std::size_t next = 0;        // first block not wholly read
-  std::size_t next_done = 0;   // bytes of it already read
+  std::size_t next = 0;        // first block not wholly moved
+  std::size_t next_done = 0;   // bytes of it already moved
   std::size_t done = 0;
   while (done < total) {
     // Up to kMaxBlocks local blocks and kMaxChunk bytes per call, starting inside block `next`.
@@ -75,15 +72,16 @@ base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t r
       chunk += n;
     }
     ::iovec remote_iov{reinterpret_cast<void*>(remote_addr + done), chunk};
-    const ssize_t got = process_vm_readv(pid, batch.data(), count, &remote_iov, 1, 0);
+    const ssize_t got = direction == Direction::read ? process_vm_readv(pid, batch.data(), count, &remote_iov, 1, 0)
+                                                     : process_vm_writev(pid, batch.data(), count, &remote_iov, 1, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return errno_status(errno, pid, remote_addr, total, done);
+      return errno_status(direction, errno, pid, remote_addr, total, done);
     }
-    // A short read stops at the first page that could not be copied; the next call reports why.
-    if (got == 0) return errno_status(EFAULT, pid, remote_addr, total, done);
+    // A short transfer stops at the first page that could not be copied; the next call reports why.
+    if (got == 0) return errno_status(direction, EFAULT, pid, remote_addr, total, done);
     done += static_cast<std::size_t>(got);
-    // Move past what was read.
+    // Move past what was moved.
     for (std::size_t left = static_cast<std::size_t>(got); left > 0;) {
       const std::size_t rest = local[next].iov_len - next_done;
       if (left < rest) {
@@ -96,6 +94,26 @@ base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t r
     }
   }
   return total;
+}
+
+}  // namespace
+
+base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr, void* local,
+                                           std::size_t len) noexcept {
+  const ::iovec block{local, len};
+  return read_peer_memory_scattered(pid, remote_addr, {&block, 1});
+}
+
+base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
+                                                     std::span<const ::iovec> local) noexcept {
+  return move_peer_memory(Direction::read, pid, remote_addr, local);
+}
+
+base::Result<std::size_t> write_peer_memory(pid_t pid, std::uintptr_t remote_addr, const void* local,
+                                            std::size_t len) noexcept {
+  // process_vm_writev only reads the local blocks; iovec has no const member.
+  const ::iovec block{const_cast<void*>(local), len};
+  return move_peer_memory(Direction::write, pid, remote_addr, {&block, 1});
 }
 
 std::uintptr_t single_copy_probe_address() noexcept {

@@ -128,6 +128,10 @@ inline constexpr std::uint8_t kFlagAckValid = 0x08;  // lirs/lids carry an ackno
 // RTS only: the payload is not the message's first bytes but a descriptor of where the sender's memory
 // holds the message, for the receiver to read it in one copy (shared memory, process_vm_readv) and answer
 // with a FIN. None of the message's bytes travel in frames, so the RTS is first but not last.
+// CTS: a split copy. message_length is the address of the receive buffer, fragment_offset where the
+// sender's part begins: the sender writes bytes [fragment_offset, message length) there itself
+// (process_vm_writev) while the receiver reads the rest. FIN from the sender (receiver_request set): that
+// write is done; the same FIN without the flag: it could not be done, the receiver reads those bytes too.
 inline constexpr std::uint8_t kFlagSingleCopy = 0x10;
 inline constexpr std::uint8_t kKnownFlags =
     kFlagFirstFragment | kFlagLastFragment | kFlagAckRequested | kFlagAckValid | kFlagSingleCopy;

@@ -59,6 +59,11 @@ inline constexpr ParamRow kShmSingleCopyMax{
     "FIFOs, the sender copying in while the receiver copies out: faster one way once a message outgrows a "
     "core's cache, slower both ways (docs/benchmarks.md). 0: no limit",
     ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kShmSplitCopyMin{
+    "engine.shm.split_copy_min", ParamType::size, "256k",
+    "smallest single copy into one contiguous buffer that the two processes split: the receiver reads the "
+    "first half while the sender writes the second (process_vm_writev), each byte still copied once. 0: never",
+    ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",
     "first retransmission timeout (floor of the measured round trip estimate)", ParamLevel::advanced};

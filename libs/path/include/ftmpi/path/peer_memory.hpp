@@ -1,7 +1,8 @@
-// Single-copy reads from another process's memory (Linux cross-memory attach, process_vm_readv), for
-// large messages between ranks on one host: the receiver copies straight out of the sender's buffer.
+// Single-copy reads from and writes into another process's memory (Linux cross-memory attach,
+// process_vm_readv/writev), for large messages between ranks on one host: the receiver copies straight
+// out of the sender's buffer, and for a split copy the sender writes the second half into the receiver's.
 //
-// The kernel allows it when the reader may ptrace the target: same user, target dumpable, and, where the
+// The kernel allows it when the caller may ptrace the target: same user, target dumpable, and, where the
 // Yama LSM is active, ptrace_scope 0, or 1 with the target having allowed it (ShmPath::attach names its
 // parent, whose descendants, the job's ranks on this host, Yama then admits). Containers may also block
 // the system call with seccomp; a read that fails is not an error to the engine (it pipes the message).
@@ -28,6 +29,11 @@ base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr
 // receive into a derived datatype's pieces), up to IOV_MAX blocks per system call. Returns the bytes read.
 base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
                                                      std::span<const ::iovec> local) noexcept;
+
+// Copies `len` bytes of `local` to `remote_addr` in process `pid` (process_vm_writev), and returns `len`.
+// The same permission rule and errors as read_peer_memory.
+base::Result<std::size_t> write_peer_memory(pid_t pid, std::uintptr_t remote_addr, const void* local,
+                                            std::size_t len) noexcept;
 
 // The address of this process's probe word, which peers pass to probe_single_copy.
 std::uintptr_t single_copy_probe_address() noexcept;
