@@ -60,7 +60,7 @@ inline constexpr ParamRow kShmSingleCopyMax{
     "core's cache, slower both ways (docs/benchmarks.md). 0: no limit",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kShmSplitCopyMin{
-    "engine.shm.split_copy_min", ParamType::size, "256k",
+    "engine.shm.split_copy_min", ParamType::size, "128k",
     "smallest single copy into one contiguous buffer that the two processes split: the receiver reads the "
     "first half while the sender writes the second (process_vm_writev), each byte still copied once. 0: never",
     ParamLevel::advanced, ParamScope::job};
