@@ -173,6 +173,45 @@ static unsigned long long read_counter(MPI_T_pvar_session session, MPI_T_pvar_ha
   return value;
 }
 
+/* A 1 MB message each way over shared memory is a single copy that both processes move (split copy:
+ * the receiver reads the first half while the sender writes the second): each rank counts one, and
+ * neither half had to be moved again. Where Yama forbids reading a sibling (ptrace_scope 2 or 3) the
+ * message is piped instead, and only its bytes are checked. */
+static void split_copy(MPI_T_pvar_session session) {
+  MPI_T_pvar_handle splits = counter(session, "engine.split_copies");
+  MPI_T_pvar_handle rereads = counter(session, "engine.split_copy_rereads");
+  enum { kLarge = 1 << 20 };
+  unsigned char *large = malloc(kLarge);
+  CHECK(large != NULL, "out of memory");
+  const int peer = 1 - rank;
+  for (int turn = 0; turn < 2; ++turn) {
+    if (rank == turn) {
+      for (int i = 0; i < kLarge; ++i) large[i] = (unsigned char)(i * 7 + turn + (i >> 12));
+      CHECK_MPI(MPI_Send(large, kLarge, MPI_BYTE, peer, 13, MPI_COMM_WORLD));
+    } else {
+      memset(large, 0, kLarge);
+      CHECK_MPI(MPI_Recv(large, kLarge, MPI_BYTE, peer, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      for (int i = 0; i < kLarge; ++i) {
+        CHECK(large[i] == (unsigned char)(i * 7 + turn + (i >> 12)), "1 MB message: byte %d differs", i);
+      }
+    }
+  }
+  free(large);
+  int scope = 0;
+  FILE *yama = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+  if (yama != NULL) {
+    if (fscanf(yama, "%d", &scope) != 1) scope = 0;
+    fclose(yama);
+  }
+  if (scope <= 1) {
+    CHECK(read_counter(session, splits) == 1, "split copies received: %llu, expected 1",
+          read_counter(session, splits));
+    CHECK(read_counter(session, rereads) == 0, "split copy halves moved again: %llu", read_counter(session, rereads));
+  }
+  CHECK_T(MPI_SUCCESS, MPI_T_pvar_handle_free(session, &splits));
+  CHECK_T(MPI_SUCCESS, MPI_T_pvar_handle_free(session, &rereads));
+}
+
 static void dynamic_processes(void) {
   MPI_Comm parent = MPI_COMM_WORLD;
   CHECK_MPI(MPI_Comm_get_parent(&parent));
@@ -261,6 +300,7 @@ int main(int argc, char **argv) {
         kRounds, frames_sent, frames_received);
   /* Shared memory loses nothing: nothing was resent. */
   CHECK(read_counter(session, retransmits) == 0, "retransmits over shared memory");
+  split_copy(session);
 
   /* Read-only and continuous: refused as MPI says. A second session does not see the first's handles. */
   unsigned long long scratch = 0;
