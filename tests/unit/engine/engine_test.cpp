@@ -85,6 +85,23 @@ struct World {
 
 EngineConfig plain_config() { return EngineConfig::defaults(); }
 
+// Two ranks of this process that reach each other by single copy from 4 KiB (each reads and writes the
+// other's memory through its own pid).
+struct SingleCopyWorld : World {
+  static EngineConfig from_4k(EngineConfig config) {
+    config.single_copy_min = 4096;
+    return config;
+  }
+  static path::LoopOptions reading_memory() {
+    path::LoopOptions options;
+    options.single_copy_read = true;
+    return options;
+  }
+  explicit SingleCopyWorld(const EngineConfig& config) : World(2, from_4k(config), reading_memory()) {
+    for (std::uint32_t r = 0; r < 2; ++r) ranks[r]->set_peer_pid(1 - r, ::getpid());
+  }
+};
+
 std::vector<std::byte> pattern(std::size_t n, std::uint64_t salt) {
   std::vector<std::byte> v(n);
   std::uint64_t x = salt * 0x9E3779B97F4A7C15ULL + 1;
@@ -567,12 +584,8 @@ BOOST_AUTO_TEST_CASE(a_single_copy_request_is_honoured_only_over_the_peers_memor
 // message is then piped through the path instead, intact. It used to end the job.
 BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_instead) {
   EngineConfig config = plain_config();
-  config.single_copy_min = 4096;
   config.split_copy_min = 0;  // one read per message (split copies: a_split_copy_half_that_cannot_be_moved...)
-  path::LoopOptions options;
-  options.single_copy_read = true;
-  World w(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld w(config);
   w.peer_memory_unreadable = true;
   exchange_and_verify(w, {100'000, 300'000, 10});
   BOOST_TEST(w.peer_memory_reads == 2);
@@ -585,17 +598,12 @@ BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_
 // Single copy only up to engine.shm.single_copy_max: a larger message is piped, intact.
 BOOST_AUTO_TEST_CASE(messages_above_the_single_copy_max_are_piped) {
   EngineConfig config = plain_config();
-  config.single_copy_min = 4096;
   config.single_copy_max = 200'000;
-  path::LoopOptions options;
-  options.single_copy_read = true;
-  World w(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld w(config);
   exchange_and_verify(w, {100'000, 200'000, 200'001, 300'000, 10});
   BOOST_TEST(w.peer_memory_reads == 2);  // 100,000 and 200,000 bytes
   config.single_copy_max = 0;  // no limit
-  World unlimited(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) unlimited.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld unlimited(config);
   exchange_and_verify(unlimited, {100'000, 300'000});
   BOOST_TEST(unlimited.peer_memory_reads == 2);
 }
@@ -604,12 +612,8 @@ BOOST_AUTO_TEST_CASE(messages_above_the_single_copy_max_are_piped) {
 // writes the second into the receive buffer; each byte still moves once.
 BOOST_AUTO_TEST_CASE(single_copies_from_the_split_copy_min_are_moved_by_both_processes) {
   EngineConfig config = plain_config();
-  config.single_copy_min = 4096;
   config.split_copy_min = 200'000;
-  path::LoopOptions options;
-  options.single_copy_read = true;
-  World w(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld w(config);
   exchange_and_verify(w, {100'000, 199'999, 200'000, 300'001, 10});
   BOOST_TEST(w.ranks[1]->counters().split_copies == 2u);  // 200,000 and 300,001 bytes
   BOOST_TEST(w.peer_memory_reads == 4);                   // two whole, two halves
@@ -630,8 +634,7 @@ BOOST_AUTO_TEST_CASE(single_copies_from_the_split_copy_min_are_moved_by_both_pro
   w.ranks[1]->release(recv);
   // 0: never split.
   config.split_copy_min = 0;
-  World never(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) never.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld never(config);
   exchange_and_verify(never, {300'001});
   BOOST_TEST(never.ranks[1]->counters().split_copies == 0u);
   BOOST_TEST(never.peer_memory_writes == 0);
@@ -640,12 +643,8 @@ BOOST_AUTO_TEST_CASE(single_copies_from_the_split_copy_min_are_moved_by_both_pro
 // A half one side cannot move, the receiver reads; when it cannot read either, the message is piped.
 BOOST_AUTO_TEST_CASE(a_split_copy_half_that_cannot_be_moved_is_read_or_piped) {
   EngineConfig config = plain_config();
-  config.single_copy_min = 4096;
   config.split_copy_min = 100'000;
-  path::LoopOptions options;
-  options.single_copy_read = true;
-  World w(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld w(config);
   // The sender cannot write: the receiver reads both halves.
   w.peer_memory_unwritable = true;
   exchange_and_verify(w, {100'000, 250'000});
@@ -675,12 +674,8 @@ BOOST_AUTO_TEST_CASE(a_split_copy_half_that_cannot_be_moved_is_read_or_piped) {
 // within the message; a FIN naming a split copy must name one. Forged ones are counted and dropped.
 BOOST_AUTO_TEST_CASE(forged_split_copy_frames_write_nothing) {
   EngineConfig config = plain_config();
-  config.single_copy_min = 4096;
   config.split_copy_min = 100'000;
-  path::LoopOptions options;
-  options.single_copy_read = true;
-  World w(2, config, options);
-  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  SingleCopyWorld w(config);
   const std::vector<std::byte> sent = pattern(150'000, 3);
   Request* send = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 7, SendMode::standard);
   std::vector<std::byte> target(sent.size());
