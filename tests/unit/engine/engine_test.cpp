@@ -640,6 +640,40 @@ BOOST_AUTO_TEST_CASE(single_copies_from_the_split_copy_min_are_moved_by_both_pro
   BOOST_TEST(never.peer_memory_writes == 0);
 }
 
+// A split copy only while the sender waits in the library (its waiting word, shared memory's): a sender
+// that computes between MPI_Isend and its wait would otherwise hold the receive up until its next call.
+BOOST_AUTO_TEST_CASE(a_copy_is_split_only_while_the_sender_waits) {
+  EngineConfig config = plain_config();
+  config.split_copy_min = 100'000;
+  path::LoopOptions options = SingleCopyWorld::reading_memory();
+  options.shares_waiting = true;
+  World w(2, SingleCopyWorld::from_4k(config), options);
+  for (std::uint32_t r = 0; r < 2; ++r) w.ranks[r]->set_peer_pid(1 - r, ::getpid());
+  // run_until steps the ranks without progress_until: nobody waits. The receiver reads it all itself,
+  // and completes without another round of the sender's.
+  const std::vector<std::byte> sent = pattern(150'000, 8);
+  std::vector<std::byte> got(sent.size());
+  Request* send = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 7, SendMode::standard);
+  Request* recv = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 7);
+  for (int i = 0; i < 1000 && !w.complete(1, recv); ++i) w.ranks[1]->progress();
+  BOOST_TEST(w.complete(1, recv));
+  BOOST_TEST((got == sent));
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 0u);
+  w.run_until([&] { return w.complete(0, send); });
+  w.ranks[0]->release(send);
+  w.ranks[1]->release(recv);
+  // The sender waits: split.
+  w.ranks[0]->waiting(true);
+  exchange_and_verify(w, {150'000});
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 1u);
+  BOOST_TEST(w.peer_memory_writes == 1);
+  // And stops waiting: read whole again.
+  w.ranks[0]->waiting(false);
+  exchange_and_verify(w, {150'000});
+  BOOST_TEST(w.ranks[1]->counters().split_copies == 1u);
+  BOOST_TEST(w.peer_memory_writes == 1);
+}
+
 // A half one side cannot move, the receiver reads; when it cannot read either, the message is piped.
 BOOST_AUTO_TEST_CASE(a_split_copy_half_that_cannot_be_moved_is_read_or_piped) {
   EngineConfig config = plain_config();

@@ -157,6 +157,11 @@ class Engine {
  protected:
   // Called by progress_until between rounds that did nothing; decides when to spin, yield or sleep.
   virtual void idle(std::uint64_t idle_rounds) noexcept = 0;
+
+ public:
+  // A thread of this process begins (true) or ends (false) waiting in progress_until, polling: peers on
+  // shared memory may then count on this process answering soon (a split copy, engine_core.hpp).
+  virtual void waiting(bool now) noexcept { (void)now; }
 };
 
 // What makes two processes "on the same host" for shared memory (the engine.host_id parameter, else
@@ -170,11 +175,23 @@ bool shared_memory_allowed(const base::ParamSet& params);
 
 template <typename Done, typename Between>
 void Engine::progress_until(Done&& done, Between&& between) {
+  // Said once this call finds nothing to do (a call done at once says nothing), unsaid however it ends.
+  struct Waiting {
+    Engine& engine;
+    bool said = false;
+    ~Waiting() {
+      if (said) engine.waiting(false);
+    }
+  } waiting_now{*this};
   std::uint64_t idle_rounds = 0;
   while (!done()) {
     if (progress()) {
       idle_rounds = 0;
     } else {
+      if (!waiting_now.said) [[unlikely]] {
+        waiting_now.said = true;
+        waiting(true);
+      }
       idle(++idle_rounds);
     }
     between();

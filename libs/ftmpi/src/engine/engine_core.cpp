@@ -109,6 +109,9 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   rails_context_.actions = this;
   rails_context_.totals = &counters_;
   peers_.reserve(id_.size);
+  for (auto& p : paths_) {
+    if (waiting_word_ == nullptr) waiting_word_ = p->waiting_word();
+  }
   std::size_t max_payload = 0;
   for (std::uint32_t r = 0; r < id_.size; ++r) {
     Peer& peer = peers_.emplace_back(r, &rails_context_);
@@ -379,6 +382,21 @@ bool EngineCore::progress_after_poll(bool did) {
     for (auto& p : paths_) p->flush_sends();
   }
   return did;
+}
+
+void EngineCore::waiting(bool now) noexcept {
+  if (waiting_word_ == nullptr) return;
+  const std::atomic_ref<std::uint32_t> word(*waiting_word_);
+  if (base::multi_threaded()) {
+    // Threads begin and end waits in any order: a count, which reads 0 only once none waits.
+    if (now) {
+      word.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      word.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } else {
+    word.store(now ? 1 : 0, std::memory_order_relaxed);
+  }
 }
 
 void EngineCore::idle(std::uint64_t idle_rounds) noexcept {

@@ -289,6 +289,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
  protected:
   void idle(std::uint64_t idle_rounds) noexcept override;
 
+ public:
+  // Keeps this process's waiting word (Path::waiting_word) above 0 while a thread waits.
+  void waiting(bool now) noexcept override;
+
  private:
   class OutgoingFrame;
   class ShortFrame;
@@ -531,6 +535,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   Identity id_;
   EngineConfig config_;
   std::vector<std::unique_ptr<path::Path>> paths_;
+  // The shared-memory word peers read to learn that a thread of this process waits, polling (waiting()).
+  std::uint32_t* waiting_word_ = nullptr;
   Environment env_;
   EngineCounters counters_;
   RailSet::Context rails_context_;  // every peer's RailSet: timing, the real clock, this engine

@@ -623,9 +623,16 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
 
 // Split only where each half is worth a system call and the sender can write the whole second half
 // into one buffer: a contiguous receive that holds the message.
+// And only while the sender waits in the library (its shared-memory waiting word): it then writes its
+// half at once, where a sender computing between MPI_Isend and its wait would hold the receive up until
+// its next call. A path that cannot tell is taken at its word that the sender polls.
 bool EngineCore::splits_copy(const Request& r, const IncomingMessage& m) const noexcept {
-  return config_.split_copy_min != 0 && m.length >= std::max<std::uint64_t>(config_.split_copy_min, 128) &&
-         m.length <= r.capacity && r.layout == nullptr && env_.read_peer_memory;
+  if (config_.split_copy_min == 0 || m.length < std::max<std::uint64_t>(config_.split_copy_min, 128) ||
+      m.length > r.capacity || r.layout != nullptr || !env_.read_peer_memory) {
+    return false;
+  }
+  const Peer& peer = peers_[m.peer];
+  return peer.rails.size() == 1 && peer.rails[0].path->peer_waiting(m.peer).value_or(true);
 }
 
 void EngineCore::start_split_copy(Peer& peer, Request* r, IncomingMessage* m) {

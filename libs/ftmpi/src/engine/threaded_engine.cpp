@@ -8,8 +8,10 @@
 
 namespace ftmpi::engine {
 
+// The thread polls as long as it runs: peers may count on this process answering (Engine::waiting),
+// whatever its other threads do.
 ThreadedEngine::ThreadedEngine(std::unique_ptr<Engine> inner, std::chrono::nanoseconds idle_sleep)
-    : inner_(std::move(inner)), idle_sleep_(idle_sleep), thread_([this] { run(); }) {}
+    : inner_((inner->waiting(true), std::move(inner))), idle_sleep_(idle_sleep), thread_([this] { run(); }) {}
 
 ThreadedEngine::~ThreadedEngine() { stop(); }
 

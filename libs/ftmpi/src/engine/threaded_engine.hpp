@@ -54,6 +54,9 @@ class ThreadedEngine final : public Engine {
   // The progress thread is working for us: a waiting caller only gives up its core.
   void idle(std::uint64_t idle_rounds) noexcept override;
 
+ public:
+  void waiting(bool) noexcept override {}  // the progress thread waits all along (constructor)
+
  private:
   void run();
   void stop();

@@ -1,12 +1,16 @@
 #include "ftmpi/path/loop.hpp"
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
 namespace ftmpi::path {
 
 LoopNetwork::LoopNetwork(std::size_t ranks, LoopOptions options)
-    : size_(ranks), options_(options), queues_(std::make_unique<Queue[]>(ranks)) {}
+    : size_(ranks),
+      options_(options),
+      queues_(std::make_unique<Queue[]>(ranks)),
+      waiting_(std::make_unique<std::uint32_t[]>(ranks)) {}
 
 LoopPath::LoopPath(LoopNetwork& network, Rank me) : network_(network), me_(me) {
   // Set-up, not the data path: a wrong rank is a bug in the test that builds the network.
@@ -20,6 +24,15 @@ LoopPath::LoopPath(LoopNetwork& network, Rank me) : network_(network), me_(me) {
   info_.reliable = network.options().reliable;
   info_.single_copy_read = network.options().single_copy_read;
   info_.bandwidth_hint = 1e9;  // nominal; nothing in engine tests depends on it
+}
+
+std::uint32_t* LoopPath::waiting_word() noexcept {
+  return network_.options().shares_waiting ? &network_.waiting_[me_] : nullptr;
+}
+
+std::optional<bool> LoopPath::peer_waiting(Rank peer) const noexcept {
+  if (!network_.options().shares_waiting || peer >= network_.size()) return std::nullopt;
+  return std::atomic_ref<std::uint32_t>(network_.waiting_[peer]).load(std::memory_order_relaxed) != 0;
 }
 
 base::Status LoopPath::send(Rank peer, FrameWriter& frame) noexcept {

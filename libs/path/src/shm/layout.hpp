@@ -11,7 +11,7 @@
 namespace ftmpi::path::shm {
 
 inline constexpr std::uint64_t kMagic = 0x4d48'5349'504d'5446;  // "FTMPISHM" in memory order
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // 2: RankStatus lines
 inline constexpr std::uint32_t kReady = 0x59444552;  // "REDY" in memory order; ftruncate left 0
 inline constexpr std::size_t kCacheLine = 64;
 inline constexpr std::size_t kPage = 4096;
@@ -19,6 +19,15 @@ inline constexpr std::uint32_t kMaxLocalRanks = 1024;
 // send() maps a world rank to a local rank through a table covering the host's lowest to highest world
 // rank, 2 bytes an entry: 8 MiB at most. Block mappings need only the local size.
 inline constexpr std::uint32_t kMaxWorldRankSpan = 1u << 22;
+
+// One cache line per local rank after the entries, written by that rank alone, read by its peers: what
+// they may know of it without a message.
+struct alignas(kCacheLine) RankStatus {
+  // > 0 while threads of the rank wait in the library, polling (Path::waiting_word): a split copy's
+  // sender will then write its half soon.
+  std::uint32_t waiting;
+};
+static_assert(sizeof(RankStatus) == kCacheLine);
 
 // Offset 0. Written by create(); `ready` last, with release, so that a reader that sees kReady (acquire)
 // sees every other field.
@@ -70,6 +79,7 @@ constexpr std::size_t round_up(std::size_t value, std::size_t multiple) {
 // fifo_offset on, so each sender's row can be bound to its NUMA node on its own.
 struct Layout {
   std::size_t local_size = 0;
+  std::size_t status_offset = 0;  // RankStatus[local_size]
   std::size_t fifo_offset = 0;  // FIFO (0, 0)
   std::size_t fifo_stride = 0;  // FIFO (s, r) is at fifo_offset + (s * local_size + r) * fifo_stride
   std::size_t segment_size = 0;
@@ -84,7 +94,8 @@ struct Layout {
 inline Layout layout_of(std::size_t local_size, const ShmGeometry& geometry) {
   Layout layout;
   layout.local_size = local_size;
-  layout.fifo_offset = round_up(sizeof(SegmentHeader) + local_size * sizeof(RankEntry), kPage);
+  layout.status_offset = round_up(sizeof(SegmentHeader) + local_size * sizeof(RankEntry), kCacheLine);
+  layout.fifo_offset = round_up(layout.status_offset + local_size * sizeof(RankStatus), kPage);
   layout.fifo_stride =
       round_up(kFifoControlSize + std::size_t{geometry.slots} * geometry.slot_size, kPage);
   layout.segment_size = layout.fifo_offset + local_size * local_size * layout.fifo_stride;
@@ -94,6 +105,9 @@ inline Layout layout_of(std::size_t local_size, const ShmGeometry& geometry) {
 inline SegmentHeader* header_of(std::byte* base) { return reinterpret_cast<SegmentHeader*>(base); }
 inline RankEntry* entries_of(std::byte* base) {
   return reinterpret_cast<RankEntry*>(base + sizeof(SegmentHeader));
+}
+inline RankStatus* statuses_of(std::byte* base, const Layout& layout) {
+  return reinterpret_cast<RankStatus*>(base + layout.status_offset);
 }
 
 }  // namespace ftmpi::path::shm

@@ -3,7 +3,8 @@
 // Segment layout (n = local size; every offset from fifo_offset on is a multiple of 4 KiB):
 //
 //   0                SegmentHeader: magic, version, ready, size, n, slots, slot_size, offsets
-//   64               RankEntry[n]: world rank, pid, probe address           (rounded up to a page)
+//   64               RankEntry[n]: world rank, pid, probe address           (rounded up to a line)
+//   status_offset    RankStatus[n]: a line each, written by its rank: waiting  (rounded up to a page)
 //   fifo_offset      row 0: FIFO (0,0) FIFO (0,1) ... FIFO (0,n-1)           -- on sender 0's NUMA node
 //                    row 1: FIFO (1,0) ...                                     -- on sender 1's NUMA node
 //                    ...
@@ -318,6 +319,8 @@ ShmPath::ShmPath(const ShmConfig& config, std::byte* base, std::size_t size, boo
 
   const shm::Layout layout = shm::layout_of(local_size_, config.geometry);
   const std::size_t me = config.local_rank;
+  statuses_ = shm::statuses_of(base_, layout);
+  my_status_ = &statuses_[me];
   auto consumer_index = [&](std::size_t fifo) { return reinterpret_cast<std::uint64_t*>(base_ + fifo); };
   for (std::size_t peer = 0; peer < local_size_; ++peer) {
     out_[peer].slots = base_ + layout.fifo(me, peer) + shm::kFifoControlSize;
@@ -351,6 +354,14 @@ std::optional<std::int64_t> ShmPath::peer_pid(Rank peer) const noexcept {
   const pid_t pid = std::atomic_ref<std::int32_t>(shm::entries_of(base_)[local].pid).load(std::memory_order_acquire);
   if (pid == 0) return std::nullopt;
   return pid;
+}
+
+std::uint32_t* ShmPath::waiting_word() noexcept { return &my_status_->waiting; }
+
+std::optional<bool> ShmPath::peer_waiting(Rank peer) const noexcept {
+  const std::uint32_t local = local_of(peer);
+  if (local == kNotLocal) return std::nullopt;
+  return std::atomic_ref<std::uint32_t>(statuses_[local].waiting).load(std::memory_order_relaxed) != 0;
 }
 
 // The slot for the sender's next frame, or nullptr when the ring is full.

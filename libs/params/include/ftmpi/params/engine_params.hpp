@@ -62,7 +62,8 @@ inline constexpr ParamRow kShmSingleCopyMax{
 inline constexpr ParamRow kShmSplitCopyMin{
     "engine.shm.split_copy_min", ParamType::size, "128k",
     "smallest single copy into one contiguous buffer that the two processes split: the receiver reads the "
-    "first half while the sender writes the second (process_vm_writev), each byte still copied once. 0: never",
+    "first half while the sender writes the second (process_vm_writev), each byte still copied once; only "
+    "while the sender waits in the library, so that a sender computing does not hold the receive up. 0: never",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@ struct LoopOptions {
   std::size_t mtu = 8192;  // max_frame of every path on the network, header included
   bool reliable = true;    // what PathInfo::reliable claims
   bool single_copy_read = false;  // what PathInfo::single_copy_read claims (the ranks share one process)
+  bool shares_waiting = false;    // each rank's waiting word readable by the others, as shared memory's
 };
 
 class LoopNetwork {
@@ -46,6 +48,7 @@ class LoopNetwork {
   std::size_t size_;
   LoopOptions options_;
   std::unique_ptr<Queue[]> queues_;  // by rank
+  std::unique_ptr<std::uint32_t[]> waiting_;  // by rank (shares_waiting)
 };
 
 class LoopPath final : public Path {
@@ -58,6 +61,8 @@ class LoopPath final : public Path {
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
   // Always false: send() puts every frame straight into the destination's queue.
   bool has_queued_frames() const noexcept override { return false; }
+  std::uint32_t* waiting_word() noexcept override;
+  std::optional<bool> peer_waiting(Rank peer) const noexcept override;
 
  private:
   LoopNetwork& network_;

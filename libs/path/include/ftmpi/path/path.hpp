@@ -159,6 +159,16 @@ class Path {
   // A snapshot of the driver's counters (not the engine's per-rail ones). Not for the data path.
   virtual std::vector<PathCounterGroup> stats() const { return {}; }
 
+  // A word of this process's that peers on the path can read (shared memory): the engine keeps it above
+  // 0 while a thread waits in the library, polling; null when the path has none.
+  virtual std::uint32_t* waiting_word() noexcept { return nullptr; }
+  // Whether `peer` has a thread waiting in the library now (its waiting_word), as far as this path can
+  // tell; nullopt when it cannot.
+  virtual std::optional<bool> peer_waiting(Rank peer) const noexcept {
+    (void)peer;
+    return std::nullopt;
+  }
+
   // The process id of a peer this path can read the memory of (PathInfo::single_copy_read), once known.
   virtual std::optional<std::int64_t> peer_pid(Rank peer) const noexcept {
     (void)peer;

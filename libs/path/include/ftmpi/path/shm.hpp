@@ -59,6 +59,10 @@ struct ShmConfig {
   ShmGeometry geometry;
 };
 
+namespace shm {
+struct RankStatus;  // layout.hpp
+}  // namespace shm
+
 class ShmPath final : public Path {
  public:
   // Makes the segment (it must not exist), sizes it and writes its header; only local rank 0 calls it.
@@ -78,6 +82,8 @@ class ShmPath final : public Path {
 
   // The process id of a local peer once it has attached (for read_peer_memory), else nullopt.
   std::optional<std::int64_t> peer_pid(Rank peer) const noexcept override;
+  std::uint32_t* waiting_word() noexcept override;
+  std::optional<bool> peer_waiting(Rank peer) const noexcept override;
 
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return local_of(peer) != kNotLocal; }
@@ -128,6 +134,8 @@ class ShmPath final : public Path {
   bool frame_waiting(const Incoming& in) const noexcept;
 
   std::byte* base_;
+  shm::RankStatus* statuses_ = nullptr;   // by local rank, in the segment
+  shm::RankStatus* my_status_ = nullptr;
   std::size_t size_;
   std::string name_;
   std::uint32_t local_size_;
