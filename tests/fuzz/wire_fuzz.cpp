@@ -57,10 +57,14 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
     require(h.lirs == 0 && h.lids == 0, "no ack without ack-valid", h);
   }
   const bool carries_payload = h.type == FrameType::data || h.type == FrameType::rts;
+  const bool split_cts = h.type == FrameType::cts && (h.flags & kFlagSingleCopy) != 0;
   require(carries_payload || h.payload_length == 0, "payload only on data and rts", h);
-  require(carries_payload || ((h.message_length == 0 || h.type == FrameType::credit) && h.fragment_offset == 0 &&
-                              ((h.tag == 0 && h.context == 0) || h.type == FrameType::cancel)),
-          "placement and matching only on data and rts (and a credit's grant, a cancel's envelope)", h);
+  require(carries_payload || split_cts ||
+              ((h.message_length == 0 || h.type == FrameType::credit) && h.fragment_offset == 0 &&
+               ((h.tag == 0 && h.context == 0) || h.type == FrameType::cancel)),
+          "placement and matching only on data and rts (and a credit's grant, a cancel's envelope, a split "
+          "copy's buffer and split)",
+          h);
   require((h.flags & kFlagWithdrawn) == 0 || h.type == FrameType::cancel_reply, "withdrawn only on a cancel reply", h);
   switch (h.type) {
     case FrameType::data:
@@ -109,6 +113,11 @@ void check_accepted(const FrameHeader& h, std::span<const std::byte> frame) {
       require(h.seq_first >= 1 && h.seq_count == 1 && h.message_seq >= 1 && h.sender_request != 0,
               "cts/fin", h);
       require(h.type == FrameType::fin || h.receiver_request != 0, "cts names the receive", h);
+      // A split copy's CTS names the receive buffer and where the sender's half begins, and nothing to match.
+      require(!split_cts || (h.message_length != 0 && h.fragment_offset != 0 && h.tag == 0 && h.context == 0),
+              "a split-copy cts has its buffer and split", h);
+      require(h.type != FrameType::fin || (h.flags & kFlagSingleCopy) == 0 || h.receiver_request != 0,
+              "a single-copy fin names the receive", h);
       break;
     case FrameType::ack:
       // An ACK may name a selective range received above LIRS: a real, non-wrapping one, or none.
