@@ -25,12 +25,15 @@ constexpr std::uint32_t kTimerCheckRounds = 32;
 }  // namespace
 
 // Writes a frame the engine still holds in full (a retransmission).
-StoredFrame::StoredFrame(std::span<const std::byte> bytes, bool bulk) : bytes_(bytes), bulk_(bulk) {}
-std::size_t StoredFrame::frame_size() const noexcept { return bytes_.size(); }
 void StoredFrame::write(std::span<std::byte> room) noexcept {
   std::memcpy(room.data(), bytes_.data(), bytes_.size());
+  if (!payload_.empty()) std::memcpy(room.data() + bytes_.size(), payload_.data(), payload_.size());
 }
-bool StoredFrame::bulk() const noexcept { return bulk_; }
+
+std::span<const std::byte> StoredFrame::write_header(std::span<std::byte> room) noexcept {
+  std::memcpy(room.data(), bytes_.data(), bytes_.size());
+  return payload_;
+}
 
 int CommView::comm_rank_of(int world_rank) const noexcept {
   if (world_ranks.empty()) return world_rank;

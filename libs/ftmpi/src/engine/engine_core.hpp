@@ -111,6 +111,7 @@ struct EngineConfig {
   std::size_t eager_credit = 0;     // eager bytes granted to each peer (engine.eager_credit)
   std::size_t single_copy_min = 0;  // 0: never
   std::size_t single_copy_max = 0;  // 0: no limit
+  bool retain_by_reference = true;  // tracked stream frames kept by reference to the send buffer
   std::size_t split_copy_min = 0;   // a single copy this large is split between the two processes; 0: never
   std::chrono::nanoseconds retransmit_min{};
   std::chrono::nanoseconds retransmit_max{};
@@ -200,17 +201,24 @@ struct Payload {
 };
 
 
-// Writes a frame the engine still holds in full (a retransmission).
+// Writes a frame the engine still holds (a retransmission): whole in `bytes`, or, for a frame kept by
+// reference (RetainedFrame::payload), its header in `bytes` and its payload in the sender's buffer.
 class StoredFrame final : public path::FrameWriter {
  public:
-  StoredFrame(std::span<const std::byte> bytes, bool bulk);
-  std::size_t frame_size() const noexcept override;
+  StoredFrame(std::span<const std::byte> bytes, std::span<const std::byte> payload, bool bulk)
+      : bytes_(bytes), payload_(payload), bulk_(bulk) {}
+  std::size_t frame_size() const noexcept override { return bytes_.size() + payload_.size(); }
   void write(std::span<std::byte> room) noexcept override;
-  bool bulk() const noexcept override;
-  std::span<const std::byte> bytes() const noexcept override { return bytes_; }
+  bool bulk() const noexcept override { return bulk_; }
+  std::span<const std::byte> bytes() const noexcept override {
+    return payload_.empty() ? bytes_ : std::span<const std::byte>{};
+  }
+  std::size_t header_size() const noexcept override { return payload_.empty() ? 0 : bytes_.size(); }
+  std::span<const std::byte> write_header(std::span<std::byte> room) noexcept override;
 
  private:
   std::span<const std::byte> bytes_;
+  std::span<const std::byte> payload_;
   bool bulk_;
 };
 
@@ -492,8 +500,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // All of an eager message: one short frame where the peer takes them, else DATA fragments.
   template <bool kThreads>
   void send_whole_eager(Peer& peer, Request& r);
+  // `lender`: a send whose buffer holds `payload` (contiguous, left alone until the send completes), so
+  // that a tracked frame may be kept by reference to it (RetainedFrame) instead of copied.
   void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, const Payload& payload,
-                  bool bulk = false);
+                  bool bulk = false, Request* lender = nullptr);
   void send_frame(Peer& peer, frag::FrameHeader& h, const Payload& payload) {
     send_frame(peer, pick_route(peer), h, payload);
   }
@@ -608,6 +618,18 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
   std::size_t frame_size() const noexcept override { return frag::kHeaderSize + payload_.size(); }
   bool bulk() const noexcept override { return bulk_; }
 
+  // Contiguous payloads whose MAC, if any, covers the header alone: the header, its checksum read from
+  // the payload where it lies.
+  std::size_t header_size() const noexcept override {
+    return payload_.layout == nullptr && payload_mac_key_ == nullptr ? frag::kHeaderSize : 0;
+  }
+  std::span<const std::byte> write_header(std::span<std::byte> room) noexcept override {
+    header_.checksum_kind = kind_;
+    header_.payload_checksum = frag::checksum(kind_, payload_.bytes.data(), payload_.bytes.size());
+    encode_header(room);
+    return payload_.bytes;
+  }
+
   // One pass over the payload: copy into the room and checksum it, then the header that carries it.
   void write(std::span<std::byte> room) noexcept override {
     header_.checksum_kind = kind_;
@@ -628,14 +650,20 @@ class EngineCore::OutgoingFrame final : public path::FrameWriter {
     if (payload_mac_key_ != nullptr) {
       frag::encode(header_, room.first<frag::kHeaderSize>(), false);
       frag::seal_frame(room.first(frame_size()), *payload_mac_key_);
-    } else if (mac_key_ != nullptr) {
+    } else {
+      encode_header(room);
+    }
+  }
+
+ private:
+  void encode_header(std::span<std::byte> room) noexcept {
+    if (mac_key_ != nullptr) {
       frag::encode(header_, room.first<frag::kHeaderSize>(), true, *mac_key_);
     } else {
       frag::encode(header_, room.first<frag::kHeaderSize>(), false);
     }
   }
 
- private:
   frag::FrameHeader& header_;
   Payload payload_;  // a copy: callers may pass a temporary
   frag::ChecksumKind kind_;

@@ -501,7 +501,11 @@ void EngineCore::handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h,
     return;
   }
   m->arrived += accept_sequenced(peer, h, /*delivered=*/true);
+  // The sender may keep the stream by reference to its buffer, its send waiting for our ACK: the last
+  // frames' ACK goes now, not after engine.ack.delay (one ACK per rendezvous message).
+  const bool whole = m->arrived == m->length;
   finish_message_if_complete(m);
+  if (whole && peer.frames_unacked > 0) send_ack(peer);
 }
 
 void EngineCore::reject_payload(Peer& peer, const frag::FrameHeader& h) {

@@ -2,11 +2,12 @@
 // off rails that left service. The rails' own health (states, probes, failover and failback decisions)
 // is the RailSet's (rail_set.hpp); this file feeds it what the frames show and acts on what it asks.
 //
-// Acknowledgement. The sender keeps every sequenced frame it sent to a peer, whole, in `Peer::retained`
-// (sequence order) until the peer's LIDS covers it. Frames covered by LIRS but not yet by LIDS were
-// received and only wait for their receive to be posted: they no longer count as in flight on their rail
-// and are never resent (their timer is pushed back instead), so a receiver that is busy computing is not
-// flooded with copies of data it already holds.
+// Acknowledgement. The sender keeps every sequenced frame it sent to a peer in `Peer::retained` (sequence
+// order; whole, or a stream's by reference to its send buffer) until the peer's LIDS covers it. Frames
+// covered by LIRS but not yet by LIDS were received and only wait for their receive to be posted: they
+// no longer count as in flight on their rail and are never resent (their timer is pushed back instead),
+// so a receiver that is busy computing is not flooded with copies of data it already holds; a frame kept
+// by reference gives its send buffer back there (frame_received).
 //
 // Retransmission timer, per rail to a peer: RFC 6298's estimator (RailSet::sample_rtt) from frames ACKed
 // on their first attempt (Karn: a resent frame's ACK says nothing about which copy arrived); each further
@@ -99,10 +100,14 @@ void EngineCore::handle_selective_ack(Peer& peer, std::uint64_t first, std::uint
 void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point now) {
   f.received = true;
   Route& route = peer.rails[f.route];
-  route.in_flight -= f.bytes.size();
+  route.in_flight -= f.frame_size();
   --route.frames_in_flight;
   recycle(f.bytes);
   peer.rails.proved(f.route, now);
+  if (Request* lender = std::exchange(f.lender, nullptr)) {
+    f.payload = {};
+    if (--lender->frames_lent == 0 && lender->send_state == SendState::awaiting_acks) complete(lender);
+  }
 }
 
 void EngineCore::recycle(FrameBytes& bytes) {
@@ -153,9 +158,9 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   Route& from = peer.rails[f.route];
   Route& to = peer.rails[route_index];
   if (!f.received) {
-    from.in_flight -= f.bytes.size();
+    from.in_flight -= f.frame_size();
     --from.frames_in_flight;
-    to.in_flight += f.bytes.size();
+    to.in_flight += f.frame_size();
     ++to.frames_in_flight;
   }
   f.route = route_index;
@@ -164,9 +169,9 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   ++counters_.retransmits;
   ++to.counters.retransmits;
   ++to.counters.frames_sent;
-  to.counters.bytes_sent += f.bytes.size();
-  counters_.bytes_sent += f.bytes.size();
-  StoredFrame frame(f.bytes, f.bulk);
+  to.counters.bytes_sent += f.frame_size();
+  counters_.bytes_sent += f.frame_size();
+  StoredFrame frame(f.bytes, f.payload, f.bulk);
   if (f.bulk) bulk_sent_.store(true, std::memory_order_relaxed);
   if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s, f.range.first);
 }
@@ -180,26 +185,29 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
     const std::uint32_t to = pick_route(peer);
     const Route& route = peer.rails[to];
     RetainedFrame& f = peer.retained[index];
-    if (f.bytes.size() <= route.max_payload + frag::kHeaderSize) {
+    if (f.frame_size() <= route.max_payload + frag::kHeaderSize) {
       resend(peer, index, to);
       continue;
     }
     // Only DATA frames can be larger than another rail takes: an RTS is cut to fit every rail.
-    frag::DecodeLimits own{id_.job_key, id_.size, peer.rank, static_cast<std::uint32_t>(f.bytes.size())};
+    frag::DecodeLimits own{id_.job_key, id_.size, peer.rank, static_cast<std::uint32_t>(f.frame_size())};
     own.key = id_.frame_key;
     own.payload_mac = config_.payload_mac;
     own.payload_key = limits_.payload_key;
-    auto decoded = frag::decode(f.bytes, own);
+    auto decoded = f.lender != nullptr ? frag::decode(f.bytes, f.frame_size(), own) : frag::decode(f.bytes, own);
     if (!decoded || decoded->type != frag::FrameType::data) {
       abort(1, "internal error: a retained frame cannot be cut for another rail: " +
                    (decoded ? frag::describe(*decoded) : decoded.status().to_string()));
     }
     const frag::FrameHeader old = *decoded;
-    const std::span<const std::byte> payload(f.bytes.data() + frag::kHeaderSize, old.payload_length);
+    const std::span<const std::byte> payload =
+        f.lender != nullptr ? f.payload
+                            : std::span<const std::byte>(f.bytes.data() + frag::kHeaderSize, old.payload_length);
+    Request* const lender = f.lender;
     const std::uint32_t old_route = f.route;
     const bool bulk = f.bulk;
     const std::uint32_t attempts = f.attempts;
-    peer.rails[old_route].in_flight -= f.bytes.size();
+    peer.rails[old_route].in_flight -= f.frame_size();
     --peer.rails[old_route].frames_in_flight;
     // The frame's bytes are a piece of its message: cut that piece again at this rail's size (frag::recut
     // names each new fragment by its offset and sequence numbers).
@@ -217,10 +225,17 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
                                           frag::fragment_position_flags(cut.offset, cut.length, old.message_length));
       RetainedFrame& piece = pieces.emplace_back();
       piece.range = {cut.seq_first, cut.seq_first + cut.seq_count - 1};
-      piece.bytes.resize(frag::kHeaderSize + cut.length);
-      frag::Checksummer sum(old.checksum_kind);
-      sum.copy(piece.bytes.data() + frag::kHeaderSize, payload.data() + (cut.offset - old.fragment_offset), cut.length);
-      h.payload_checksum = sum.value();
+      const std::span<const std::byte> part = payload.subspan(cut.offset - old.fragment_offset, cut.length);
+      if (lender != nullptr) {  // a piece of a frame kept by reference is kept by reference too
+        piece.bytes.resize(frag::kHeaderSize);
+        piece.payload = part;
+        piece.lender = lender;
+        h.payload_checksum = frag::checksum(old.checksum_kind, part.data(), part.size());
+      } else {
+        piece.bytes.resize(frag::kHeaderSize + cut.length);
+        h.payload_checksum = frag::copy_with_checksum(old.checksum_kind, piece.bytes.data() + frag::kHeaderSize,
+                                                      part.data(), part.size());
+      }
       // Sealed for any rail: a MAC is only ignored on a trusted one.
       frag::encode(h, std::span<std::byte, frag::kHeaderSize>(piece.bytes.data(), frag::kHeaderSize),
                    !config_.payload_mac, id_.frame_key);
@@ -231,11 +246,12 @@ void EngineCore::resend_elsewhere(Peer& peer, std::vector<std::size_t>& indices)
     }
     base::logger().debug("rank {}: frame {} re-cut into {} for {}", peer.rank, frag::describe(old),
                          pieces.size(), route.name);
+    if (lender != nullptr) lender->frames_lent += static_cast<std::uint32_t>(pieces.size() - 1);
     peer.retained.erase(peer.retained.begin() + static_cast<std::ptrdiff_t>(index));
     peer.retained.insert(peer.retained.begin() + static_cast<std::ptrdiff_t>(index),
                          std::make_move_iterator(pieces.begin()), std::make_move_iterator(pieces.end()));
     for (std::size_t k = 0; k < pieces.size(); ++k) {
-      peer.rails[old_route].in_flight += peer.retained[index + k].bytes.size();
+      peer.rails[old_route].in_flight += peer.retained[index + k].frame_size();
       ++peer.rails[old_route].frames_in_flight;
       resend(peer, index + k, pick_route(peer));
     }

@@ -30,7 +30,7 @@ frag::FrameHeader EngineCore::header_for(Peer& peer, frag::FrameType type) noexc
 }
 
 void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHeader& h, const Payload& payload,
-                            bool bulk) {
+                            bool bulk, Request* lender) {
   if (peer.lost) [[unlikely]] return;  // nothing reaches it; its operations fail (forget_lost_peers)
   const bool sequenced = frag::occupies_sequence(h.type);
   if (sequenced) {
@@ -68,13 +68,23 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
   counters_.bytes_sent += frame.frame_size();
   base::Status sent;
   if (keep != nullptr) {
-    // The copy kept for retransmission is the frame itself, built before the path sees it: a path may
-    // lose a frame without ever writing it.
-    keep->bytes.resize(frame.frame_size());
-    frame.write(keep->bytes);
-    route.in_flight += keep->bytes.size();
+    // What is kept for retransmission is the frame itself, built before the path sees it: a path may
+    // lose a frame without ever writing it. By reference, only its header is built: the payload's CRC
+    // is read from the sender's buffer, and a path that gathers sends it from there, so the bytes are
+    // not copied in user space at all (the send completes once the peer has them: frame_received).
+    if (lender != nullptr && frame.header_size() == frag::kHeaderSize) {
+      keep->bytes.resize(frag::kHeaderSize);
+      keep->payload = frame.write_header(keep->bytes);
+      keep->lender = lender;
+      ++lender->frames_lent;
+      ++counters_.frames_by_reference;
+    } else {
+      keep->bytes.resize(frame.frame_size());
+      frame.write(keep->bytes);
+    }
+    route.in_flight += keep->frame_size();
     ++route.frames_in_flight;
-    StoredFrame stored(keep->bytes, bulk);
+    StoredFrame stored(keep->bytes, keep->payload, bulk);
     sent = route.path->send(peer.rank, stored);
   } else {
     sent = route.path->send(peer.rank, frame);
@@ -159,7 +169,9 @@ void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std:
     h.sender_request = r.cookie();
     h.receiver_request = r.receiver_cookie;
   }
-  send_frame(peer, route, h, Payload::of(r, offset, len), bulk);
+  // A stream after the CTS from one contiguous buffer lends it: its send waits for the peer anyway.
+  Request* lender = bulk && r.layout == nullptr && config_.retain_by_reference && !config_.payload_mac ? &r : nullptr;
+  send_frame(peer, route, h, Payload::of(r, offset, len), bulk, lender);
 }
 
 // DATA fragments for bytes [from, to) of a send: each goes on the least loaded working rail, cut at
@@ -332,7 +344,11 @@ bool EngineCore::push_streams() {
     if (r->next_offset == r->bytes && !peer.lost) {
       streaming_[i] = streaming_.back();
       streaming_.pop_back();
-      complete(r);
+      if (r->frames_lent == 0) {
+        complete(r);
+      } else {
+        r->send_state = SendState::awaiting_acks;  // frame_received completes it
+      }
     } else {
       ++i;
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -84,14 +85,22 @@ class FrameBytes {
   std::size_t capacity_ = 0;
 };
 
+// A frame kept for resending: whole in `bytes`, or, for rendezvous data from a contiguous send buffer
+// (EngineCore::send_fragment), by reference: its header in `bytes` and its payload where it lies in the
+// sender's buffer (`payload`), whose send completes only once the peer has received every such frame
+// (`lender`). Both are given up once the peer has it.
 struct RetainedFrame {
   seq::Range range{};
-  FrameBytes bytes;              // the whole frame as it was sent; given up once the peer has it
+  FrameBytes bytes;
+  std::span<const std::byte> payload;
+  Request* lender = nullptr;
   Clock::time_point sent_at{};
   std::uint32_t attempts = 1;
   std::uint32_t route = 0;       // index in Peer::rails it was last sent on
   bool bulk = false;             // rendezvous data after CTS (a path's bulk lane)
   bool received = false;         // the peer has it (LIRS or a selective ACK): never resent, not in flight
+
+  std::size_t frame_size() const noexcept { return bytes.size() + payload.size(); }
 };
 
 struct Peer {

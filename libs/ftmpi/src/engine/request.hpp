@@ -24,6 +24,7 @@ enum class SendState : std::uint8_t {
   awaiting_cts,        // RTS sent, waiting for the receiver to match
   streaming,           // CTS received: sending the remaining fragments as room allows
   awaiting_fin,        // single copy: the receiver is reading our memory
+  awaiting_acks,       // every fragment sent, some kept by reference and not yet received by the peer
 };
 
 class Request {
@@ -50,6 +51,9 @@ class Request {
   std::size_t next_offset = 0;        // streaming: first byte not yet handed to a path
   std::uint64_t receiver_cookie = 0;  // from the CTS
   bool cancel_asked = false;          // a CANCEL went to the receiver; its answer has not come
+  // Frames of this send kept by reference to send_buf (RetainedFrame::payload) that the peer has not
+  // received yet: the buffer is the application's again only once this is 0.
+  std::uint32_t frames_lent = 0;
 
   // Receive side.
   CommView comm;  // to report the sender's rank in the communicator

@@ -96,6 +96,8 @@ const PerformanceVariable kPerformanceVariables[] = {
      "single copies received in two halves, the sender writing the second into the receive buffer"},
     {"engine.split_copy_rereads", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::split_copy_rereads,
      "split copies where the receiver read a half the other side could not move"},
+    {"engine.frames_by_reference", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::frames_by_reference,
+     "stream frames kept for resending by reference to the send buffer, not copied"},
     {"engine.sends_cancelled", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::sends_cancelled,
      "sends the receiver withdrew before matching them (MPI_Cancel)"},
     {"engine.messages_withdrawn", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::messages_withdrawn,

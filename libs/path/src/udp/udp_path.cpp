@@ -463,18 +463,27 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
       return {};
     }
   }
-  // A frame that exists whole already (the engine's retained copy) goes out from there: one copy less.
+  // A frame that exists whole already (the engine's retained copy) goes out from there, one whose payload
+  // lies in the sender's buffer as its header and that payload: no copy in user space either way.
+  ::iovec iov[2];
+  std::size_t parts = 1;
   std::span<const std::byte> whole = frame.bytes();
-  if (whole.size() != size) {
+  if (whole.size() == size) {
+    iov[0] = {const_cast<std::byte*>(whole.data()), size};
+  } else if (const std::size_t head = frame.header_size(); head != 0) {
+    const std::span<const std::byte> payload = frame.write_header({scratch_.get(), head});
+    iov[0] = {scratch_.get(), head};
+    iov[1] = {const_cast<std::byte*>(payload.data()), payload.size()};
+    parts = 2;
+  } else {
     frame.write({scratch_.get(), size});
-    whole = {scratch_.get(), size};
+    iov[0] = {scratch_.get(), size};
   }
-  ::iovec iov{const_cast<std::byte*>(whole.data()), size};
   ::mmsghdr message{};
   message.msg_hdr.msg_name = &peers_[peer].to[lane];
   message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);
-  message.msg_hdr.msg_iov = &iov;
-  message.msg_hdr.msg_iovlen = 1;
+  message.msg_hdr.msg_iov = iov;
+  message.msg_hdr.msg_iovlen = parts;
   for (;;) {
     if (send_batch_(socket.fd, &message, 1, 0) == 1) [[likely]] {
       UdpSocketCounters& counters = counters_of(lane);
@@ -487,7 +496,11 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     if (err == EINTR) continue;
     switch (udp_send_errc(err)) {
       case Errc::would_block:
-        enqueue(lane, peer, size, whole.data(), nullptr);
+        if (parts == 1) {
+          enqueue(lane, peer, size, static_cast<const std::byte*>(iov[0].iov_base), nullptr);
+        } else {  // header in scratch_, payload elsewhere: written whole into the queue
+          enqueue(lane, peer, size, nullptr, &frame);
+        }
         return {};
       case Errc::ok:
         return {};  // lost, as UDP may lose it

@@ -65,6 +65,13 @@ inline constexpr ParamRow kShmSplitCopyMin{
     "first half while the sender writes the second (process_vm_writev), each byte still copied once; only "
     "while the sender waits in the library, so that a sender computing does not hold the receive up. 0: never",
     ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kRetainByReference{
+    "engine.retain.by_reference", ParamType::boolean, "true",
+    "keep a tracked rendezvous stream's frames for resending by reference to the send buffer: the CRC is "
+    "read from there and a path that gathers sends from there, no user-space copy; the send completes once "
+    "the peer has received every frame. false: each frame is copied (with its CRC) and the send completes "
+    "once its frames are handed to the paths",
+    ParamLevel::advanced};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",
     "first retransmission timeout (floor of the measured round trip estimate)", ParamLevel::advanced};

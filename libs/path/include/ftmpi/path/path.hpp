@@ -67,6 +67,16 @@ class FrameWriter {
   // for resending): a path that would only copy them elsewhere to send them may send from here instead
   // of calling write(). Empty: call write().
   virtual std::span<const std::byte> bytes() const noexcept { return {}; }
+  // A frame whose payload lies whole in memory already (a sender's buffer) may be sent from two places:
+  // write_header() writes the first header_size() bytes of the frame to `room` (reading the payload for
+  // its checksum, without copying it) and returns the payload, which follows them on the wire. A path that
+  // gathers (sendmsg's iovecs) may send both from there instead of copying them together with write().
+  // 0: not offered.
+  virtual std::size_t header_size() const noexcept { return 0; }
+  virtual std::span<const std::byte> write_header(std::span<std::byte> room) noexcept {
+    (void)room;
+    return {};
+  }
 
  protected:
   ~FrameWriter() = default;
