@@ -164,6 +164,29 @@ class Engine {
   virtual void waiting(bool now) noexcept { (void)now; }
 };
 
+// Says that this thread waits in the library (Engine::waiting) from say() (or construction, when `now`)
+// until the scope ends, however it ends.
+class WaitingScope {
+ public:
+  WaitingScope(Engine& engine, bool now) noexcept : engine_(engine) {
+    if (now) say();
+  }
+  WaitingScope(const WaitingScope&) = delete;
+  WaitingScope& operator=(const WaitingScope&) = delete;
+  ~WaitingScope() {
+    if (said_) engine_.waiting(false);
+  }
+  bool said() const noexcept { return said_; }
+  void say() noexcept {
+    said_ = true;
+    engine_.waiting(true);
+  }
+
+ private:
+  Engine& engine_;
+  bool said_ = false;
+};
+
 // What makes two processes "on the same host" for shared memory (the engine.host_id parameter, else
 // kernel boot id + network and mount namespaces); the MPI layer's MPI_Comm_split_type and shared-memory
 // broadcast group ranks by it too.
@@ -175,23 +198,14 @@ bool shared_memory_allowed(const base::ParamSet& params);
 
 template <typename Done, typename Between>
 void Engine::progress_until(Done&& done, Between&& between) {
-  // Said once this call finds nothing to do (a call done at once says nothing), unsaid however it ends.
-  struct Waiting {
-    Engine& engine;
-    bool said = false;
-    ~Waiting() {
-      if (said) engine.waiting(false);
-    }
-  } waiting_now{*this};
+  // Said once this call finds nothing to do (a call done at once says nothing).
+  WaitingScope waiting_now(*this, false);
   std::uint64_t idle_rounds = 0;
   while (!done()) {
     if (progress()) {
       idle_rounds = 0;
     } else {
-      if (!waiting_now.said) [[unlikely]] {
-        waiting_now.said = true;
-        waiting(true);
-      }
+      if (!waiting_now.said()) [[unlikely]] waiting_now.say();
       idle(++idle_rounds);
     }
     between();

@@ -203,18 +203,7 @@ void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
     }
     // A blocking send that did not go eagerly will wait: said before its RTS leaves, so that a receiver
     // matching it at once splits a large copy with us (Engine::waiting).
-    struct Announce {
-      engine::Engine& target;
-      bool on;
-      Announce(engine::Engine& waiting_engine, bool sending) : target(waiting_engine), on(sending) {
-        if (on) target.waiting(true);
-      }
-      Announce(const Announce&) = delete;
-      Announce& operator=(const Announce&) = delete;
-      ~Announce() {
-        if (on) target.waiting(false);
-      }
-    } announce(e, mode != Mode::receive);
+    const engine::WaitingScope announce(e, mode != Mode::receive);
     engine::Request* op =
         mode == Mode::receive
             ? e.irecv(transfer.comm->view, transfer.buf, transfer.bytes, engine_source(transfer.peer),
