@@ -355,6 +355,81 @@ BOOST_AUTO_TEST_CASE(a_full_send_buffer_queues_frames_in_order_until_room_return
   }
 }
 
+// A frame whose payload lies elsewhere (FrameWriter::write_header: the engine's stream frames kept by
+// reference to the send buffer) goes out as two iovecs, never through write(); queued for want of room,
+// it is written whole into the queue, since its payload may be gone by the time room returns.
+class GatheredFrame final : public FrameWriter {
+ public:
+  GatheredFrame(std::span<const std::byte> header, std::span<const std::byte> payload, bool bulk)
+      : header_(header), payload_(payload), bulk_(bulk) {}
+  std::size_t frame_size() const noexcept override { return header_.size() + payload_.size(); }
+  void write(std::span<std::byte> room) noexcept override {
+    ++writes;
+    std::memcpy(room.data(), header_.data(), header_.size());
+    std::memcpy(room.data() + header_.size(), payload_.data(), payload_.size());
+  }
+  bool bulk() const noexcept override { return bulk_; }
+  std::size_t header_size() const noexcept override { return header_.size(); }
+  std::span<const std::byte> write_header(std::span<std::byte> room) noexcept override {
+    ++headers_written;
+    std::memcpy(room.data(), header_.data(), header_.size());
+    return payload_;
+  }
+  int writes = 0;
+  int headers_written = 0;
+
+ private:
+  std::span<const std::byte> header_;
+  std::span<const std::byte> payload_;
+  bool bulk_;
+};
+
+BOOST_AUTO_TEST_CASE(a_frame_with_its_payload_elsewhere_is_sent_from_two_places_and_queued_whole) {
+  UdpOptions options = options_for(2, 9000);
+  options.gso = false;  // every frame its own send (a GSO run copies frames together anyway)
+  auto paths = make_mesh(2, options);
+  Access::fake_sends(*paths[0]);
+  std::vector<std::byte> header(48), payload(8000);
+  for (std::size_t i = 0; i < header.size(); ++i) header[i] = static_cast<std::byte>(0xa0 + i);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7 + 3);
+  std::vector<std::byte> whole(header);
+  whole.insert(whole.end(), payload.begin(), payload.end());
+  CollectingSink sink;
+  const auto receive = [&](std::size_t n) {
+    return poll_until([&] { return sink.frames.size() == n; }, [&] { paths[1]->poll(sink, 64); });
+  };
+
+  for (const bool bulk : {false, true}) {
+    BOOST_TEST_CONTEXT((bulk ? "long socket" : "short socket")) {
+      sink.frames.clear();
+      Access::allowed = -1;
+      GatheredFrame sent(header, payload, bulk);
+      BOOST_REQUIRE(paths[0]->send(1, sent).is_ok());
+      BOOST_TEST(sent.headers_written == 1);
+      BOOST_TEST(sent.writes == 0);
+      BOOST_REQUIRE(receive(1));
+      BOOST_TEST((sink.frames[0] == whole));
+
+      // No room: queued whole, so the payload may change once send() returned.
+      Access::allowed = 0;
+      Access::err = EAGAIN;
+      GatheredFrame queued(header, payload, bulk);
+      BOOST_REQUIRE(paths[0]->send(1, queued).is_ok());
+      BOOST_TEST(queued.writes == 1);
+      BOOST_TEST(paths[0]->queued_frames() == 1u);
+      std::vector<std::byte> reused(payload.size(), std::byte{0xee});
+      std::vector<std::byte> original = payload;
+      std::memcpy(payload.data(), reused.data(), payload.size());
+      Access::allowed = -1;
+      paths[0]->poll(sink, 0);
+      BOOST_TEST(!paths[0]->has_queued_frames());
+      BOOST_REQUIRE(receive(2));
+      BOOST_TEST((sink.frames[1] == whole));
+      payload = original;
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_dead_route_fails_the_send_with_rail_down_and_drops_queued_frames) {
   constexpr std::size_t kMaxFrame = 2000;
   UdpOptions options = options_for(2, kMaxFrame);
