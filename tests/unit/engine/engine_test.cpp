@@ -405,6 +405,40 @@ BOOST_AUTO_TEST_CASE(a_stream_kept_by_reference_completes_once_the_peer_has_ever
   }
 }
 
+// A send released before it completed (MPI_Request_free) stops lending its buffer: the program may free
+// or reuse it once it learns by other means that the message arrived, while frames the sender does not
+// know arrived may still be resent. Its frames kept by reference are copied at the release, so resends
+// come from the copies: here the buffer is overwritten and freed right after the release, and the
+// receive still gets every original byte (from the send buffer, they would fail their checksum for
+// ever, or read freed memory).
+BOOST_AUTO_TEST_CASE(a_send_released_before_it_completes_lends_its_buffer_no_longer) {
+  EngineConfig config = plain_config();
+  config.reliability = Reliability::force;
+  config.retransmit_min = std::chrono::milliseconds(1);
+  World w(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+  auto sent = std::make_unique<std::vector<std::byte>>(pattern(200'000, 12));
+  const std::vector<std::byte> original = *sent;
+  std::vector<std::byte> got(original.size());
+  Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 6);
+  Request* s = w.ranks[0]->isend(w.world(0), sent->data(), sent->size(), 1, 6, SendMode::standard);
+  w.ranks[1]->progress();  // CTS
+  w.faults[0]->set_specs({path::parse_fault_spec("drop=0.1,seed=7").value()});
+  w.ranks[0]->progress();  // the stream, some of it lost
+  BOOST_REQUIRE(w.ranks[0]->counters().frames_by_reference > 0u);
+  BOOST_REQUIRE(!w.complete(0, s));
+  w.ranks[0]->release(s);
+  for (const RetainedFrame& f : w.ranks[0]->peer(1).retained) {
+    BOOST_TEST(f.lender == nullptr);
+    BOOST_TEST(f.payload.empty());
+  }
+  std::fill(sent->begin(), sent->end(), std::byte{0x5a});
+  sent.reset();
+  w.run_until([&] { return w.complete(1, r) && w.ranks[0]->peer(1).retained.empty(); });
+  BOOST_TEST(w.faults[0]->counters().dropped >= 1u);
+  BOOST_TEST((got == original));
+  w.ranks[1]->release(r);
+}
+
 // A receiver that posts nothing holds at most its grant of a peer's messages: past it, sends that would go
 // eagerly go by rendezvous with nothing in the RTS, and wait for their match. Once the receives are
 // posted, every message arrives intact and the credit comes back (the next eager send goes eagerly).

@@ -239,7 +239,25 @@ void EngineCore::release(Request* r) {
     requests_.free<kThreads>(r);
   } else {
     r->released = true;
+    if (r->kind == RequestKind::send && r->frames_lent != 0) take_back_lent_frames(*r);
   }
+}
+
+void EngineCore::take_back_lent_frames(Request& r) {
+  const PeerGuard peer_lock(*this, r.peer);
+  for (RetainedFrame& f : peers_[r.peer].retained) {
+    if (f.lender != &r) continue;
+    FrameBytes whole;
+    whole.resize(f.frame_size());
+    std::memcpy(whole.data(), f.bytes.data(), f.bytes.size());
+    std::memcpy(whole.data() + f.bytes.size(), f.payload.data(), f.payload.size());
+    recycle(f.bytes);
+    f.bytes = std::move(whole);
+    f.payload = {};
+    f.lender = nullptr;
+  }
+  r.frames_lent = 0;
+  if (r.send_state == SendState::awaiting_acks) complete(&r);  // released: its slot goes back
 }
 
 // Out of line, so that the single-threaded instantiation, inlined below, keeps its small stack frame.

@@ -532,6 +532,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
   void drop_malformed(std::string_view why, const frag::FrameHeader& h);
   void complete(Request* request);
+  // A send released before it completed (MPI_Request_free): the program may reuse its buffer as soon as
+  // it learns otherwise that the message arrived (a reply), so its frames kept by reference are copied.
+  [[gnu::noinline]] void take_back_lent_frames(Request& send);
   template <bool kThreads>
   void release(Request* request);
   [[gnu::noinline]] void release_threaded(Request* request);

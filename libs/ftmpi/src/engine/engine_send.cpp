@@ -170,7 +170,9 @@ void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std:
     h.receiver_request = r.receiver_cookie;
   }
   // A stream after the CTS from one contiguous buffer lends it: its send waits for the peer anyway.
-  Request* lender = bulk && r.layout == nullptr && config_.retain_by_reference && !config_.payload_mac ? &r : nullptr;
+  // Not once released (MPI_Request_free): see take_back_lent_frames.
+  Request* lender =
+      bulk && r.layout == nullptr && !r.released && config_.retain_by_reference && !config_.payload_mac ? &r : nullptr;
   send_frame(peer, route, h, Payload::of(r, offset, len), bulk, lender);
 }
 
