@@ -249,8 +249,7 @@ void EngineCore::take_back_lent_frames(Request& r) {
     if (f.lender != &r) continue;
     FrameBytes whole;
     whole.resize(f.frame_size());
-    std::memcpy(whole.data(), f.bytes.data(), f.bytes.size());
-    std::memcpy(whole.data() + f.bytes.size(), f.payload.data(), f.payload.size());
+    StoredFrame(f.bytes, f.payload, f.bulk).write(whole);
     recycle(f.bytes);
     f.bytes = std::move(whole);
     f.payload = {};
