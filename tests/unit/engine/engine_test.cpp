@@ -34,6 +34,9 @@ struct World {
   bool peer_memory_unreadable = false;   // every single-copy read fails (as under strict ptrace rules)
   int peer_memory_writes = 0;
   bool peer_memory_unwritable = false;   // every split copy's write fails
+  int peer_memory_gathers = 0;            // system calls reading several messages at once
+  std::size_t peer_memory_gather_limit = SIZE_MAX;  // such a call stops after this many bytes, as the kernel
+                                                    // does at a block it cannot copy
 
   // `fault_layer`: each rank's loop path is wrapped in a FaultPath with no faults yet (then unreliable).
   World(std::uint32_t n, EngineConfig config, path::LoopOptions options = {}, frag::FrameKey key = {},
@@ -58,6 +61,23 @@ struct World {
         ++peer_memory_reads;
         if (peer_memory_unreadable) return base::Status(base::Errc::io_error, "process_vm_readv: EPERM");
         return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
+      };
+      env.read_peer_memory_gather = [this](std::int64_t pid, std::span<const ::iovec> remote,
+                                           std::span<const ::iovec> local) -> base::Result<std::size_t> {
+        ++peer_memory_gathers;
+        if (peer_memory_unreadable) return base::Status(base::Errc::io_error, "process_vm_readv: EPERM");
+        // Both lists cut at the limit.
+        const auto cut = [this](std::span<const ::iovec> blocks) {
+          std::vector<::iovec> kept;
+          std::size_t left = peer_memory_gather_limit;
+          for (const ::iovec& b : blocks) {
+            if (left == 0) break;
+            kept.push_back({b.iov_base, std::min(b.iov_len, left)});
+            left -= kept.back().iov_len;
+          }
+          return kept;
+        };
+        return path::read_peer_memory_gather(static_cast<pid_t>(pid), cut(remote), cut(local));
       };
       env.write_peer_memory = [this](std::int64_t pid, std::uintptr_t address, const void* local,
                                      std::size_t len) -> base::Result<std::size_t> {
@@ -674,6 +694,59 @@ BOOST_AUTO_TEST_CASE(a_single_copy_that_cannot_read_the_senders_memory_is_piped_
   w.peer_memory_unreadable = false;
   exchange_and_verify(w, {100'000});
   BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 2u);
+}
+
+// A window of single copies whose RTSes arrive in one poll: read in one system call per MiB at the poll's
+// end (engine.shm.gather_max), each message intact in its own receive, each send completed by its FIN.
+BOOST_AUTO_TEST_CASE(single_copies_that_arrive_together_are_read_in_one_call_per_mib) {
+  EngineConfig config = plain_config();
+  config.split_copy_min = 0;
+  config.gather_max = 128 * 1024;
+  SingleCopyWorld w(config);
+  // 20 of 64 KiB and one of 100,000 bytes: 16 in the first MiB, the other 5 in a second call. The one above
+  // gather_max and the eager one are read or delivered on their own.
+  std::vector<std::size_t> sizes(20, 65536);
+  sizes.push_back(100'000);
+  sizes.push_back(200'000);
+  sizes.push_back(10);
+  exchange_and_verify(w, sizes);
+  BOOST_TEST(w.peer_memory_gathers == 2);
+  BOOST_TEST(w.ranks[1]->counters().single_copies_gathered == 21u);
+  BOOST_TEST(w.peer_memory_reads == 1);  // 200,000 bytes
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 0u);
+
+  // 0: every message read alone, as before.
+  config.gather_max = 0;
+  SingleCopyWorld alone(config);
+  exchange_and_verify(alone, sizes);
+  BOOST_TEST(alone.peer_memory_gathers == 0);
+  BOOST_TEST(alone.peer_memory_reads == 22);
+  BOOST_TEST(alone.ranks[1]->counters().single_copies_gathered == 0u);
+}
+
+// A gathering read that stops short (the kernel stops at a block it cannot copy): the messages it read
+// whole complete; the rest are read one by one, which reports why, and those that still fail are piped.
+// Every byte arrives either way.
+BOOST_AUTO_TEST_CASE(a_gathering_read_that_stops_short_leaves_the_rest_to_single_reads) {
+  EngineConfig config = plain_config();
+  config.split_copy_min = 0;
+  config.gather_max = 128 * 1024;
+  SingleCopyWorld w(config);
+  w.peer_memory_gather_limit = 2 * 65536 + 1000;  // two whole messages and part of the third
+  exchange_and_verify(w, std::vector<std::size_t>(6, 65536));
+  BOOST_TEST(w.peer_memory_gathers == 1);
+  BOOST_TEST(w.ranks[1]->counters().single_copies_gathered == 2u);
+  BOOST_TEST(w.peer_memory_reads == 4);
+  BOOST_TEST(w.ranks[1]->counters().single_copy_fallbacks == 0u);
+
+  // Nothing readable at all: the gathering call fails, each single read fails, each message is piped.
+  SingleCopyWorld unreadable(config);
+  unreadable.peer_memory_unreadable = true;
+  exchange_and_verify(unreadable, std::vector<std::size_t>(3, 65536));
+  BOOST_TEST(unreadable.peer_memory_gathers == 1);
+  BOOST_TEST(unreadable.peer_memory_reads == 3);
+  BOOST_TEST(unreadable.ranks[1]->counters().single_copies_gathered == 0u);
+  BOOST_TEST(unreadable.ranks[1]->counters().single_copy_fallbacks == 3u);
 }
 
 // Single copy only up to engine.shm.single_copy_max: a larger message is piped, intact.

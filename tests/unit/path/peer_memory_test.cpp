@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -108,6 +109,52 @@ BOOST_AUTO_TEST_CASE(scattered_read_fills_many_blocks_in_order) {
     at += sizes[i] + 3;
   }
   BOOST_TEST(same);
+}
+
+// Several remote blocks into several local ones in one call, in order, whatever their sizes; the call
+// stops at a remote block it cannot copy and says how far it got, and fails only when nothing moved.
+BOOST_AUTO_TEST_CASE(a_gathering_read_moves_remote_blocks_into_local_ones_in_order) {
+  constexpr std::size_t kLen = 3 * 65536 + 777;
+  std::vector<std::byte> source(kLen);
+  for (std::size_t i = 0; i < kLen; ++i) source[i] = expected_byte(i);
+  // Remote: three blocks out of order in `source` (the third message first); local: three other sizes.
+  const auto at = [&](std::size_t offset) { return static_cast<void*>(source.data() + offset); };
+  const std::array<::iovec, 3> remote{{{at(2 * 65536), 65536 + 777}, {at(0), 65536}, {at(65536), 65536}}};
+  std::vector<std::byte> local(kLen + 8, std::byte{0xEE});
+  const std::array<::iovec, 3> into{{{local.data(), 1000}, {local.data() + 1000, 100'000},
+                                     {local.data() + 101'000, kLen - 101'000}}};
+  auto read = read_peer_memory_gather(::getpid(), remote, into);
+  BOOST_REQUIRE_MESSAGE(read.is_ok(), read.status().to_string());
+  BOOST_TEST(*read == kLen);
+  bool same = true;
+  std::size_t out = 0;
+  for (const ::iovec& block : remote) {
+    const auto* from = static_cast<const std::byte*>(block.iov_base);
+    for (std::size_t k = 0; k < block.iov_len; ++k) same = same && local[out + k] == from[k];
+    out += block.iov_len;
+  }
+  BOOST_TEST(same);
+  BOOST_TEST((local[kLen] == std::byte{0xEE}));  // nothing past the local blocks
+
+  // A remote block that is not mapped, after one that is: the first one's bytes, and no error.
+  const std::array<::iovec, 2> then_unmapped{{{at(0), 4096}, {reinterpret_cast<void*>(16), 4096}}};
+  const std::array<::iovec, 1> into_one{{{local.data(), 8192}}};
+  auto partial = read_peer_memory_gather(::getpid(), then_unmapped, into_one);
+  BOOST_REQUIRE_MESSAGE(partial.is_ok(), partial.status().to_string());
+  BOOST_TEST(*partial == 4096u);
+  // The unmapped one first: nothing moved, and why.
+  const std::array<::iovec, 1> unmapped{{{reinterpret_cast<void*>(16), 4096}}};
+  auto none = read_peer_memory_gather(::getpid(), unmapped, into_one);
+  BOOST_TEST((none.code() == base::Errc::invalid_argument));
+  BOOST_TEST(mentions(none.status(), "bad address"));
+  auto nobody = read_peer_memory_gather(INT_MAX, remote, into);
+  BOOST_TEST((nobody.code() == base::Errc::peer_unreachable));
+  // More blocks than one call takes: refused, not cut silently.
+  std::vector<::iovec> many(kMaxGatherBlocks + 1, ::iovec{at(0), 1});
+  std::vector<::iovec> many_into(kMaxGatherBlocks + 1, ::iovec{local.data(), 1});
+  auto too_many = read_peer_memory_gather(::getpid(), many, many_into);
+  BOOST_TEST((too_many.code() == base::Errc::invalid_argument));
+  BOOST_TEST(mentions(too_many.status(), "too many"));
 }
 
 // The split copy's other half: a child writes into its parent's memory (process_vm_writev); the

@@ -32,6 +32,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.single_copy_min = params.get_size(kShmSingleCopyMin);
   c.single_copy_max = params.get_size(kShmSingleCopyMax);
   c.split_copy_min = params.get_size(kShmSplitCopyMin);
+  c.gather_max = params.get_size(kShmGatherMax);
   c.retain_by_reference = params.get_bool(kRetainByReference);
   c.retransmit_min = params.get_duration(kRetransmitMin);
   c.retransmit_max = params.get_duration(kRetransmitMax);

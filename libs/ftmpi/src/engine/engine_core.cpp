@@ -356,6 +356,7 @@ bool EngineCore::poll_threaded() {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
     did = paths_[i]->poll(sink, kPollBudget) > 0 || did;
+    if (!deferred_reads_.empty()) read_deferred_copies();  // under the engine lock the frames took
     sink.leave();
   }
   return did;
@@ -374,6 +375,7 @@ bool EngineCore::progress_round() {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
     did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+    if (!deferred_reads_.empty()) [[unlikely]] read_deferred_copies();
   }
   return progress_after_poll(did);
 }

@@ -113,6 +113,7 @@ struct EngineConfig {
   std::size_t single_copy_max = 0;  // 0: no limit
   bool retain_by_reference = true;  // tracked stream frames kept by reference to the send buffer
   std::size_t split_copy_min = 0;   // a single copy this large is split between the two processes; 0: never
+  std::size_t gather_max = 0;       // largest single copy read in one system call with others; 0: none
   std::chrono::nanoseconds retransmit_min{};
   std::chrono::nanoseconds retransmit_max{};
   std::uint32_t ack_every = 0;
@@ -158,6 +159,11 @@ struct Environment {
   // copy); returns the bytes read. Empty when unavailable.
   std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> local)>
       read_peer_memory;
+  // The same for several remote blocks, in one system call (path::read_peer_memory_gather): returns the
+  // bytes read, which may be short. Empty: every single copy is read on its own.
+  std::function<base::Result<std::size_t>(std::int64_t pid, std::span<const ::iovec> remote,
+                                          std::span<const ::iovec> local)>
+      read_peer_memory_gather;
   // Writes `len` bytes of `local` to `address` in process `pid` (a split copy's second half); returns the
   // bytes written. Empty when unavailable: the receiver then reads that half itself.
   std::function<base::Result<std::size_t>(std::int64_t pid, std::uintptr_t address, const void* local, std::size_t len)>
@@ -419,6 +425,15 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
                               std::uint64_t message_seq, std::span<const std::byte> payload);
   void copy_into_receive(Request& r, std::span<const std::byte> bytes);
   base::Result<std::size_t> read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address, std::size_t len);
+  // A single copy's read into its receive, and its FIN; false when it could not read (then the message
+  // is to be piped: pipe_message).
+  bool read_single_copy(Peer& peer, Request& r, IncomingMessage& m, std::size_t len);
+  void single_copy_read(Peer& peer, IncomingMessage& m);
+  void pipe_message(Peer& peer, Request& r, const IncomingMessage& m);
+  // Single copies matched while a path's poll hands up frames wait in deferred_reads_ until the poll
+  // returns, and one peer's are then read in one system call (engine.shm.gather_max).
+  bool defers_read(const Request& r, std::size_t len) const noexcept;
+  void read_deferred_copies();
   // Split copy (engine_core.hpp's protocol list): the receiver's CTS and its read of the first half; the
   // sender's write of the second half on that CTS; the receiver's end of it on the sender's FIN.
   bool splits_copy(const Request& r, const IncomingMessage& m) const noexcept;
@@ -467,7 +482,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void fail_lost(Request* r, std::uint32_t peer);
   // Whether a single-copy request naming `pid` may come from this peer over the path being polled.
   bool single_copy_allowed(Peer& peer, std::uint64_t pid) noexcept;
-  void on_matched(Request* receive, IncomingMessage* message);
+  // from_poll: matched by a frame a path's poll handed up (a single copy may then wait for the poll's end).
+  void on_matched(Request* receive, IncomingMessage* message, bool from_poll = false);
   void finish_message_if_complete(IncomingMessage* message);
   // Fills in a receive's completion for a message of `length` bytes from world rank `peer`, completes it.
   void complete_receive(Request* receive, std::uint32_t peer, std::int32_t tag, std::uint64_t length);
@@ -583,6 +599,13 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   std::uint32_t polling_path_ = 0;       // the path whose frames are being handed up (poll_lock_)
   std::vector<std::size_t> scratch_indices_;
   std::vector<::iovec> scratch_blocks_;  // a single-copy read into a receive's pieces
+  struct DeferredRead {
+    Request* receive;
+    IncomingMessage* message;
+    std::size_t length;  // bytes to read: the message, or what the receive holds of it
+  };
+  std::vector<DeferredRead> deferred_reads_;  // by the path poll in progress (engine lock)
+  std::vector<::iovec> gather_remote_, gather_local_;
   std::vector<FrameBytes> spare_frames_;  // buffers of acknowledged frames, for the next ones
   void recycle(FrameBytes& bytes);        // into spare_frames_, or freed; `bytes` is left empty
   std::uint32_t rounds_since_timer_check_ = 0;

@@ -6,6 +6,7 @@
 
 #include "engine_core.hpp"
 #include "ftmpi/base/log.hpp"
+#include "ftmpi/path/peer_memory.hpp"
 
 namespace ftmpi::engine {
 namespace {
@@ -574,13 +575,13 @@ void EngineCore::process_events() {
     if (e.kind != match::Event::Kind::matched) continue;
     auto* message = reinterpret_cast<IncomingMessage*>(e.message.handle);
     const PeerGuard peer_lock(*this, message->peer);
-    on_matched(reinterpret_cast<Request*>(e.receive), message);
+    on_matched(reinterpret_cast<Request*>(e.receive), message, /*from_poll=*/true);
     finish_message_if_complete(message);
   }
   events_.clear();
 }
 
-void EngineCore::on_matched(Request* r, IncomingMessage* m) {
+void EngineCore::on_matched(Request* r, IncomingMessage* m, bool from_poll) {
   Peer& peer = peers_[m->peer];
   if (peer.lost && (m->rendezvous || m->arrived < m->length)) [[unlikely]] {
     release_message(m);  // the rest of it will never come
@@ -605,24 +606,102 @@ void EngineCore::on_matched(Request* r, IncomingMessage* m) {
   }
   if (m->single_copy) {
     const std::size_t len = std::min<std::size_t>(m->length, r->capacity);
-    auto read = env_.read_peer_memory ? read_into_receive(*r, m->remote_pid, m->remote_address, len)
-                                      : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
-    if (read && *read == len) {
-      m->arrived = m->length;
-      send_control(peer, frag::FrameType::fin, m->msg_seq, m->sender_cookie, 0);
+    if (from_poll && defers_read(*r, len)) {
+      deferred_reads_.push_back({r, m, len});
       return;
     }
-    // Its memory cannot be read (ptrace rules, a pid namespace, a changed mapping): a CTS instead of the
-    // FIN makes the sender pipe the message through the FIFOs like any rendezvous. Bytes a partial read
-    // wrote are overwritten by the stream.
-    ++counters_.single_copy_fallbacks;
-    base::logger().debug("single copy from rank {} failed ({}): piped instead", m->peer,
-                         read ? "read " + std::to_string(*read) + " of " + std::to_string(len) + " bytes"
-                              : read.status().to_string());
-    m->single_copy = false;
+    if (read_single_copy(peer, *r, *m, len)) return;
   }
+  pipe_message(peer, *r, *m);
+}
+
+bool EngineCore::read_single_copy(Peer& peer, Request& r, IncomingMessage& m, std::size_t len) {
+  auto read = env_.read_peer_memory ? read_into_receive(r, m.remote_pid, m.remote_address, len)
+                                    : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
+  if (read && *read == len) {
+    single_copy_read(peer, m);
+    return true;
+  }
+  // Its memory cannot be read (ptrace rules, a pid namespace, a changed mapping): a CTS instead of the
+  // FIN makes the sender pipe the message through the FIFOs like any rendezvous. Bytes a partial read
+  // wrote are overwritten by the stream.
+  ++counters_.single_copy_fallbacks;
+  base::logger().debug("single copy from rank {} failed ({}): piped instead", m.peer,
+                       read ? "read " + std::to_string(*read) + " of " + std::to_string(len) + " bytes"
+                            : read.status().to_string());
+  m.single_copy = false;
+  return false;
+}
+
+void EngineCore::single_copy_read(Peer& peer, IncomingMessage& m) {
+  m.arrived = m.length;
+  send_control(peer, frag::FrameType::fin, m.msg_seq, m.sender_cookie, 0);
+}
+
+// A rendezvous the sender streams through the paths after our CTS.
+void EngineCore::pipe_message(Peer& peer, Request& r, const IncomingMessage& m) {
   if (bulk_receives_++ == 0) expect_bulk(true);
-  send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+  send_control(peer, frag::FrameType::cts, m.msg_seq, m.sender_cookie, r.cookie());
+}
+
+// Reading a message from another process costs a fixed part per system call (finding the process,
+// the permission check: about 1 us here, a sixth of a 64 KiB read) besides the copy. Messages whose
+// RTSes arrive in one poll, as a window of sends does, wait for the poll to end and are read together.
+// Only into contiguous receives (one block each), and only messages up to gather_max: on a larger one
+// the call's cost is a small part, and waiting for the others would hold up its FIN (a split copy,
+// which a waiting sender gets from split_copy_min, is never deferred). The wait is short: a poll hands
+// up at most its budget of frames, already there, and the calls are cut at kGatherCallBytes, each
+// answered (FINs) before the next.
+bool EngineCore::defers_read(const Request& r, std::size_t len) const noexcept {
+  return len <= config_.gather_max && r.layout == nullptr && env_.read_peer_memory_gather;
+}
+
+// At the end of a path's poll, under the locks the poll's frames were handled with (the engine's). Each
+// run of one peer's messages, up to kGatherCallBytes, in one system call; what it did not read (it
+// stops at a block it could not copy) is read message by message as before, which reports why and pipes
+// what still fails.
+void EngineCore::read_deferred_copies() {
+  constexpr std::size_t kGatherCallBytes = std::size_t{1} << 20;  // 16 messages of 64 KiB
+  std::size_t first = 0;
+  while (first < deferred_reads_.size()) {
+    const std::int64_t pid = deferred_reads_[first].message->remote_pid;
+    std::size_t end = first;
+    std::size_t bytes = 0;
+    gather_remote_.clear();
+    gather_local_.clear();
+    for (; end < deferred_reads_.size() && deferred_reads_[end].message->remote_pid == pid &&
+           (end == first || bytes + deferred_reads_[end].length <= kGatherCallBytes) &&
+           end - first < path::kMaxGatherBlocks;
+         ++end) {
+      const DeferredRead& d = deferred_reads_[end];
+      gather_remote_.push_back({reinterpret_cast<void*>(d.message->remote_address), d.length});
+      gather_local_.push_back({d.receive->recv_buf, d.length});
+      bytes += d.length;
+    }
+    std::size_t got = 0;
+    const bool gathered = end - first > 1;
+    if (gathered) {
+      auto read = env_.read_peer_memory_gather(pid, gather_remote_, gather_local_);
+      if (read) got = *read;
+    }
+    for (std::size_t i = first; i < end; ++i) {
+      const DeferredRead& d = deferred_reads_[i];
+      IncomingMessage* m = d.message;
+      const PeerGuard peer_lock(*this, m->peer);
+      Peer& peer = peers_[m->peer];
+      if (gathered && got >= d.length) {
+        got -= d.length;
+        ++counters_.single_copies_gathered;
+        single_copy_read(peer, *m);
+      } else {
+        got = 0;  // the call stopped in this one: the rest one by one
+        if (!read_single_copy(peer, *d.receive, *m, d.length)) pipe_message(peer, *d.receive, *m);
+      }
+      finish_message_if_complete(m);
+    }
+    first = end;
+  }
+  deferred_reads_.clear();
 }
 
 // Split only where each half is worth a system call and the sender can write the whole second half
@@ -685,8 +764,7 @@ void EngineCore::end_split_copy(Peer& peer, const frag::FrameHeader& h) {
   if (!whole) {
     ++counters_.single_copy_fallbacks;
     m->single_copy = false;
-    if (bulk_receives_++ == 0) expect_bulk(true);
-    send_control(peer, frag::FrameType::cts, m->msg_seq, m->sender_cookie, r->cookie());
+    pipe_message(peer, *r, *m);
     return;
   }
   m->arrived = m->length;

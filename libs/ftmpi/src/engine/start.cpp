@@ -230,6 +230,9 @@ base::Result<std::unique_ptr<Engine>> Engine::start(const base::ParamSet& params
   env.read_peer_memory = [](std::int64_t pid, std::uintptr_t address, std::span<const ::iovec> blocks) {
     return path::read_peer_memory_scattered(static_cast<pid_t>(pid), address, blocks);
   };
+  env.read_peer_memory_gather = [](std::int64_t pid, std::span<const ::iovec> remote, std::span<const ::iovec> into) {
+    return path::read_peer_memory_gather(static_cast<pid_t>(pid), remote, into);
+  };
   env.write_peer_memory = [](std::int64_t pid, std::uintptr_t address, const void* bytes, std::size_t len) {
     return path::write_peer_memory(static_cast<pid_t>(pid), address, bytes, len);
   };

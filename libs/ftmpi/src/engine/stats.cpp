@@ -35,6 +35,7 @@ void each_counter(const EngineCounters& c, Visit&& visit) {
   visit("rails_up", c.rails_up);
   visit("peers_lost", c.peers_lost);
   visit("single_copy_fallbacks", c.single_copy_fallbacks);
+  visit("single_copies_gathered", c.single_copies_gathered);
   visit("split_copies", c.split_copies);
   visit("split_copy_rereads", c.split_copy_rereads);
   visit("frames_by_reference", c.frames_by_reference);

@@ -37,6 +37,7 @@ struct EngineCounters {
   base::Count rails_up = 0;    // failbacks
   base::Count peers_lost = 0;  // peers every rail to which failed: their operations failed
   base::Count single_copy_fallbacks = 0;  // single copies that could not read the sender's memory: piped
+  base::Count single_copies_gathered = 0;  // single copies read in one system call with others of their peer
   base::Count split_copies = 0;  // single copies received in two halves, the sender writing the second
   base::Count split_copy_rereads = 0;  // split copies where the receiver moved a half the other side could not
   base::Count frames_by_reference = 0;  // stream frames kept for resending by reference to the send buffer

@@ -92,6 +92,8 @@ const PerformanceVariable kPerformanceVariables[] = {
      "peers every rail to which failed (their operations failed)"},
     {"engine.single_copy_fallbacks", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::single_copy_fallbacks,
      "single copies that could not read the sender's memory and were piped instead"},
+    {"engine.single_copies_gathered", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::single_copies_gathered,
+     "single copies read in one system call together with others from the same peer"},
     {"engine.split_copies", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::split_copies,
      "single copies received in two halves, the sender writing the second into the receive buffer"},
     {"engine.split_copy_rereads", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::split_copy_rereads,

@@ -16,7 +16,7 @@ namespace {
 // loop.
 constexpr std::size_t kMaxChunk = std::size_t{1} << 30;
 // Local blocks per call (the kernel's UIO_MAXIOV, which IOV_MAX is).
-constexpr std::size_t kMaxBlocks = 1024;
+constexpr std::size_t kMaxBlocks = kMaxGatherBlocks;
 
 // Distinctive, so that reading the wrong address is unlikely to pass for success.
 constexpr std::uint64_t kProbeValue = 0x7a1c'9e05'c3f1'b66d;
@@ -107,6 +107,27 @@ base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr
 base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
                                                      std::span<const ::iovec> local) noexcept {
   return move_peer_memory(Direction::read, pid, remote_addr, local);
+}
+
+base::Result<std::size_t> read_peer_memory_gather(pid_t pid, std::span<const ::iovec> remote,
+                                                  std::span<const ::iovec> local) noexcept {
+  std::size_t total = 0;
+  for (const ::iovec& block : local) total += block.iov_len;
+  if (remote.size() > kMaxBlocks || local.size() > kMaxBlocks || total > kMaxChunk) {
+    return base::Status(base::Errc::invalid_argument, "reading " + std::to_string(remote.size()) + " blocks (" +
+                                                          std::to_string(total) + " bytes) of process " +
+                                                          std::to_string(pid) + " in one call: too many");
+  }
+  if (total == 0) return std::size_t{0};
+  ssize_t got = -1;
+  do {
+    got = process_vm_readv(pid, local.data(), local.size(), remote.data(), remote.size(), 0);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) {
+    const std::uintptr_t first = remote.empty() ? 0 : reinterpret_cast<std::uintptr_t>(remote[0].iov_base);
+    return errno_status(Direction::read, errno, pid, first, total, 0);
+  }
+  return static_cast<std::size_t>(got);
 }
 
 base::Result<std::size_t> write_peer_memory(pid_t pid, std::uintptr_t remote_addr, const void* local,

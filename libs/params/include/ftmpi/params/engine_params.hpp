@@ -65,6 +65,12 @@ inline constexpr ParamRow kShmSplitCopyMin{
     "first half while the sender writes the second (process_vm_writev), each byte still copied once; only "
     "while the sender waits in the library, so that a sender computing does not hold the receive up. 0: never",
     ParamLevel::advanced, ParamScope::job};
+inline constexpr ParamRow kShmGatherMax{
+    "engine.shm.gather_max", ParamType::size, "128k",
+    "largest single copy read together with others: one peer's single copies whose RTSes arrive in one "
+    "poll are read in one system call per MiB (process_vm_readv with a block per message), its fixed cost "
+    "paid once; larger ones are read alone. 0: every one alone",
+    ParamLevel::advanced};
 inline constexpr ParamRow kRetainByReference{
     "engine.retain.by_reference", ParamType::boolean, "true",
     "keep a tracked rendezvous stream's frames for resending by reference to the send buffer: the CRC is "

@@ -30,6 +30,16 @@ base::Result<std::size_t> read_peer_memory(pid_t pid, std::uintptr_t remote_addr
 base::Result<std::size_t> read_peer_memory_scattered(pid_t pid, std::uintptr_t remote_addr,
                                                      std::span<const ::iovec> local) noexcept;
 
+// Several blocks of process `pid` into as many local blocks in one system call: the bytes of `remote`,
+// in order, into `local`, in order (the messages of one peer that arrived together, each read into its
+// receive: one call's fixed cost, the process lookup and the permission check, paid once). At most
+// kMaxGatherBlocks blocks on each side and 1 GiB in all. Returns the bytes read, which may be fewer than
+// asked: the kernel stops at the first block it cannot copy (read_peer_memory on the rest says why);
+// an error only when nothing was read.
+inline constexpr std::size_t kMaxGatherBlocks = 1024;  // the kernel's UIO_MAXIOV
+base::Result<std::size_t> read_peer_memory_gather(pid_t pid, std::span<const ::iovec> remote,
+                                                  std::span<const ::iovec> local) noexcept;
+
 // Copies `len` bytes of `local` to `remote_addr` in process `pid` (process_vm_writev), and returns `len`.
 // The same permission rule and errors as read_peer_memory.
 base::Result<std::size_t> write_peer_memory(pid_t pid, std::uintptr_t remote_addr, const void* local,
