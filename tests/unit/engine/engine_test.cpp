@@ -722,6 +722,15 @@ BOOST_AUTO_TEST_CASE(single_copies_that_arrive_together_are_read_in_one_call_per
   BOOST_TEST(alone.peer_memory_gathers == 0);
   BOOST_TEST(alone.peer_memory_reads == 22);
   BOOST_TEST(alone.ranks[1]->counters().single_copies_gathered == 0u);
+
+  // Those the split copy may take are left to it: never gathered.
+  config.gather_max = 128 * 1024;
+  config.split_copy_min = 100'000;
+  SingleCopyWorld splitting(config);
+  exchange_and_verify(splitting, {65536, 65536, 65536, 100'000, 120'000});
+  BOOST_TEST(splitting.ranks[1]->counters().single_copies_gathered == 3u);
+  BOOST_TEST(splitting.ranks[1]->counters().split_copies == 2u);
+  BOOST_TEST(splitting.peer_memory_gathers == 1);
 }
 
 // A gathering read that stops short (the kernel stops at a block it cannot copy): the messages it read

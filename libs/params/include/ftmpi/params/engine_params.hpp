@@ -69,7 +69,8 @@ inline constexpr ParamRow kShmGatherMax{
     "engine.shm.gather_max", ParamType::size, "128k",
     "largest single copy read together with others: one peer's single copies whose RTSes arrive in one "
     "poll are read in one system call per MiB (process_vm_readv with a block per message), its fixed cost "
-    "paid once; larger ones are read alone. 0: every one alone",
+    "paid once; larger ones, and those the split copy may take (engine.shm.split_copy_min), are read "
+    "alone. 0: every one alone",
     ParamLevel::advanced};
 inline constexpr ParamRow kRetainByReference{
     "engine.retain.by_reference", ParamType::boolean, "true",
