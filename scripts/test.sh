@@ -21,7 +21,7 @@ tsan=${TSAN_BUILD_DIR:-build/tsan}
 cmake -S . -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFTMPI_WERROR=ON -DFTMPI_BUILD_BENCH=OFF \
       -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
       -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives mpi_threads mpi_threads_overlap mpi_threads_poll mpi_grequest mpi_comm_idup_group mpi_cxx_program mpi_rma_ops mpi_threads_rma
+cmake --build "$tsan" --target ftrun mpi_pingpong mpi_ring mpi_collectives mpi_threads mpi_threads_overlap mpi_threads_poll mpi_grequest mpi_comm_idup_group mpi_cxx_program mpi_rma_ops mpi_threads_rma mpi_single_copy_window
 ctest --test-dir "$tsan" --output-on-failure -j "$(nproc)" -R "progress_thread|mpi_threads|mpi_grequest|mpi_comm_idup_group_[1-4]$|mpi_cxx_program_3"
 for target in wire json control engine fault_spec rte_frames; do
   ./scripts/fuzz.sh --target "$target" "${FTMPI_FUZZ_SECONDS:-10}"

@@ -1,4 +1,6 @@
-// Single-copy reads (process_vm_readv) from a forked child's buffer, against memcpy within a process.
+// Single-copy reads (process_vm_readv) from a forked child's buffer, against memcpy within a process;
+// and a window of 64 KiB messages read one call each against one gathering call (the engine's
+// engine.shm.gather_max), which shows the fixed part of each call.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +57,39 @@ void run_peer_memory_bench() {
     table.add_row({"read_peer_memory", bytes, fixed(size / cma.ns_per_op), fixed(size / cma.min_ns_per_op)});
     table.add_row({"memcpy", bytes, fixed(size / copy.ns_per_op), fixed(size / copy.min_ns_per_op)});
   }
+  // 16 blocks of 64 KiB, 1 MiB in all (one gathering call's worth), into 16 local blocks.
+  constexpr std::size_t kBlock = 64 << 10;
+  constexpr std::size_t kBlocks = 16;
+  std::vector<::iovec> remote_blocks, local_blocks;
+  for (std::size_t b = 0; b < kBlocks; ++b) {
+    remote_blocks.push_back({remote.data() + b * kBlock, kBlock});
+    local_blocks.push_back({local.data() + b * kBlock, kBlock});
+  }
+  const Timing each = measure([&](std::uint64_t iterations) {
+    for (std::uint64_t i = 0; i < iterations; ++i) {
+      for (std::size_t b = 0; b < kBlocks; ++b) {
+        if (auto got = path::read_peer_memory(child, address + b * kBlock, local_blocks[b].iov_base, kBlock); !got) {
+          std::fprintf(stderr, "path_bench: error: %s\n", got.status().to_string().c_str());
+          return;
+        }
+      }
+      clobber_memory();
+    }
+  });
+  const Timing gathered = measure([&](std::uint64_t iterations) {
+    for (std::uint64_t i = 0; i < iterations; ++i) {
+      if (auto got = path::read_peer_memory_gather(child, remote_blocks, local_blocks); !got) {
+        std::fprintf(stderr, "path_bench: error: %s\n", got.status().to_string().c_str());
+        return;
+      }
+      clobber_memory();
+    }
+  });
+  constexpr double kWindowBytes = kBlock * kBlocks;
+  table.add_row({"read_peer_memory, a call per 64 KiB", "16 x 64 KiB", fixed(kWindowBytes / each.ns_per_op),
+                 fixed(kWindowBytes / each.min_ns_per_op)});
+  table.add_row({"read_peer_memory_gather, one call", "16 x 64 KiB", fixed(kWindowBytes / gathered.ns_per_op),
+                 fixed(kWindowBytes / gathered.min_ns_per_op)});
   ::close(quit[1]);
   int status = 0;
   ::waitpid(child, &status, 0);

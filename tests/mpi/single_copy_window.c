@@ -7,8 +7,9 @@
  * 1 MiB: one call). Then the same sends received after they arrived (unexpected): each read at once,
  * none gathered. engine.single_copies_gathered is read through MPI_T.
  *
- * Usage: mpi_single_copy_window [gathered|alone]: what the run's engine.shm.gather_max should give
- * (default gathered). Where Yama forbids reading a sibling (ptrace_scope 2 or 3) the messages are piped
+ * Usage: mpi_single_copy_window [gathered|alone|any]: what the run's engine.shm.gather_max should give
+ * (default gathered); any: a progress thread polls while the sends start, so how many arrive together
+ * varies, and only the bytes are checked (the threaded poll's gathering, under ThreadSanitizer in CI). Where Yama forbids reading a sibling (ptrace_scope 2 or 3) the messages are piped
  * and only their bytes are checked. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@ int main(int argc, char **argv) {
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   CHECK(size == 2, "needs exactly 2 ranks, got %d", size);
   const int expect_gathered = argc < 2 || strcmp(argv[1], "alone") != 0;
+  const int counted = argc < 2 || strcmp(argv[1], "any") != 0;
   int index = -1, count = 0;
   CHECK(MPI_T_pvar_get_index("engine.single_copies_gathered", MPI_T_PVAR_CLASS_COUNTER, &index) == MPI_SUCCESS,
         "no engine.single_copies_gathered");
@@ -69,7 +71,7 @@ int main(int argc, char **argv) {
     if (fscanf(yama, "%d", &scope) != 1) scope = 0;
     fclose(yama);
   }
-  const int single_copies = scope <= 1;
+  const int single_copies = scope <= 1 && counted;
 
   char dir[] = "/tmp/ftmpi-window-XXXXXX";
   if (rank == 0) CHECK(mkdtemp(dir) != NULL, "mkdtemp");
@@ -142,7 +144,9 @@ int main(int argc, char **argv) {
       for (int m = 0; m < kWindow; ++m) verify(buffers[m], kRounds + round, m);
     }
   }
-  if (rank == 1) CHECK(gathered() == before, "receives posted late gathered %llu reads", gathered() - before);
+  if (rank == 1 && counted) {
+    CHECK(gathered() == before, "receives posted late gathered %llu reads", gathered() - before);
+  }
 
   close(fd);
   for (int m = 0; m < kWindow; ++m) free(buffers[m]);

@@ -10,7 +10,8 @@
 //                overflow queues). A synchronous send completes on the CTS.
 //   single copy  a rendezvous on a path that can read the peer's memory: the RTS carries {pid,
 //                address}; the receiver reads the message with process_vm_readv straight into the
-//                user buffer and answers FIN.
+//                user buffer and answers FIN. Messages of one peer whose RTSes a poll hands up
+//                together are read at its end in one call (engine.shm.gather_max).
 //   split copy   a single copy of at least engine.shm.split_copy_min bytes into one contiguous buffer:
 //                the receiver first answers a CTS naming its buffer and where the second half begins,
 //                then reads the first half while the sender writes the second with process_vm_writev

@@ -645,7 +645,7 @@ void EngineCore::pipe_message(Peer& peer, Request& r, const IncomingMessage& m) 
 }
 
 // Reading a message from another process costs a fixed part per system call (finding the process,
-// the permission check: about 1 us here, a sixth of a 64 KiB read) besides the copy. Messages whose
+// the permission check: about 1 us here, a fifth of a 64 KiB read) besides the copy. Messages whose
 // RTSes arrive in one poll, as a window of sends does, wait for the poll to end and are read together.
 // Only into contiguous receives (one block each), and only messages up to gather_max: on a larger one
 // the call's cost is a small part, and waiting for the others would hold up its FIN. Nor a message the
