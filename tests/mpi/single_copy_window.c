@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "engine_counter.h"
 
 enum { kWindow = 8, kRounds = 20, kPostedTag = 30000, kSentTag = 30001 };
 
@@ -41,37 +41,16 @@ static void verify(const unsigned char *buf, int round, int message) {
   }
 }
 
-static MPI_T_pvar_session session;
-static MPI_T_pvar_handle gathered_handle;
-
-static unsigned long long gathered(void) {
-  unsigned long long value = 0;
-  CHECK(MPI_T_pvar_read(session, gathered_handle, &value) == MPI_SUCCESS, "MPI_T_pvar_read");
-  return value;
-}
-
 int main(int argc, char **argv) {
-  int rank = 0, size = 0, provided = 0;
+  int rank = 0, size = 0;
   CHECK_MPI(MPI_Init(&argc, &argv));
-  CHECK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS, "MPI_T_init_thread");
   CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   CHECK(size == 2, "needs exactly 2 ranks, got %d", size);
   const int expect_gathered = argc < 2 || strcmp(argv[1], "alone") != 0;
   const int counted = argc < 2 || strcmp(argv[1], "any") != 0;
-  int index = -1, count = 0;
-  CHECK(MPI_T_pvar_get_index("engine.single_copies_gathered", MPI_T_PVAR_CLASS_COUNTER, &index) == MPI_SUCCESS,
-        "no engine.single_copies_gathered");
-  CHECK(MPI_T_pvar_session_create(&session) == MPI_SUCCESS, "MPI_T_pvar_session_create");
-  CHECK(MPI_T_pvar_handle_alloc(session, index, NULL, &gathered_handle, &count) == MPI_SUCCESS,
-        "MPI_T_pvar_handle_alloc");
-  int scope = 0;
-  FILE *yama = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-  if (yama != NULL) {
-    if (fscanf(yama, "%d", &scope) != 1) scope = 0;
-    fclose(yama);
-  }
-  const int single_copies = scope <= 1 && counted;
+  EngineCounter counter = engine_counter_open("engine.single_copies_gathered");
+  const int single_copies = single_copy_permitted() && counted;
 
   char dir[] = "/tmp/ftmpi-window-XXXXXX";
   if (rank == 0) CHECK(mkdtemp(dir) != NULL, "mkdtemp");
@@ -121,11 +100,12 @@ int main(int argc, char **argv) {
   }
   if (rank == 1 && single_copies) {
     const unsigned long long expected = expect_gathered ? (unsigned long long)kRounds * kWindow : 0;
-    CHECK(gathered() == expected, "single copies gathered: %llu, expected %llu", gathered(), expected);
+    const unsigned long long got = engine_counter_read(&counter);
+    CHECK(got == expected, "single copies gathered: %llu, expected %llu", got, expected);
   }
 
   /* The sends arrive before their receives: each receive reads its message at once, alone. */
-  const unsigned long long before = gathered();
+  const unsigned long long before = engine_counter_read(&counter);
   for (int round = 0; round < 4; ++round) {
     if (rank == 0) {
       for (int m = 0; m < kWindow; ++m) {
@@ -145,14 +125,13 @@ int main(int argc, char **argv) {
     }
   }
   if (rank == 1 && counted) {
-    CHECK(gathered() == before, "receives posted late gathered %llu reads", gathered() - before);
+    const unsigned long long after = engine_counter_read(&counter);
+    CHECK(after == before, "receives posted late gathered %llu reads", after - before);
   }
 
   close(fd);
   for (int m = 0; m < kWindow; ++m) free(buffers[m]);
-  CHECK(MPI_T_pvar_handle_free(session, &gathered_handle) == MPI_SUCCESS, "MPI_T_pvar_handle_free");
-  CHECK(MPI_T_pvar_session_free(&session) == MPI_SUCCESS, "MPI_T_pvar_session_free");
-  CHECK(MPI_T_finalize() == MPI_SUCCESS, "MPI_T_finalize");
+  engine_counter_close(&counter);
   CHECK_MPI(MPI_Finalize());
   if (rank == 1) printf("single_copy_window: %d windows of %d single copies intact\n", kRounds + 4, kWindow);
   return 0;
