@@ -731,6 +731,27 @@ BOOST_AUTO_TEST_CASE(single_copies_that_arrive_together_are_read_in_one_call_per
   BOOST_TEST(splitting.ranks[1]->counters().single_copies_gathered == 3u);
   BOOST_TEST(splitting.ranks[1]->counters().split_copies == 2u);
   BOOST_TEST(splitting.peer_memory_gathers == 1);
+
+  // A receive smaller than its message, among gathered ones: what fits is read, the rest truncated.
+  SingleCopyWorld truncating(config);
+  const std::vector<std::byte> whole = pattern(90'000, 3), other = pattern(90'000, 4);
+  std::vector<std::byte> short_buffer(50'000), full_buffer(90'000);
+  Request* short_recv = truncating.ranks[1]->irecv(truncating.world(1), short_buffer.data(), short_buffer.size(), 0, 5);
+  Request* full_recv = truncating.ranks[1]->irecv(truncating.world(1), full_buffer.data(), full_buffer.size(), 0, 6);
+  Request* send_a = truncating.ranks[0]->isend(truncating.world(0), whole.data(), whole.size(), 1, 5, SendMode::standard);
+  Request* send_b = truncating.ranks[0]->isend(truncating.world(0), other.data(), other.size(), 1, 6, SendMode::standard);
+  Completion short_c, full_c;
+  truncating.run_until([&] {
+    return truncating.complete(0, send_a) && truncating.complete(0, send_b) &&
+           truncating.complete(1, short_recv, &short_c) && truncating.complete(1, full_recv, &full_c);
+  });
+  BOOST_TEST(short_c.truncated);
+  BOOST_TEST(!full_c.truncated);
+  BOOST_TEST((std::equal(short_buffer.begin(), short_buffer.end(), whole.begin())));
+  BOOST_TEST((full_buffer == other));
+  BOOST_TEST(truncating.ranks[1]->counters().single_copies_gathered == 2u);
+  for (Request* q : {send_a, send_b}) truncating.ranks[0]->release(q);
+  for (Request* q : {short_recv, full_recv}) truncating.ranks[1]->release(q);
 }
 
 // A gathering read that stops short (the kernel stops at a block it cannot copy): the messages it read
