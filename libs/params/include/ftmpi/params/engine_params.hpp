@@ -49,7 +49,7 @@ inline constexpr ParamRow kEagerCredit{
     "it has not yet received into a posted receive; a sender out of credit sends by rendezvous instead",
     ParamLevel::advanced, ParamScope::job};
 inline constexpr ParamRow kShmSingleCopyMin{
-    "engine.shm.single_copy_min", ParamType::size, "64k",
+    "engine.shm.single_copy_min", ParamType::size, "16k",
     "smallest rendezvous message read straight from the sender's memory (process_vm_readv); "
     "smaller ones are piped through the FIFOs. 0 disables single copy",
     ParamLevel::advanced, ParamScope::job};
