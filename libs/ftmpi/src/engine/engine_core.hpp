@@ -429,7 +429,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // A single copy's read into its receive, and its FIN; false when it could not read (then the message
   // is to be piped: pipe_message).
   bool read_single_copy(Peer& peer, Request& r, IncomingMessage& m, std::size_t len);
-  void single_copy_read(Peer& peer, IncomingMessage& m);
+  void answer_single_copy(Peer& peer, IncomingMessage& m);  // all of it read: FIN
   void pipe_message(Peer& peer, Request& r, const IncomingMessage& m);
   // Single copies matched while a path's poll hands up frames wait in deferred_reads_ until the poll
   // returns, and one peer's are then read in one system call (engine.shm.gather_max).

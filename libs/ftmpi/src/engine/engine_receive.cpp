@@ -619,7 +619,7 @@ bool EngineCore::read_single_copy(Peer& peer, Request& r, IncomingMessage& m, st
   auto read = env_.read_peer_memory ? read_into_receive(r, m.remote_pid, m.remote_address, len)
                                     : base::Result<std::size_t>(base::Errc::unsupported, "no single copy");
   if (read && *read == len) {
-    single_copy_read(peer, m);
+    answer_single_copy(peer, m);
     return true;
   }
   // Its memory cannot be read (ptrace rules, a pid namespace, a changed mapping): a CTS instead of the
@@ -633,7 +633,7 @@ bool EngineCore::read_single_copy(Peer& peer, Request& r, IncomingMessage& m, st
   return false;
 }
 
-void EngineCore::single_copy_read(Peer& peer, IncomingMessage& m) {
+void EngineCore::answer_single_copy(Peer& peer, IncomingMessage& m) {
   m.arrived = m.length;
   send_control(peer, frag::FrameType::fin, m.msg_seq, m.sender_cookie, 0);
 }
@@ -695,7 +695,7 @@ void EngineCore::read_deferred_copies() {
       if (gathered && got >= d.length) {
         got -= d.length;
         ++counters_.single_copies_gathered;
-        single_copy_read(peer, *m);
+        answer_single_copy(peer, *m);
       } else {
         got = 0;  // the call stopped in this one: the rest one by one
         if (!read_single_copy(peer, *d.receive, *m, d.length)) pipe_message(peer, *d.receive, *m);
