@@ -3,7 +3,8 @@
 # ftbench: the main job's suite beside Open MPI and MPICH, the point-to-point sweep and the collectives
 # beside them, and their pictures (docs/ftbench-table.svg: a curve per path and per peer transport;
 # docs/ftbench-sweep.svg). Installs what is missing and builds ftmpi (Release) as scripts/main-job.sh
-# does. About 20 minutes on 2 cores; run it on a quiet machine.
+# does. About 30 minutes on 2 cores, an hour when many runs are disturbed and repeated; run it on a
+# quiet machine.
 #   scripts/update-benchmarks.sh [--rounds R]     (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 run "The suite: a row per path and rail (the main job)" "$ftbench" table --against openmpi,mpich --rounds "$rounds" \
   --svg docs/ftbench-table.svg
 run "Point-to-point beside Open MPI and MPICH, shared memory" "$ftbench" --against openmpi,mpich --rounds "$rounds" \
-  --kernels lat,bw --sizes 0,64,1k,8k,64k,1m,4m --svg docs/ftbench-sweep.svg
+  --kernels lat,bw --sizes 0,64,1k,8k,16k,32k,64k,128k,256k,1m,4m --svg docs/ftbench-sweep.svg
 run "Collectives beside Open MPI and MPICH, 4 ranks on 2 cores" "$ftbench" -n 4 --against openmpi,mpich --rounds "$rounds" \
   --kernels barrier,bcast,allreduce --sizes 8,64k,1m
 sed -i "s|$build/tools/ftbench|ftbench|g" "$out"  # the commands as a reader runs them, ftbench on PATH
