@@ -378,6 +378,48 @@ BOOST_AUTO_TEST_CASE(forced_reliability_acknowledges_and_frees_every_frame) {
   BOOST_TEST(w.ranks[1]->peer(0).in.lids() == w.ranks[0]->peer(1).out.next_byte() - 1);
 }
 
+// On a reliable peer a whole eager message that a posted receive takes next in order is copied into
+// that receive while its checksum is verified, and only a payload that verifies takes the receive: a
+// corrupt copy that arrives first leaves the receive posted (and is NACKed), so the good one fills it.
+BOOST_AUTO_TEST_CASE(a_corrupt_eager_frame_leaves_its_receive_to_the_good_copy) {
+  EngineConfig config = plain_config();
+  config.reliability = Reliability::force;
+  config.retransmit_min = std::chrono::seconds(30);  // the good copy is the one already on its way
+  config.retransmit_max = std::chrono::seconds(30);
+  World w(2, config, path::LoopOptions{4096, true});
+  for (const std::size_t size : {std::size_t{1}, std::size_t{1000}}) {
+    const auto sent = pattern(size, 11);
+    std::vector<std::byte> got(size + 16, std::byte{0x5a});
+    Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 4);
+    Request* s = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 4, SendMode::standard);
+    BOOST_REQUIRE(w.complete(0, s));  // eager: complete once handed to the path
+    // The frame the sender keeps for resending, one payload bit changed.
+    const RetainedFrame& kept = w.ranks[0]->peer(1).retained.back();
+    std::vector<std::byte> bad(kept.bytes.data(), kept.bytes.data() + kept.frame_size());
+    bad[frag::kHeaderSize + size / 2] ^= std::byte{0x10};
+    const std::uint64_t bad_before = w.ranks[1]->counters().dropped_bad_payload;
+    const std::uint64_t nacks_before = w.ranks[1]->counters().nacks_sent;
+    static_cast<path::FrameSink&>(*w.ranks[1]).on_frame(bad);
+    BOOST_TEST(w.ranks[1]->counters().dropped_bad_payload == bad_before + 1);
+    BOOST_TEST(w.ranks[1]->counters().nacks_sent == nacks_before + 1);
+    BOOST_TEST(!w.complete(1, r));
+    Completion c;
+    w.run_until([&] { return w.complete(1, r, &c); });
+    BOOST_TEST(c.bytes == size);
+    BOOST_TEST(c.tag == 4);
+    BOOST_TEST(!c.truncated);
+    BOOST_TEST((std::vector<std::byte>(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(size)) == sent));
+    BOOST_TEST((got[size] == std::byte{0x5a}));  // nothing beyond the message written
+    w.ranks[0]->release(s);
+    w.ranks[1]->release(r);
+  }
+  // Every frame acknowledged and freed, none resent: the good copies were taken as they came.
+  w.run_until([&] { return w.ranks[0]->peer(1).retained.empty(); });
+  BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
+  BOOST_TEST(w.ranks[1]->peer(0).in.lids() == w.ranks[0]->peer(1).out.next_byte() - 1);
+  BOOST_TEST(w.ranks[1]->counters().duplicates == 0u);
+}
+
 // A tracked stream after the CTS is kept for resending by reference to the send buffer: a header per
 // frame, no copy of the payload; so its send completes only once the receiver has every frame (its ACK),
 // where a stream of copies completes as soon as its frames are handed to the path. A frame the path lost

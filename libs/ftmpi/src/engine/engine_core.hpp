@@ -425,6 +425,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   bool deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
                               std::uint64_t message_seq, std::span<const std::byte> payload);
   void copy_into_receive(Request& r, std::span<const std::byte> bytes);
+  // The same for a DATA frame carrying a whole eager message: its payload verified while it is copied
+  // into the receive, which is taken only if the checksum holds (a bad payload leaves it posted, and the
+  // general path NACKs the frame); on a reliable peer its sequence numbers are recorded too.
+  bool deliver_verified_in_order(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   base::Result<std::size_t> read_into_receive(Request& r, std::int64_t pid, std::uintptr_t address, std::size_t len);
   // A single copy's read into its receive, and its FIN; false when it could not read (then the message
   // is to be piped: pipe_message).
@@ -493,6 +497,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void bulk_receive_ended(const IncomingMessage& m) noexcept;
   // Copies a fragment into place with verification; false on a checksum mismatch.
   bool place_payload(IncomingMessage& message, const frag::FrameHeader& h, std::span<const std::byte> payload);
+  bool place_into_receive(Request& r, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void process_events();
   // Send cancellation (engine_cancel.cpp): the sender's CANCEL, the receiver's answer (later: the
   // message is not released yet, so the cancel is parked; ahead: beyond the matcher's window, not

@@ -168,6 +168,25 @@ bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t cont
   return true;
 }
 
+bool EngineCore::deliver_verified_in_order(Peer& peer, const frag::FrameHeader& h,
+                                           std::span<const std::byte> payload) {
+  if (h.checksum_kind == frag::ChecksumKind::none || payload.empty()) {
+    // Nothing to verify (the decoder refused a checksum without a payload to check).
+    if (!deliver_whole_in_order(h.source, h.context, h.tag, h.message_seq, payload)) return false;
+  } else {
+    const match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq, 0};
+    const std::optional<match::Matcher::InOrderMatch> found = matcher_.find_next_in_order(envelope);
+    if (!found) return false;
+    Request* r = reinterpret_cast<Request*>(found->receive);
+    if (!place_into_receive(*r, h, payload)) return false;
+    matcher_.take_next_in_order(envelope, *found);
+    complete_receive(r, h.source, h.tag, payload.size());
+    credit_consumed(peer, EagerCredit::eager_cost(payload.size()));
+  }
+  if (peer.tracking) accept_sequenced(peer, h, /*delivered=*/true);
+  return true;
+}
+
 // Verified bytes of a whole message into a receive: as much as fits, into its buffer or its pieces.
 void EngineCore::copy_into_receive(Request& r, std::span<const std::byte> bytes) {
   const std::size_t fits = std::min(bytes.size(), r.capacity);
@@ -388,12 +407,13 @@ void EngineCore::handle_message_fragment(Peer& peer, const frag::FrameHeader& h,
   // so it skips the index both ways (the common small message).
   const bool whole = (h.flags & frag::kFlagFirstFragment) != 0 && (h.flags & frag::kFlagLastFragment) != 0;
   // And when it is next in order and a posted receive takes it, it needs no record at all: straight
-  // into the receive buffer (the payload is verified first, so a bad one takes the slow way below).
-  if (whole && !peer.tracking && h.type == FrameType::data && (h.flags & frag::kFlagAckRequested) == 0 &&
+  // into the receive buffer, verified in the same pass (a bad one takes the slow way below). On a
+  // reliable peer only while no record of it exists: none does unless a part of it, cut again after a
+  // failover, arrived before (handle_frame dropped it already if all of it had).
+  if (whole && h.type == FrameType::data && (h.flags & frag::kFlagAckRequested) == 0 &&
       h.message_length <= max_eager_ &&
-      (h.checksum_kind == frag::ChecksumKind::none ||
-       frag::checksum(h.checksum_kind, payload.data(), payload.size()) == h.payload_checksum)) {
-    if (deliver_whole_in_order(h.source, h.context, h.tag, h.message_seq, payload)) return;
+      (!peer.tracking || peer.incoming.empty() || !peer.incoming.contains(h.message_seq))) {
+    if (deliver_verified_in_order(peer, h, payload)) return;
   }
   const bool indexed = peer.tracking || !whole;
   auto it = indexed ? peer.incoming.find(h.message_seq) : peer.incoming.end();
@@ -523,36 +543,39 @@ void EngineCore::reject_payload(Peer& peer, const frag::FrameHeader& h) {
 
 bool EngineCore::place_payload(IncomingMessage& m, const frag::FrameHeader& h,
                                std::span<const std::byte> payload) {
+  if (m.receive != nullptr) return place_into_receive(*m.receive, h, payload);
   const std::size_t offset = h.fragment_offset;
   const std::size_t len = payload.size();
-  if (m.receive != nullptr) {
-    Request& r = *m.receive;
-    const std::size_t fits = offset >= r.capacity ? 0 : std::min(len, r.capacity - offset);
-    if (r.layout != nullptr) {
-      // Scattered into the pieces, checksummed in the same pass; what does not fit is still checksummed.
-      frag::Checksummer sum(h.checksum_kind);
-      (void)frag::scatter_with_checksum(*r.layout, r.recv_buf, offset, payload.first(fits), sum);
-      sum.update(payload.data() + fits, len - fits);
-      return sum.value() == h.payload_checksum;
-    }
-    if (fits == len) {
-      // Received straight into place (place(), engine_place.cpp): only the check is left; a copy onto
-      // itself would be undefined.
-      if (payload.data() == r.recv_buf + offset) {
-        return frag::checksum(h.checksum_kind, payload.data(), len) == h.payload_checksum;
-      }
-      return frag::copy_and_verify(h.checksum_kind, r.recv_buf + offset, payload.data(), len,
-                                   h.payload_checksum);
-    }
-    // Truncated receive: what does not fit is still checksummed, so corruption is still caught.
-    frag::Checksummer sum(h.checksum_kind);
-    sum.copy(r.recv_buf + offset, payload.data(), fits);
-    sum.update(payload.data() + fits, len - fits);
-    return sum.value() == h.payload_checksum;
-  }
   if (m.early.size() < offset + len) m.early.resize(offset + len);
   return frag::copy_and_verify(h.checksum_kind, m.early.data() + offset, payload.data(), len,
                                h.payload_checksum);
+}
+
+// A fragment into its receive, verified in the same pass; false on a checksum mismatch.
+bool EngineCore::place_into_receive(Request& r, const frag::FrameHeader& h, std::span<const std::byte> payload) {
+  const std::size_t offset = h.fragment_offset;
+  const std::size_t len = payload.size();
+  const std::size_t fits = offset >= r.capacity ? 0 : std::min(len, r.capacity - offset);
+  if (r.layout != nullptr) {
+    // Scattered into the pieces, checksummed in the same pass; what does not fit is still checksummed.
+    frag::Checksummer sum(h.checksum_kind);
+    (void)frag::scatter_with_checksum(*r.layout, r.recv_buf, offset, payload.first(fits), sum);
+    sum.update(payload.data() + fits, len - fits);
+    return sum.value() == h.payload_checksum;
+  }
+  if (fits == len) {
+    // Received straight into place (place(), engine_place.cpp): only the check is left; a copy onto
+    // itself would be undefined.
+    if (payload.data() == r.recv_buf + offset) {
+      return frag::checksum(h.checksum_kind, payload.data(), len) == h.payload_checksum;
+    }
+    return frag::copy_and_verify(h.checksum_kind, r.recv_buf + offset, payload.data(), len, h.payload_checksum);
+  }
+  // Truncated receive: what does not fit is still checksummed, so corruption is still caught.
+  frag::Checksummer sum(h.checksum_kind);
+  sum.copy(r.recv_buf + offset, payload.data(), fits);
+  sum.update(payload.data() + fits, len - fits);
+  return sum.value() == h.payload_checksum;
 }
 
 // Message records are reused: a small message costs no allocation.

@@ -50,9 +50,9 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
     base::logger().debug("dropped an ACK from rank {} of {}/{}, beyond the {} bytes sent", peer.rank, lirs, lids, sent);
     return;
   }
-  const Clock::time_point now = Clock::now();
   if (lirs > peer.acked_lirs) {
     peer.acked_lirs = lirs;
+    const Clock::time_point now = Clock::now();  // only here: a stream's frames repeat one LIRS
     // Karn: a resent frame's ACK says nothing of which copy arrived; and frames that LIRS reaches only
     // once a resent frame before them arrived waited for it, so no frame of such an ACK is sampled.
     const RetainedFrame* newest = nullptr;
@@ -71,7 +71,8 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
   if (lids > peer.acked_lids) {
     peer.acked_lids = lids;
     while (!peer.retained.empty() && peer.retained.front().range.last <= lids) {
-      recycle(peer.retained.front().bytes);
+      // Received frames gave their bytes back already (frame_received).
+      if (FrameBytes& bytes = peer.retained.front().bytes; bytes.capacity() != 0) recycle(bytes);
       peer.retained.pop_front();
       --peer.received_prefix;  // lids <= lirs: every frame freed here was counted as received
     }

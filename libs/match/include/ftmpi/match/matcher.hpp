@@ -163,6 +163,17 @@ class Matcher {
   // returns nullopt: call message_arrived.
   std::optional<ReceiveHandle> match_next_in_order(const Envelope& message);
 
+  // match_next_in_order in two halves, so that the receive can be filled before it is taken: a payload
+  // verified while it is copied into the receive's buffer, where a bad one must leave the receive
+  // posted for its resend. find_next_in_order names the receive match_next_in_order would take and
+  // changes nothing; take_next_in_order takes it, with nothing done to the matcher in between.
+  struct InOrderMatch {
+    ReceiveHandle receive;
+    std::uint32_t entry;  // where it is posted (the lone receive's lane, or its queue entry)
+  };
+  std::optional<InOrderMatch> find_next_in_order(const Envelope& message) const;
+  void take_next_in_order(const Envelope& message, const InOrderMatch& match);
+
   // The unexpected message a receive with this pattern would take now, left in place (MPI_Iprobe).
   // Held messages are invisible. An invalid pattern finds nothing.
   std::optional<Envelope> probe(const Pattern& pattern) const;
