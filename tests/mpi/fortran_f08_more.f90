@@ -590,7 +590,9 @@ contains
     call MPI_Reduce_scatter(send, one_block, counts, MPI_INTEGER, op, MPI_COMM_WORLD)
     call expect(one_block(1) == 2**size, 'reduce_scatter with a user op')
     call MPI_Op_free(op)
-    ! Persistent collectives (MPI-4.0), each started twice.
+    ! Persistent collectives (MPI-4.0), each started twice. The starts read and the waits write the
+    ! buffers behind the compiler's back: MPI_F_sync_reg (MPI-3.1 section 17.1.17) keeps an optimised
+    ! build from holding them in registers across the calls.
     call MPI_Allreduce_init(scan_in, scan_out, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &
                             persistent(1))
     call MPI_Bcast_init(value, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, MPI_INFO_NULL, persistent(2))
@@ -598,8 +600,12 @@ contains
     do i = 1, 2
       scan_in = rank + i
       value = merge(i * 11, -1, rank == 0)
+      call MPI_F_sync_reg(scan_in)
+      call MPI_F_sync_reg(value)
       call MPI_Startall(3, persistent)
       call MPI_Waitall(3, persistent, MPI_STATUSES_IGNORE)
+      call MPI_F_sync_reg(scan_out)
+      call MPI_F_sync_reg(value)
       call expect(scan_out == size * (size - 1) / 2 + size * i, 'allreduce_init')
       call expect(value == i * 11, 'bcast_init')
     end do
@@ -613,7 +619,10 @@ contains
   ! scatters 10*(i+1) to rank i; the neighbourhood ones run on a distributed-graph ring made by
   ! MPI_Dist_graph_create.
   subroutine every_collective_form()
-    integer :: s(4), r(4), ones(4), displs(4), bytes(4), i, form, mine, value
+    ! The buffers nonblocking and persistent forms write while `complete` waits, which does not name
+    ! them: VOLATILE (MPI-3.1 section 17.1.17) keeps an optimised build from reading them before then.
+    integer, volatile :: r(4), value
+    integer :: s(4), ones(4), displs(4), bytes(4), i, form, mine
     integer :: gathered(4), exchanged(4), tens(4), left, right, sources(2), destinations(2), sw(2), dw(2)
     logical :: weighted
     integer(kind=MPI_ADDRESS_KIND) :: neighbour_bytes(2)
@@ -835,7 +844,10 @@ contains
 
   subroutine point_to_point()
     use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated
-    integer :: right, left, n, i, out(3), in(3), count, outcount, indices(2), size_needed
+    ! Read and written by persistent and nonblocking calls while the program waits in calls that do not
+    ! name them: VOLATILE, as in every_collective_form.
+    integer, volatile :: out(3), in(3)
+    integer :: right, left, n, i, count, outcount, indices(2), size_needed
     integer, allocatable, target :: attached(:)
     type(MPI_Message) :: message
     type(MPI_Status) :: status, statuses(2)
