@@ -182,6 +182,7 @@ base::Result<Coverage> RangeList::coverage(Sequence first, Sequence last) const 
   if (last < floor_) return Coverage::full;
   // floor_ itself is missing, so a range reaching from below the prefix's end to floor_ is partial.
   if (first < floor_) return Coverage::partial;
+  if (above_.empty()) return Coverage::none;  // in-order traffic: nothing stored above the prefix
   const auto range = last_starting_at_or_before(above_, hint_, first);
   if (range != above_.end() && range->second >= first) {
     return range->second >= last ? Coverage::full : Coverage::partial;
