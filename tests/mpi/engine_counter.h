@@ -32,9 +32,9 @@ static inline unsigned long long engine_counter_read(EngineCounter *c) {
 }
 
 static inline void engine_counter_close(EngineCounter *c) {
-  MPI_T_pvar_handle_free(c->session, &c->handle);
-  MPI_T_pvar_session_free(&c->session);
-  MPI_T_finalize();
+  CHECK(MPI_T_pvar_handle_free(c->session, &c->handle) == MPI_SUCCESS, "MPI_T_pvar_handle_free");
+  CHECK(MPI_T_pvar_session_free(&c->session) == MPI_SUCCESS, "MPI_T_pvar_session_free");
+  CHECK(MPI_T_finalize() == MPI_SUCCESS, "MPI_T_finalize");
 }
 
 /* Whether ranks may read a sibling's memory (single copy): not where Yama's ptrace_scope is 2 or 3;
