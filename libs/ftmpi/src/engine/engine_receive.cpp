@@ -170,20 +170,21 @@ bool EngineCore::deliver_whole_in_order(std::uint32_t source, std::uint32_t cont
 
 bool EngineCore::deliver_verified_in_order(Peer& peer, const frag::FrameHeader& h,
                                            std::span<const std::byte> payload) {
-  if (h.checksum_kind == frag::ChecksumKind::none || payload.empty()) {
-    // Nothing to verify (the decoder refused a checksum without a payload to check).
-    if (!deliver_whole_in_order(h.source, h.context, h.tag, h.message_seq, payload)) return false;
-  } else {
-    const match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq, 0};
-    const std::optional<match::Matcher::InOrderMatch> found = matcher_.find_next_in_order(envelope);
-    if (!found) return false;
-    Request* r = reinterpret_cast<Request*>(found->receive);
-    if (!place_into_receive(*r, h, payload)) return false;
-    matcher_.take_next_in_order(envelope, *found);
-    complete_receive(r, h.source, h.tag, payload.size());
-    credit_consumed(peer, EagerCredit::eager_cost(payload.size()));
+  // Nothing to verify and nothing to record: as a short frame.
+  if (!peer.tracking && h.checksum_kind == frag::ChecksumKind::none) {
+    return deliver_whole_in_order(h.source, h.context, h.tag, h.message_seq, payload);
   }
+  const match::Envelope envelope{h.source, static_cast<std::int32_t>(h.source), h.context, h.tag, h.message_seq, 0};
+  const std::optional<match::Matcher::InOrderMatch> found = matcher_.find_next_in_order(envelope);
+  if (!found) return false;
+  Request* r = reinterpret_cast<Request*>(found->receive);
+  // An empty payload has nothing to verify (the decoder refused a checksum without a payload).
+  if (!payload.empty() && !place_into_receive(*r, h, payload)) return false;
+  matcher_.take_next_in_order(envelope, *found);
+  // Recorded before the completion, as on the general path: a credit frame it sends carries the ACK.
   if (peer.tracking) accept_sequenced(peer, h, /*delivered=*/true);
+  complete_receive(r, h.source, h.tag, payload.size());
+  credit_consumed(peer, EagerCredit::eager_cost(payload.size()));
   return true;
 }
 
