@@ -522,6 +522,11 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // All of an eager message: one short frame where the peer takes them, else DATA fragments.
   template <bool kThreads>
   void send_whole_eager(Peer& peer, Request& r);
+  // Whether a whole eager message of `bytes` goes to `peer` as one short frame (send_short).
+  static bool takes_short_frame(const Peer& peer, std::size_t bytes) noexcept;
+  // That short frame; `h` carries the message's sequence number, its eager credit already spent.
+  template <bool kThreads>
+  void send_short(Peer& peer, const frag::ShortHeader& h, const std::byte* payload);
   // `lender`: a send whose buffer holds `payload` (contiguous, left alone until the send completes), so
   // that a tracked frame may be kept by reference to it (RetainedFrame) instead of copied.
   void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, const Payload& payload,

@@ -365,7 +365,7 @@ std::optional<bool> ShmPath::peer_waiting(Rank peer) const noexcept {
 }
 
 // The slot for the sender's next frame, or nullptr when the ring is full.
-std::byte* ShmPath::claim_slot(Outgoing& out) noexcept {
+inline std::byte* ShmPath::claim_slot(Outgoing& out) noexcept {
   if (out.head - out.cached_tail > slot_mask_) [[unlikely]] {
     out.cached_tail = std::atomic_ref<std::uint64_t>(*out.consumer_index).load(std::memory_order_acquire);
     if (out.head - out.cached_tail > slot_mask_) return nullptr;
@@ -373,7 +373,7 @@ std::byte* ShmPath::claim_slot(Outgoing& out) noexcept {
   return out.slots + (out.head & slot_mask_) * std::size_t{slot_size_};
 }
 
-void ShmPath::publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept {
+inline void ShmPath::publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept {
   auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
   header->length = static_cast<std::uint32_t>(size);
   ++out.head;
