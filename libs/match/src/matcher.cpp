@@ -176,7 +176,8 @@ base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& patte
                                               " tag " + std::to_string(pattern.tag) +
                                               ": neither a value >= 0 nor the wildcard");
   }
-  if ((s.solo_set && s.solo.handle == receive) || s.posted_ids.find(receive) != nullptr) {
+  // The map of posted handles is empty while at most the solo receive is posted: no hash then.
+  if ((s.solo_set && s.solo.handle == receive) || (s.posted.size() != 0 && s.posted_ids.find(receive) != nullptr)) {
     return Status(Errc::invalid_argument, "receive handle " + std::to_string(receive) + " is already posted");
   }
   if (std::uint32_t id = s.unexpected.size() == 0 ? kNoEntry : s.unexpected.front(bucket_of(pattern)); id != kNoEntry) {

@@ -468,7 +468,13 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   base::Status send_probe_frame(Peer& peer, std::uint32_t route, frag::FrameType type, std::uint64_t id);
   void handle_probe(Peer& peer, const frag::FrameHeader& h);
   void rebind_frames();
-  Route* arrival_route(Peer& peer) noexcept;
+  // The rail of `peer` the frame being handed up arrived on (polling_path_), or null. Inline: every
+  // received frame asks.
+  Route* arrival_route(Peer& peer) noexcept {
+    if (polling_path_ >= peer.route_of_path.size()) return nullptr;
+    const std::int32_t k = peer.route_of_path[polling_path_];
+    return k < 0 ? nullptr : &peer.rails[static_cast<std::uint32_t>(k)];
+  }
   // What the rails ask of the engine (RailSet::Actions).
   base::Status send_probe(std::uint32_t peer, std::uint32_t rail, std::uint64_t probe_id) override;
   void frames_stranded(std::uint32_t peer) override;
@@ -548,8 +554,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
            peer.credit.may_send(EagerCredit::eager_cost(bytes));
   }
   // The receiver's side of eager credit: a message's eager bytes were received into a receive; grants
-  // the peer more when a grant is due.
-  void credit_consumed(Peer& peer, std::uint64_t bytes);
+  // the peer more when a grant is due (the check inline: every eager message received makes it).
+  void credit_consumed(Peer& peer, std::uint64_t bytes) {
+    if (bytes == 0 || !peer.credit.consumed(bytes) || peer.lost) return;
+    send_credit(peer);
+  }
+  void send_credit(Peer& peer);
   bool push_streams();
   bool service_timers();
   // Control requests (engine_control.cpp): answers every request taken from the launcher.

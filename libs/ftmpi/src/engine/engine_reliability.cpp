@@ -295,12 +295,6 @@ bool EngineCore::service_timers() {
 // ---------------------------------------------------------------------------------------------------
 // Rails: where frames arrive, and what a refused send means
 
-Route* EngineCore::arrival_route(Peer& peer) noexcept {
-  if (polling_path_ >= peer.route_of_path.size()) return nullptr;
-  const std::int32_t k = peer.route_of_path[polling_path_];
-  return k < 0 ? nullptr : &peer.rails[static_cast<std::uint32_t>(k)];
-}
-
 void EngineCore::route_failed(Peer& peer, std::uint32_t route_index, const base::Status& status,
                               std::optional<std::uint64_t> lost_seq) {
   if (!peer.tracking) {

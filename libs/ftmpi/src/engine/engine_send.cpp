@@ -132,8 +132,7 @@ void EngineCore::write_split_part(Peer& peer, Request& r, const frag::FrameHeade
   send_frame(peer, fin, {});
 }
 
-void EngineCore::credit_consumed(Peer& peer, std::uint64_t bytes) {
-  if (bytes == 0 || !peer.credit.consumed(bytes) || peer.lost) return;
+void EngineCore::send_credit(Peer& peer) {
   frag::FrameHeader h = header_for(peer, frag::FrameType::credit);
   h.message_length = peer.credit.grant();
   ++counters_.credits_sent;

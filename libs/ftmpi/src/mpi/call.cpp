@@ -50,68 +50,54 @@ int Call::finish_failed() noexcept {
   fatal(error_, what);
 }
 
-namespace {
+namespace detail {
 
-// The failing half of each check, out of line and cold: the passing half is then small enough to be
-// inlined into the calls that check (a blocking send checks six things; it used to cost 200 instructions).
-[[gnu::cold, gnu::noinline]] void fail_comm(Call& call, MPI_Comm handle) {
+void fail_comm(Call& call, MPI_Comm handle) {
   call.fail(MPI_ERR_COMM, handle == MPI_COMM_NULL ? std::string("MPI_COMM_NULL is not a valid communicator")
                                                   : fmt::format("invalid communicator {:#x}", handle));
 }
 
-[[gnu::cold, gnu::noinline]] void fail_datatype(Call& call, MPI_Datatype handle) {
+void fail_datatype(Call& call, MPI_Datatype handle) {
   call.fail(MPI_ERR_TYPE, handle == MPI_DATATYPE_NULL ? std::string("MPI_DATATYPE_NULL is not a valid datatype")
                                                       : fmt::format("invalid datatype {:#x}", handle));
 }
 
-[[gnu::cold, gnu::noinline]] void fail_uncommitted(Call& call, MPI_Datatype handle) {
+void fail_uncommitted(Call& call, MPI_Datatype handle) {
   call.fail(MPI_ERR_TYPE, fmt::format("datatype {:#x} is not committed (MPI_Type_commit)", handle));
 }
 
-[[gnu::cold, gnu::noinline]] bool fail_count(Call& call, MPI_Count count) {
+bool fail_count(Call& call, MPI_Count count) {
   call.fail(MPI_ERR_COUNT, fmt::format("negative count {}", count));
   return false;
 }
 
-[[gnu::cold, gnu::noinline]] bool fail_arg(Call& call, std::string_view name) {
-  call.fail(MPI_ERR_ARG, fmt::format("{} is a null pointer", name));
-  return false;
+void fail_null_buffer(Call& call, MPI_Count count) {
+  call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with count {}", count));
 }
 
-[[gnu::cold, gnu::noinline]] bool fail_rank(Call& call, const Comm& comm, int rank, std::string_view role) {
+bool fail_rank(Call& call, const Comm& comm, int rank, std::string_view role) {
   call.fail(MPI_ERR_RANK, fmt::format("invalid {} rank {} ({} has {} ranks)", role, rank, label(comm), comm.size()));
   return false;
 }
 
-[[gnu::cold, gnu::noinline]] bool fail_tag(Call& call, int tag) {
+bool fail_tag(Call& call, int tag) {
   call.fail(MPI_ERR_TAG, fmt::format("invalid tag {}", tag));
   return false;
 }
 
-inline Comm* comm_or_fail(Call& call, MPI_Comm handle) {
-  Comm* comm = find_comm(handle);
-  if (comm == nullptr) [[unlikely]] {
-    fail_comm(call, handle);
-    return nullptr;
-  }
-  call.raise_on(*comm);
-  return comm;
+}  // namespace detail
+
+bool fail_null_arg(Call& call, std::string_view name) {
+  call.fail(MPI_ERR_ARG, fmt::format("{} is a null pointer", name));
+  return false;
 }
 
-inline const Datatype* committed_or_fail(Call& call, MPI_Datatype handle) {
-  const Datatype* type = find_datatype(handle);
-  if (type == nullptr) [[unlikely]] {
-    fail_datatype(call, handle);
-    return nullptr;
-  }
-  if (!type->committed) [[unlikely]] {
-    fail_uncommitted(call, handle);
-    return nullptr;
-  }
-  return type;
-}
+namespace {
 
-inline bool count_ok(Call& call, MPI_Count count) { return count >= 0 || fail_count(call, count); }
+using detail::comm_or_fail;
+using detail::committed_or_fail;
+using detail::count_ok;
+using detail::fail_datatype;
 
 }  // namespace
 
@@ -186,66 +172,11 @@ bool check_buffer(Call& call, const void* buf, MPI_Count count, const Datatype& 
 
 bool check_count(Call& call, MPI_Count count) { return count_ok(call, count); }
 
-bool check_arg(Call& call, const void* pointer, std::string_view name) {
-  return pointer != nullptr || fail_arg(call, name);
-}
-
-namespace {
-
-inline bool check_rank(Call& call, const Comm& comm, int rank, std::string_view role) {
-  return (rank >= 0 && rank < comm.size()) || rank == MPI_PROC_NULL || fail_rank(call, comm, rank, role);
-}
-
-inline bool check_send_tag(Call& call, int tag) {
-  return tag >= 0 || fail_tag(call, tag);  // an int cannot exceed kTagUb
-}
-
-inline std::optional<Transfer> check_transfer(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
-                                              MPI_Comm comm) {
-  Comm* c = comm_or_fail(call, comm);
-  if (c == nullptr || !count_ok(call, count)) return std::nullopt;
-  // Nothing of no type: an empty message (MPICH and Open MPI take it too).
-  if (count == 0 && datatype == MPI_DATATYPE_NULL) return Transfer{c, const_cast<void*>(buf), 0};
-  const Datatype* type = committed_or_fail(call, datatype);
-  if (type == nullptr) return std::nullopt;
-  if (buf == nullptr && count > 0 && type->predefined) {
-    call.fail(MPI_ERR_BUFFER, fmt::format("null buffer with count {}", count));
-    return std::nullopt;
-  }
-  const auto n = static_cast<std::size_t>(count);
-  Transfer t{c, const_cast<void*>(buf), type->layout->packed_bytes(n)};
-  if (!type->dense() && n != 0) {
-    t.layout = type->layout;
-    t.count = n;
-  }
-  return t;
-}
-
-}  // namespace
-
 bool check_source(Call& call, const Comm& comm, int source) {
-  return source == MPI_ANY_SOURCE || check_rank(call, comm, source, "source");
+  return source == MPI_ANY_SOURCE || detail::rank_ok(call, comm, source, "source");
 }
 
-bool check_recv_tag(Call& call, int tag) { return tag == MPI_ANY_TAG || check_send_tag(call, tag); }
-
-std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                                   int tag, MPI_Comm comm) {
-  std::optional<Transfer> t = check_transfer(call, buf, count, datatype, comm);
-  if (!t || !check_rank(call, *t->comm, dest, "destination") || !check_send_tag(call, tag)) return std::nullopt;
-  t->peer = dest;
-  t->tag = tag;
-  return t;
-}
-
-std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
-                                   MPI_Comm comm) {
-  std::optional<Transfer> t = check_transfer(call, buf, count, datatype, comm);
-  if (!t || !check_source(call, *t->comm, source) || !check_recv_tag(call, tag)) return std::nullopt;
-  t->peer = source;
-  t->tag = tag;
-  return t;
-}
+bool check_recv_tag(Call& call, int tag) { return tag == MPI_ANY_TAG || detail::send_tag_ok(call, tag); }
 
 Request* check_request(Call& call, MPI_Request handle) {
   if (handle == MPI_REQUEST_NULL) {

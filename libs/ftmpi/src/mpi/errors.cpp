@@ -206,9 +206,4 @@ int error_class_of(base::Errc code) noexcept {
   return MPI_ERR_INTERN;
 }
 
-int error_class_of(const engine::Completion& completion) noexcept {
-  if (completion.lost_peer >= 0) [[unlikely]] return MPIX_ERR_PROC_FAILED;
-  return completion.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-}
-
 }  // namespace ftmpi::mpi

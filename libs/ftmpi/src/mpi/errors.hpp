@@ -41,7 +41,11 @@ bool free_errhandler(MPI_Errhandler handle) noexcept;
 
 // The error class an engine failure is reported as.
 int error_class_of(base::Errc code) noexcept;
-// The error class a completed engine request is reported as (MPI_SUCCESS when it went well).
-int error_class_of(const engine::Completion& completion) noexcept;
+// The error class a completed engine request is reported as (MPI_SUCCESS when it went well). Inline:
+// every blocking receive asks.
+inline int error_class_of(const engine::Completion& completion) noexcept {
+  if (completion.lost_peer >= 0) [[unlikely]] return MPIX_ERR_PROC_FAILED;
+  return completion.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
 
 }  // namespace ftmpi::mpi

@@ -12,14 +12,6 @@
 namespace ftmpi::mpi {
 namespace {
 
-engine::SendMode engine_mode(Mode mode) noexcept {
-  switch (mode) {
-    case Mode::synchronous: return engine::SendMode::synchronous;
-    case Mode::ready: return engine::SendMode::ready;
-    default: return engine::SendMode::standard;
-  }
-}
-
 // What an engine operation that completed as `c` reports through MPI_Status.
 Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
   Outcome outcome{.cancelled = c.cancelled, .error = error_class_of(c)};
@@ -30,6 +22,17 @@ Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
   }
   if (c.lost_peer >= 0) [[unlikely]] outcome.reason = lost_peer_reason(c.lost_peer);
   return outcome;
+}
+
+// What write_status(status, outcome_of(mode, c)) writes for a completion without an error, without the
+// Outcome (it holds a string: building and destroying one was a tenth of a blocking receive's own cost).
+void write_success_status(MPI_Status* status, Mode mode, const engine::Completion& c) noexcept {
+  if (status == MPI_STATUS_IGNORE) return;
+  const bool received = mode == Mode::receive;
+  status->MPI_SOURCE = received ? c.source : MPI_ANY_SOURCE;
+  status->MPI_TAG = received ? c.tag : MPI_ANY_TAG;
+  status->ftmpi_cancelled = c.cancelled ? 1 : 0;
+  status->ftmpi_bytes = received ? static_cast<MPI_Count>(c.bytes) : 0;
 }
 
 }  // namespace
@@ -192,32 +195,29 @@ void fail_with(Call& call, Comm& comm, const Outcome& outcome) {
   call.fail(outcome.error, describe_failure(outcome));
 }
 
-void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
-  // The common blocking call, a dense message to or from a real rank, needs no MPI request: it talks to
-  // the engine directly (what a zero-byte ping-pong pays for is mostly this path).
-  if (!transfer.layout && transfer.peer != MPI_PROC_NULL && mode != Mode::buffered && transfer.matched == nullptr) {
-    engine::Engine& e = engine();
-    if (mode != Mode::receive && e.send_eager(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer,
-                                              transfer.tag, engine_mode(mode))) {
-      return;
-    }
-    // A blocking send that did not go eagerly will wait: said before its RTS leaves, so that a receiver
-    // matching it at once splits a large copy with us (Engine::waiting).
-    const engine::WaitingScope announce(e, mode != Mode::receive);
-    engine::Request* op =
-        mode == Mode::receive
-            ? e.irecv(transfer.comm->view, transfer.buf, transfer.bytes, engine_source(transfer.peer),
-                      engine_tag(transfer.tag))
-            : e.isend(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer, transfer.tag,
-                      engine_mode(mode));
-    engine::Completion c;
-    if (!e.is_complete(op, &c)) progress_until([&] { return e.is_complete(op, &c); });
-    e.release(op);
-    const Outcome outcome = outcome_of(mode, c);
-    write_status(status, outcome);
-    if (outcome.error != MPI_SUCCESS) fail_with(call, *transfer.comm, outcome);
+void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
+  engine::Engine& e = engine();
+  // A blocking send that did not go eagerly will wait: said before its RTS leaves, so that a receiver
+  // matching it at once splits a large copy with us (Engine::waiting).
+  const engine::WaitingScope announce(e, mode != Mode::receive);
+  engine::Request* op =
+      mode == Mode::receive
+          ? e.irecv(transfer.comm->view, transfer.buf, transfer.bytes, engine_source(transfer.peer),
+                    engine_tag(transfer.tag))
+          : e.isend(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer, transfer.tag, engine_mode(mode));
+  engine::Completion c;
+  if (!e.is_complete(op, &c)) progress_until([&] { return e.is_complete(op, &c); });
+  e.release(op);
+  if (error_class_of(c) == MPI_SUCCESS) [[likely]] {
+    write_success_status(status, mode, c);
     return;
   }
+  const Outcome outcome = outcome_of(mode, c);
+  write_status(status, outcome);
+  fail_with(call, *transfer.comm, outcome);
+}
+
+void run_request(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
   RequestPool& pool = runtime().requests;
   Request& request = pool.acquire(mode, transfer, false);
   if (!start(call, request)) {

@@ -7,6 +7,7 @@
 #include "mpi/call.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/request.hpp"
+#include "mpi/runtime.hpp"
 
 namespace ftmpi::mpi {
 
@@ -36,7 +37,37 @@ std::string describe_failure(const Outcome& outcome);
 std::string lost_peer_reason(int world_rank);
 // Records a completed operation's error in the call, on the operation's communicator.
 void fail_with(Call& call, Comm& comm, const Outcome& outcome);
-// The blocking calls: one operation, started and waited for.
-void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status);
+// What an MPI send mode asks of the engine.
+inline engine::SendMode engine_mode(Mode mode) noexcept {
+  switch (mode) {
+    case Mode::synchronous: return engine::SendMode::synchronous;
+    case Mode::ready: return engine::SendMode::ready;
+    default: return engine::SendMode::standard;
+  }
+}
+
+// The blocking calls' common case, a dense message to or from a real rank, needs no MPI request: it
+// talks to the engine directly (what a zero-byte ping-pong pays for is mostly this path).
+inline bool runs_direct(Mode mode, const Transfer& transfer) noexcept {
+  return !transfer.layout && transfer.peer != MPI_PROC_NULL && mode != Mode::buffered && transfer.matched == nullptr;
+}
+// The engine's operation started and waited for, without an MPI request (runs_direct), for a send
+// only once it did not go eagerly.
+void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status);
+// The same through an MPI request: every other case.
+void run_request(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status);
+// The blocking calls: one operation, started and waited for. Inline: an eager send is over without
+// another call of the MPI layer.
+inline void run(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
+  if (!runs_direct(mode, transfer)) [[unlikely]] {
+    run_request(call, mode, transfer, status);
+    return;
+  }
+  if (mode != Mode::receive && engine().send_eager(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer,
+                                                   transfer.tag, engine_mode(mode))) {
+    return;
+  }
+  wait_direct(call, mode, transfer, status);
+}
 
 }  // namespace ftmpi::mpi
