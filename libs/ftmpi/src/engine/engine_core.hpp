@@ -416,13 +416,15 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
     ++path_refused_[polling_path_];
   }
   void handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload);
+  // Inline into on_frame, as are the next two into it: a short frame's way into its receive was six
+  // calls deep, each with its own saving and restoring of registers.
   template <bool kThreads>
-  void on_frame(std::span<const std::byte> frame) noexcept;
+  [[gnu::always_inline]] inline void on_frame(std::span<const std::byte> frame) noexcept;
   template <bool kThreads>
-  void handle_short_frame(std::span<const std::byte> frame);
+  [[gnu::always_inline]] inline void handle_short_frame(std::span<const std::byte> frame);
   // A whole message (its payload is all of it) straight into the posted receive that takes it next in
   // order; false when none does (then it takes the general path).
-  bool deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
+  [[gnu::always_inline]] inline bool deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
                               std::uint64_t message_seq, std::span<const std::byte> payload);
   void copy_into_receive(Request& r, std::span<const std::byte> bytes);
   // The same for a DATA frame carrying a whole eager message: its payload verified while it is copied

@@ -126,14 +126,6 @@ Request* EngineCore::receive_matched(const CommView& comm, IncomingMessage* mess
   return r;
 }
 
-void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
-  if (base::multi_threaded()) [[unlikely]] {
-    on_frame<true>(frame);
-  } else {
-    on_frame<false>(frame);
-  }
-}
-
 template <bool kThreads>
 void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   counters_.frames_received.add<kThreads>(1);
@@ -252,6 +244,14 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
   h.message_length = s.payload_length;
   h.payload_length = s.payload_length;
   handle_message_fragment(peer, h, payload);
+}
+
+void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
+  if (base::multi_threaded()) [[unlikely]] {
+    on_frame<true>(frame);
+  } else {
+    on_frame<false>(frame);
+  }
 }
 
 void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::byte> payload) {

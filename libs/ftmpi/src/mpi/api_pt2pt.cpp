@@ -20,7 +20,8 @@ namespace {
 int blocking_send(std::string_view name, Mode mode, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
                   int tag, MPI_Comm comm) noexcept {
   return api_call_as(mode == Mode::buffered ? Access::exclusive : Access::shared, name, [&](Call& call) {
-    if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) run(call, mode, *t, MPI_STATUS_IGNORE);
+    Transfer t;
+    if (check_send(call, buf, count, datatype, dest, tag, comm, t)) run(call, mode, t, MPI_STATUS_IGNORE);
   });
 }
 
@@ -119,8 +120,10 @@ bool check_startable(Call& call, const Request& request) {
 int recv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
               MPI_Comm comm, MPI_Status* status) noexcept {
   return api_call_as(Access::shared, name, [&](Call& call) {
-    auto t = check_recv(call, buf, count, datatype, source, tag, comm);
-    if (t && check_arg(call, status, "status")) run(call, Mode::receive, *t, status);
+    Transfer t;
+    if (check_recv(call, buf, count, datatype, source, tag, comm, t) && check_arg(call, status, "status")) {
+      run(call, Mode::receive, t, status);
+    }
   });
 }
 

@@ -180,53 +180,69 @@ inline bool send_tag_ok(Call& call, int tag) {
   return tag >= 0 || fail_tag(call, tag);  // an int cannot exceed kTagUb
 }
 
-[[gnu::always_inline]] inline std::optional<Transfer> check_transfer(Call& call, const void* buf, MPI_Count count,
-                                                                     MPI_Datatype datatype, MPI_Comm comm) {
+// Fills `t`, default-constructed, with the checked arguments (an out-parameter: an optional<Transfer>
+// returned through two levels was copied twice on the way).
+[[gnu::always_inline]] inline bool check_transfer(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                                                  MPI_Comm comm, Transfer& t) {
   Comm* c = comm_or_fail(call, comm);
-  if (c == nullptr || !count_ok(call, count)) return std::nullopt;
+  if (c == nullptr || !count_ok(call, count)) return false;
+  t.comm = c;
+  t.buf = const_cast<void*>(buf);
   // Nothing of no type: an empty message (MPICH and Open MPI take it too).
-  if (count == 0 && datatype == MPI_DATATYPE_NULL) return Transfer{c, const_cast<void*>(buf), 0};
+  if (count == 0 && datatype == MPI_DATATYPE_NULL) return true;
   const Datatype* type = committed_or_fail(call, datatype);
-  if (type == nullptr) return std::nullopt;
+  if (type == nullptr) return false;
   if (buf == nullptr && count > 0 && type->predefined) [[unlikely]] {
     fail_null_buffer(call, count);
-    return std::nullopt;
+    return false;
   }
   const auto n = static_cast<std::size_t>(count);
-  Transfer t{c, const_cast<void*>(buf), type->layout->packed_bytes(n)};
+  t.bytes = type->layout->packed_bytes(n);
   if (!type->dense() && n != 0) {
     t.layout = type->layout;
     t.count = n;
   }
-  return t;
+  return true;
 }
 }  // namespace detail
 
-// The arguments of a send or a receive, checked; inline into each call (as a function of its own it
-// was a seventh of a zero-byte round trip).
-[[gnu::always_inline]] inline std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count,
-                                                                 MPI_Datatype datatype, int dest, int tag,
-                                                                 MPI_Comm comm) {
-  std::optional<Transfer> t = detail::check_transfer(call, buf, count, datatype, comm);
-  if (!t || !detail::rank_ok(call, *t->comm, dest, "destination") || !detail::send_tag_ok(call, tag)) {
-    return std::nullopt;
+// The arguments of a send or a receive, checked, into `t` (default-constructed); inline into each call
+// (as a function of its own it was a seventh of a zero-byte round trip).
+[[gnu::always_inline]] inline bool check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                                              int dest, int tag, MPI_Comm comm, Transfer& t) {
+  if (!detail::check_transfer(call, buf, count, datatype, comm, t) ||
+      !detail::rank_ok(call, *t.comm, dest, "destination") || !detail::send_tag_ok(call, tag)) {
+    return false;
   }
-  t->peer = dest;
-  t->tag = tag;
-  return t;
+  t.peer = dest;
+  t.tag = tag;
+  return true;
 }
-[[gnu::always_inline]] inline std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count,
-                                                                 MPI_Datatype datatype, int source, int tag,
-                                                                 MPI_Comm comm) {
-  std::optional<Transfer> t = detail::check_transfer(call, buf, count, datatype, comm);
-  if (!t || (source != MPI_ANY_SOURCE && !detail::rank_ok(call, *t->comm, source, "source")) ||
+[[gnu::always_inline]] inline bool check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype,
+                                              int source, int tag, MPI_Comm comm, Transfer& t) {
+  if (!detail::check_transfer(call, buf, count, datatype, comm, t) ||
+      (source != MPI_ANY_SOURCE && !detail::rank_ok(call, *t.comm, source, "source")) ||
       (tag != MPI_ANY_TAG && !detail::send_tag_ok(call, tag))) {
-    return std::nullopt;
+    return false;
   }
-  t->peer = source;
-  t->tag = tag;
+  t.peer = source;
+  t.tag = tag;
+  return true;
+}
+// The same as an optional, for the calls that keep the Transfer.
+inline std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                                          int dest, int tag, MPI_Comm comm) {
+  Transfer t;
+  if (!check_send(call, buf, count, datatype, dest, tag, comm, t)) return std::nullopt;
   return t;
 }
+inline std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                          int tag, MPI_Comm comm) {
+  Transfer t;
+  if (!check_recv(call, buf, count, datatype, source, tag, comm, t)) return std::nullopt;
+  return t;
+}
+
 // A handle that names a live request; MPI_REQUEST_NULL is refused too. Errors of the call then belong
 // to the request's communicator.
 Request* check_request(Call& call, MPI_Request handle);

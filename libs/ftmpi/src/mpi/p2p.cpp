@@ -206,7 +206,7 @@ void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* st
                     engine_tag(transfer.tag))
           : e.isend(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer, transfer.tag, engine_mode(mode));
   engine::Completion c;
-  if (!e.is_complete(op, &c)) progress_until([&] { return e.is_complete(op, &c); });
+  progress_until([&] { return e.is_complete(op, &c); });  // which asks before its first round
   e.release(op);
   if (error_class_of(c) == MPI_SUCCESS) [[likely]] {
     write_success_status(status, mode, c);
