@@ -205,11 +205,6 @@ void EngineCore::set_peer_pid(std::uint32_t peer, std::int64_t pid) { peers_.at(
 // ---------------------------------------------------------------------------------------------------
 // Requests and progress
 
-void EngineCore::complete(Request* r) {
-  r->complete = true;
-  if (r->released) requests_.free(r);
-}
-
 bool EngineCore::is_complete(const Request* r, Completion* out) const noexcept {
   if (!r->complete) return false;
   if (out != nullptr) *out = r->completion;

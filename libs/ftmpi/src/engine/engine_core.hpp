@@ -499,7 +499,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void on_matched(Request* receive, IncomingMessage* message, bool from_poll = false);
   void finish_message_if_complete(IncomingMessage* message);
   // Fills in a receive's completion for a message of `length` bytes from world rank `peer`, completes it.
-  void complete_receive(Request* receive, std::uint32_t peer, std::int32_t tag, std::uint64_t length);
+  [[gnu::always_inline]] inline void complete_receive(Request* receive, std::uint32_t peer, std::int32_t tag,
+                                                     std::uint64_t length);
   // Tells every path whether a receive waits for bulk data (Path::expect_bulk).
   void expect_bulk(bool expected) noexcept;
   void bulk_receive_ended(const IncomingMessage& m) noexcept;
@@ -570,7 +571,11 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
 
   // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
   void drop_malformed(std::string_view why, const frag::FrameHeader& h);
-  void complete(Request* request);
+  // Inline: every receive and send completes here.
+  void complete(Request* request) {
+    request->complete = true;
+    if (request->released) requests_.free(request);
+  }
   // A send released before it completed (MPI_Request_free): the program may reuse its buffer as soon as
   // it learns otherwise that the message arrived (a reply), so its frames kept by reference are copied.
   [[gnu::noinline]] void take_back_lent_frames(Request& send);

@@ -25,6 +25,15 @@ std::uint64_t load_le64(const std::byte* in) {
 
 }  // namespace
 
+void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t tag, std::uint64_t length) {
+  r->completion = Completion{};
+  r->completion.source = r->comm.comm_rank_of(static_cast<int>(peer));
+  r->completion.tag = tag;
+  r->completion.bytes = std::min<std::size_t>(length, r->capacity);
+  r->completion.truncated = length > r->capacity;
+  complete(r);
+}
+
 Request* EngineCore::irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) {
   if (base::multi_threaded()) [[unlikely]] return start_receive<true>(comm, buf, capacity, nullptr, source, tag);
   return start_receive<false>(comm, buf, capacity, nullptr, source, tag);
@@ -820,15 +829,6 @@ void EngineCore::bulk_receive_ended(const IncomingMessage& m) noexcept {
 
 void EngineCore::expect_bulk(bool expected) noexcept {
   for (auto& p : paths_) p->expect_bulk(expected);
-}
-
-void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t tag, std::uint64_t length) {
-  r->completion = Completion{};
-  r->completion.source = r->comm.comm_rank_of(static_cast<int>(peer));
-  r->completion.tag = tag;
-  r->completion.bytes = std::min<std::size_t>(length, r->capacity);
-  r->completion.truncated = length > r->capacity;
-  complete(r);
 }
 
 }  // namespace ftmpi::engine

@@ -436,7 +436,7 @@ void ShmPath::drain_overflow() noexcept {
 }
 
 // Hands frames from one incoming FIFO to the sink, in order, straight from the slots.
-std::size_t ShmPath::drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept {
+inline std::size_t ShmPath::drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept {
   std::size_t handed = 0;
   while (handed < budget) {
     std::byte* slot = in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_};

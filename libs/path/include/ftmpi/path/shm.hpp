@@ -130,7 +130,8 @@ class ShmPath final : public Path {
   [[gnu::always_inline]] inline std::byte* claim_slot(Outgoing& out) noexcept;
   [[gnu::always_inline]] inline void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept;
   void drain_overflow() noexcept;
-  std::size_t drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept;
+  // Inline into poll, its one caller.
+  [[gnu::always_inline]] inline std::size_t drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept;
   // Whether the next frame of `in` is there: what an idle poll does per FIFO, so it stays inline.
   bool frame_waiting(const Incoming& in) const noexcept;
 
