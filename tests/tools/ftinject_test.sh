@@ -209,8 +209,10 @@ drill-rail)
   echo "$out" | grep -q "bad.drill line 1: .*probability" || fail "a malformed drill file does not say where: $out"
   [ ! -e "$XDG_RUNTIME_DIR/ftmpi" ] || fail "a malformed drill file launched a job"
   printf 'at 0s inject drop=0.1 rail=eth9\nexpect exit 0\n' > "$work/rail.drill"
-  "$fti" drill "$work/rail.drill" -- "$ftrun" -n 2 --timeout 170 "${udp_rails[@]}" "$bulk" -m 4096 -s 262144 \
-    > "$work/rail.log" 2>&1
+  # The transfer repeats until the drill ends it (-u): a fixed amount could end before every rank answers
+  # the drill on a fast machine, and the drill would then report the job gone (3) instead of the rail.
+  "$fti" drill "$work/rail.drill" -- "$ftrun" -n 2 --timeout 170 "${udp_rails[@]}" "$bulk" -m 16 -s 262144 \
+    -u "$work/stop" > "$work/rail.log" 2>&1
   status=$?
   cat "$work/rail.log"
   [ "$status" -eq 4 ] || fail "a drill naming an unknown rail exited $status, not 4"
