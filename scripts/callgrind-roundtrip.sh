@@ -3,8 +3,10 @@
 #
 # Counts the instructions rank 0 executes per zero-byte round trip over shared memory, and per call of
 # the functions on that path, for each BUILD: a git revision of this repository (built Release and
-# installed under build/callgrind-roundtrip/<commit>/, as compare-builds.sh does) or an install prefix
-# (a directory with bin/ftcc and bin/ftrun, e.g. build/compare-builds/before/install). Instructions are
+# installed under build/callgrind-roundtrip/<commit>/, as compare-builds.sh does), an install prefix
+# (a directory with bin/ftcc and bin/ftrun, e.g. build/compare-builds/before/install), or `openmpi` or
+# `mpich`: Debian's, the same benchmark built with mpicc.openmpi / mpicc.mpich and run by their own
+# launchers (Open MPI: ob1 and vader; MPICH: ch4 over UCX). Instructions are
 # deterministic where time is not: on this shared 2-core machine they are the number to compare a change
 # of a few percent by (docs/benchmarks.md); compare-builds.sh gives the time.
 #
@@ -19,11 +21,15 @@
 # are depends on how busy the machine is. So each BUILD runs --runs times (default 3), and the
 # instructions the round trips themselves take come from a straight-line fit, total = base + empty
 # polls x cost of one (an empty poll is EngineCore::idle's call, and costs the same every time): the
-# first row, base / round trips. The fit's largest miss says how well that held (under 1 instruction per
+# first row, base / round trips. For Open MPI and MPICH, whose waits have no such call, the empty polls
+# are their progress function's calls (opal_progress, ucp_worker_progress) beyond one per round trip:
+# right when each round trip's wait ends with one poll that delivers, as a blocking ping-pong's does. The fit's largest miss says how well that held (under 1 instruction per
 # round trip when it does). Neither rank yields its core while it waits (engine.progress.spin): rank 1
 # answers sooner, and every empty poll of rank 0 costs the same (a yield would add a system call).
 # Then per function, from the run with the fewest empty polls: instructions per call (inclusive) and
-# calls per round trip. The callgrind files stay in build/callgrind-roundtrip/out/ for callgrind_annotate.
+# calls per round trip. Open MPI's empty polls do not all cost the same (opal_progress runs its event
+# loop every so often), so its fit misses: read its row "as counted" from a quiet run instead, an upper
+# bound with the empty polls the row above gives. The callgrind files stay in build/callgrind-roundtrip/out/ for callgrind_annotate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -72,7 +78,7 @@ cat >"$wrapper" <<'EOF'
 # Rank 0 under callgrind, collecting inside pingpong() only; rank 1 natively. Neither yields its core
 # while it waits (see callgrind-roundtrip.sh).
 export FTMPI_ENGINE_PROGRESS_SPIN=1000000000
-if [ "${FTMPI_RANK:-}" = 0 ]; then
+if [ "${FTMPI_RANK:-${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-}}}" = 0 ]; then
   exec valgrind --tool=callgrind --toggle-collect=pingpong --callgrind-out-file="$CALLGRIND_OUT" "$@"
 fi
 exec "$@"
@@ -102,6 +108,7 @@ summarise() {
       if (f ~ /EngineCore::idle\(/) return "EngineCore::idle"
       if (f ~ /ShmPath::send\(/) return "ShmPath::send"
       if (f ~ /ShmPath::poll\(/) return "ShmPath::poll"
+      if (f == "opal_progress" || f == "ucp_worker_progress") return "peer_progress"
       return ""
     }
     /^fn=/ { fn = name(substr($0, 4)); next }
@@ -122,30 +129,50 @@ summarise() {
 }
 
 labels=()
-declare -A table fit
+declare -A table fit fewest
 for build in "$@"; do
-  if [ -x "$build/bin/ftcc" ] && [ -x "$build/bin/ftrun" ]; then
+  prefix=""
+  if [ "$build" = openmpi ] || [ "$build" = mpich ]; then
+    tag=$build
+    key=$build${threads:+-multiple}
+    command -v "mpicc.$build" >/dev/null ||
+      { echo "callgrind-roundtrip: mpicc.$build is missing (scripts/install-peers.sh)" >&2; exit 2; }
+    "mpicc.$build" -O2 -fno-inline "$root/bench/mpi/mpi_pingpong.c" -o "$work/out/$key.pingpong"
+    if [ "$build" = openmpi ]; then
+      launch=(mpirun.openmpi -np 2 --bind-to core --allow-run-as-root --mca btl self,vader)
+    else
+      launch=(mpiexec.mpich -n 2 -bind-to core)
+    fi
+  elif [ -x "$build/bin/ftcc" ] && [ -x "$build/bin/ftrun" ]; then
     prefix=$(cd "$build" && pwd)
     tag=$(basename "$(dirname "$prefix")")/$(basename "$prefix")
   else
     prefix=$(build_rev "$build")
     tag=$build
   fi
-  key=$(printf '%s' "$tag" | tr -c 'A-Za-z0-9._-' '_')${threads:+-multiple}
-  "$prefix/bin/ftcc" -O2 -fno-inline "$root/bench/mpi/mpi_pingpong.c" -o "$work/out/$key.pingpong"
+  if [ -n "${prefix:-}" ]; then
+    key=$(printf '%s' "$tag" | tr -c 'A-Za-z0-9._-' '_')${threads:+-multiple}
+    "$prefix/bin/ftcc" -O2 -fno-inline "$root/bench/mpi/mpi_pingpong.c" -o "$work/out/$key.pingpong"
+    launch=("$prefix/bin/ftrun" -n 2 --bind-to core)
+  fi
   labels+=("$tag")
   points=""
   best=-1
   for run in $(seq 1 "$runs"); do
     out=$work/out/$key.$run.callgrind
     echo "callgrind-roundtrip: $tag: run $run of $runs, rank 0 under callgrind ($round_trips round trips)" >&2
-    CALLGRIND_OUT=$out "$prefix/bin/ftrun" -n 2 --bind-to core "$wrapper" "$work/out/$key.pingpong" -L -s 0 -r 1 \
+    CALLGRIND_OUT=$out "${launch[@]}" "$wrapper" "$work/out/$key.pingpong" -L -s 0 -r 1 \
       -t "$scale" "${threads[@]}" >"$work/out/$key.$run.txt" 2>&1 ||
       { echo "callgrind-roundtrip: $tag: the run failed; see $work/out/$key.$run.txt" >&2; exit 1; }
     declare -A this=()
     while read -r what calls incl; do this[$what]="$calls $incl"; done < <(summarise "$out")
     read -r _ total <<<"${this[total]}"
-    read -r empty _ <<<"${this[EngineCore::idle]:-0 0}"
+    if [ -n "${prefix:-}" ]; then
+      read -r empty _ <<<"${this[EngineCore::idle]:-0 0}"
+    else
+      read -r polls _ <<<"${this[peer_progress]:-0 0}"
+      empty=$(( polls > round_trips ? polls - round_trips : 0 ))
+    fi
     points+="$empty $total "
     # The function rows come from the run with the fewest empty polls.
     if [ "$best" -lt 0 ] || [ "$empty" -lt "$best" ]; then
@@ -154,6 +181,7 @@ for build in "$@"; do
     fi
   done
   # total = base + empty * e over the runs (least squares): base is the round trips' own instructions.
+  fewest[$tag]=$best
   fit[$tag]=$(echo "$points" | awk -v n="$round_trips" '{
       for (i = 1; i < NF; i += 2) { k++; x[k] = $i; y[k] = $(i + 1); sx += $i; sy += $(i + 1) }
       mx = sx / k; my = sy / k
@@ -179,6 +207,11 @@ for tag in "${labels[@]}"; do read -r _ e _ <<<"${fit[$tag]}"; line+=" $e |"; do
 echo "$line"
 line="| the fit's largest miss, per round trip |"
 for tag in "${labels[@]}"; do read -r _ _ miss <<<"${fit[$tag]}"; line+=" $miss |"; done
+echo "$line"
+line="| empty polls per round trip, the run below |"
+for tag in "${labels[@]}"; do
+  line+=" $(awk -v e="${fewest[$tag]}" -v n="$round_trips" 'BEGIN { printf "%.2f", e / n }') |"
+done
 echo "$line"
 for row in "${rows[@]}"; do
   line="| ${row/total/per round trip as counted} |"

@@ -110,6 +110,13 @@ struct Matcher::State {
     solo_set = false;
   }
 
+  // The earliest-posted queued receive `message` fits, or kNoEntry. Out of line: the in-order lookups'
+  // common case is the solo receive, and with this inline their every call saved and restored six
+  // registers for it.
+  [[gnu::noinline]] std::uint32_t earliest_posted_for(const Envelope& message) const noexcept {
+    return earliest_posted(buckets_of(message));
+  }
+
   // The earliest-posted queued receive that a message with these buckets fits, or kNoEntry.
   std::uint32_t earliest_posted(const std::array<BucketKey, kPatternKinds>& buckets) const noexcept {
     std::uint32_t earliest = kNoEntry;
@@ -265,7 +272,7 @@ std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& messag
     if (taken) ++next;
     return taken;
   }
-  const std::uint32_t earliest = s.earliest_posted(buckets_of(message));
+  const std::uint32_t earliest = s.earliest_posted_for(message);
   if (earliest == kNoEntry) return std::nullopt;
   ++next;
   return s.take_posted(earliest);
@@ -284,7 +291,7 @@ std::optional<Matcher::InOrderMatch> Matcher::find_next_in_order(const Envelope&
     if (!s.solo.pattern.matches(message)) return std::nullopt;
     return InOrderMatch{s.solo.handle, kSoloEntry};
   }
-  const std::uint32_t earliest = s.earliest_posted(buckets_of(message));
+  const std::uint32_t earliest = s.earliest_posted_for(message);
   if (earliest == kNoEntry) return std::nullopt;
   return InOrderMatch{s.posted.payload(earliest).handle, earliest};
 }
