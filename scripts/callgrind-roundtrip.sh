@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# callgrind-roundtrip.sh [--scale X] [--runs N] [--multiple] BUILD...
+# callgrind-roundtrip.sh [--scale X] [--runs N] [--multiple] BUILD...   (BUILD: revision, prefix, openmpi, mpich)
 #
 # Counts the instructions rank 0 executes per zero-byte round trip over shared memory, and per call of
 # the functions on that path, for each BUILD: a git revision of this repository (built Release and
 # installed under build/callgrind-roundtrip/<commit>/, as compare-builds.sh does), an install prefix
 # (a directory with bin/ftcc and bin/ftrun, e.g. build/compare-builds/before/install), or `openmpi` or
-# `mpich`: Debian's, the same benchmark built with mpicc.openmpi / mpicc.mpich and run by their own
-# launchers (Open MPI: ob1 and vader; MPICH: ch4 over UCX). Instructions are
-# deterministic where time is not: on this shared 2-core machine they are the number to compare a change
-# of a few percent by (docs/benchmarks.md); compare-builds.sh gives the time.
+# `mpich` (these two names are never taken for revisions): Debian's, the same benchmark built with
+# mpicc.openmpi / mpicc.mpich and run by their own launchers (Open MPI with --mca pml ob1 --mca btl
+# self,vader; MPICH as installed: ch4 over UCX). Instructions are deterministic where time is not: on
+# this shared 2-core machine they are the number to compare a change of a few percent by
+# (docs/benchmarks.md); compare-builds.sh gives the time.
 #
 # bench/mpi/mpi_pingpong.c is built with each BUILD's ftcc (-O2 -fno-inline, so that its pingpong() is a
 # function of its own) and run as `ftrun -n 2 --bind-to core WRAPPER pingpong -L -s 0 -r 1 -t X`, the
@@ -23,13 +24,14 @@
 # polls x cost of one (an empty poll is EngineCore::idle's call, and costs the same every time): the
 # first row, base / round trips. For Open MPI and MPICH, whose waits have no such call, the empty polls
 # are their progress function's calls (opal_progress, ucp_worker_progress) beyond one per round trip:
-# right when each round trip's wait ends with one poll that delivers, as a blocking ping-pong's does. The fit's largest miss says how well that held (under 1 instruction per
-# round trip when it does). Neither rank yields its core while it waits (engine.progress.spin): rank 1
-# answers sooner, and every empty poll of rank 0 costs the same (a yield would add a system call).
+# right when each round trip's wait ends with one poll that delivers, as a blocking ping-pong's does.
+# The fit's largest miss says how well that held (under 1 instruction per round trip when it does).
+# Neither rank yields its core while it waits (engine.progress.spin): rank 1 answers sooner, and every
+# empty poll of rank 0 costs the same (a yield would add a system call). Open MPI's empty polls do not
+# all cost the same (opal_progress runs its event loop every so often), so its fit misses: read its
+# row "as counted" from a quiet run instead, an upper bound given with that run's empty polls.
 # Then per function, from the run with the fewest empty polls: instructions per call (inclusive) and
-# calls per round trip. Open MPI's empty polls do not all cost the same (opal_progress runs its event
-# loop every so often), so its fit misses: read its row "as counted" from a quiet run instead, an upper
-# bound with the empty polls the row above gives. The callgrind files stay in build/callgrind-roundtrip/out/ for callgrind_annotate.
+# calls per round trip. The callgrind files stay in build/callgrind-roundtrip/out/ for callgrind_annotate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -41,12 +43,12 @@ while [ $# -gt 0 ]; do
     --scale) scale=${2:?--scale needs a number}; shift 2 ;;
     --multiple) threads=(-T); shift ;;
     --runs) runs=${2:?--runs needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "callgrind-roundtrip: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) break ;;
   esac
 done
-[ $# -ge 1 ] || { echo "callgrind-roundtrip: give one or more revisions or install prefixes (see --help)" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "callgrind-roundtrip: give one or more revisions, install prefixes, openmpi or mpich (see --help)" >&2; exit 2; }
 [[ "$scale" =~ ^[0-9]*\.?[0-9]+$ ]] || { echo "callgrind-roundtrip: --scale needs a positive number" >&2; exit 2; }
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "callgrind-roundtrip: --runs needs a positive number" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "callgrind-roundtrip: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
@@ -139,7 +141,7 @@ for build in "$@"; do
       { echo "callgrind-roundtrip: mpicc.$build is missing (scripts/install-peers.sh)" >&2; exit 2; }
     "mpicc.$build" -O2 -fno-inline "$root/bench/mpi/mpi_pingpong.c" -o "$work/out/$key.pingpong"
     if [ "$build" = openmpi ]; then
-      launch=(mpirun.openmpi -np 2 --bind-to core --allow-run-as-root --mca btl self,vader)
+      launch=(mpirun.openmpi -np 2 --bind-to core --allow-run-as-root --mca pml ob1 --mca btl self,vader)
     else
       launch=(mpiexec.mpich -n 2 -bind-to core)
     fi

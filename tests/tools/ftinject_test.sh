@@ -211,8 +211,9 @@ drill-rail)
   printf 'at 0s inject drop=0.1 rail=eth9\nexpect exit 0\n' > "$work/rail.drill"
   # The transfer repeats until the drill ends it (-u): a fixed amount could end before every rank answers
   # the drill on a fast machine, and the drill would then report the job gone (3) instead of the rail.
-  "$fti" drill "$work/rail.drill" -- "$ftrun" -n 2 --timeout 170 "${udp_rails[@]}" "$bulk" -m 16 -s 262144 \
-    -u "$work/stop" > "$work/rail.log" 2>&1
+  # --done-file ends it too should the drill ever run its step, so that such a failure is quick.
+  "$fti" drill "$work/rail.drill" --done-file "$work/stop" -- "$ftrun" -n 2 --timeout 170 "${udp_rails[@]}" \
+    "$bulk" -m 16 -s 262144 -u "$work/stop" > "$work/rail.log" 2>&1
   status=$?
   cat "$work/rail.log"
   [ "$status" -eq 4 ] || fail "a drill naming an unknown rail exited $status, not 4"

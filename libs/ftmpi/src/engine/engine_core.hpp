@@ -533,9 +533,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void send_whole_eager(Peer& peer, Request& r);
   // Whether a whole eager message of `bytes` goes to `peer` as one short frame (send_short).
   static bool takes_short_frame(const Peer& peer, std::size_t bytes) noexcept;
-  // That short frame; `h` carries the message's sequence number, its eager credit already spent.
+  // That short frame, its eager credit spent: a whole message of `bytes` at `payload`, numbered `msg_seq`.
   template <bool kThreads>
-  void send_short(Peer& peer, const frag::ShortHeader& h, const std::byte* payload);
+  void send_short(Peer& peer, std::uint32_t context, std::int32_t tag, const std::byte* payload, std::size_t bytes,
+                  std::uint64_t msg_seq);
   // `lender`: a send whose buffer holds `payload` (contiguous, left alone until the send completes), so
   // that a tracked frame may be kept by reference to it (RetainedFrame) instead of copied.
   void send_frame(Peer& peer, std::uint32_t route, frag::FrameHeader& h, const Payload& payload,
@@ -571,7 +572,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
 
   // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
   void drop_malformed(std::string_view why, const frag::FrameHeader& h);
-  // Inline: every receive and send completes here.
+  // Inline: every receive completes here, and every send with a request.
   void complete(Request* request) {
     request->complete = true;
     if (request->released) requests_.free(request);

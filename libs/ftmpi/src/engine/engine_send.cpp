@@ -223,10 +223,8 @@ bool EngineCore::send_eager(const CommView& comm, const void* buf, std::size_t b
   if (peer.lost || !goes_eager(peer, bytes, mode)) return false;  // isend reports a lost peer
   if (takes_short_frame(peer, bytes)) [[likely]] {
     // The common case builds no Request at all (one on the stack cost a zero-byte send ~30 instructions).
-    peer.credit.sent(EagerCredit::eager_cost(bytes));
-    const frag::ShortHeader h{id_.rank, comm.context, tag, static_cast<std::uint32_t>(bytes),
-                              peer.out.assign_message()};
-    send_short<kThreads>(peer, h, static_cast<const std::byte*>(buf));
+    send_short<kThreads>(peer, comm.context, tag, static_cast<const std::byte*>(buf), bytes,
+                         peer.out.assign_message());
     return true;
   }
   // Never in the table: an eager message's frames name no request.
@@ -243,19 +241,21 @@ bool EngineCore::takes_short_frame(const Peer& peer, std::size_t bytes) noexcept
 
 template <bool kThreads>
 void EngineCore::send_whole_eager(Peer& peer, Request& r) {
-  peer.credit.sent(EagerCredit::eager_cost(r.bytes));
   // A message in pieces goes as DATA, gathered.
-  if (r.layout != nullptr || !takes_short_frame(peer, r.bytes)) {
-    send_fragments(peer, r, 0, r.bytes);
+  if (r.layout == nullptr && takes_short_frame(peer, r.bytes)) {
+    send_short<kThreads>(peer, r.context, r.tag, r.send_buf, r.bytes, r.msg_seq);
     return;
   }
-  send_short<kThreads>(peer, {id_.rank, r.context, r.tag, static_cast<std::uint32_t>(r.bytes), r.msg_seq}, r.send_buf);
+  peer.credit.sent(EagerCredit::eager_cost(r.bytes));
+  send_fragments(peer, r, 0, r.bytes);
 }
 
 template <bool kThreads>
-void EngineCore::send_short(Peer& peer, const frag::ShortHeader& h, const std::byte* payload) {
+void EngineCore::send_short(Peer& peer, std::uint32_t context, std::int32_t tag, const std::byte* payload,
+                            std::size_t bytes, std::uint64_t msg_seq) {
+  peer.credit.sent(EagerCredit::eager_cost(bytes));
   Route& route = peer.rails[0];
-  ShortFrame frame(h, payload);
+  ShortFrame frame({id_.rank, context, tag, static_cast<std::uint32_t>(bytes), msg_seq}, payload);
   counters_.frames_sent.add<kThreads>(1);
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();

@@ -172,11 +172,19 @@ bool check_buffer(Call& call, const void* buf, MPI_Count count, const Datatype& 
 
 bool check_count(Call& call, MPI_Count count) { return count_ok(call, count); }
 
-bool check_source(Call& call, const Comm& comm, int source) {
-  return source == MPI_ANY_SOURCE || detail::rank_ok(call, comm, source, "source");
+std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm) {
+  Transfer t;
+  if (!check_send(call, buf, count, datatype, dest, tag, comm, t)) return std::nullopt;
+  return t;
 }
 
-bool check_recv_tag(Call& call, int tag) { return tag == MPI_ANY_TAG || detail::send_tag_ok(call, tag); }
+std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                                   MPI_Comm comm) {
+  Transfer t;
+  if (!check_recv(call, buf, count, datatype, source, tag, comm, t)) return std::nullopt;
+  return t;
+}
 
 Request* check_request(Call& call, MPI_Request handle) {
   if (handle == MPI_REQUEST_NULL) {

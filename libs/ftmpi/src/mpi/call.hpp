@@ -133,8 +133,6 @@ bool check_count(Call& call, MPI_Count count);  // MPI_Count: the MPI-4 _c calls
 inline bool check_arg(Call& call, const void* pointer, std::string_view name) {
   return pointer != nullptr || fail_null_arg(call, name);
 }
-bool check_source(Call& call, const Comm& comm, int source);  // allows MPI_ANY_SOURCE, MPI_PROC_NULL
-bool check_recv_tag(Call& call, int tag);                     // allows MPI_ANY_TAG
 
 // The failing halves of the checks below, out of line and cold: the passing halves are then small
 // enough to be inlined into every call that checks (a blocking send checks six things).
@@ -206,6 +204,14 @@ inline bool send_tag_ok(Call& call, int tag) {
 }
 }  // namespace detail
 
+// A source (MPI_ANY_SOURCE and MPI_PROC_NULL allowed) and a receive's tag (MPI_ANY_TAG allowed).
+[[gnu::always_inline]] inline bool check_source(Call& call, const Comm& comm, int source) {
+  return source == MPI_ANY_SOURCE || detail::rank_ok(call, comm, source, "source");
+}
+[[gnu::always_inline]] inline bool check_recv_tag(Call& call, int tag) {
+  return tag == MPI_ANY_TAG || detail::send_tag_ok(call, tag);
+}
+
 // The arguments of a send or a receive, checked, into `t` (default-constructed); inline into each call
 // (as a function of its own it was a seventh of a zero-byte round trip).
 [[gnu::always_inline]] inline bool check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
@@ -220,28 +226,19 @@ inline bool send_tag_ok(Call& call, int tag) {
 }
 [[gnu::always_inline]] inline bool check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype,
                                               int source, int tag, MPI_Comm comm, Transfer& t) {
-  if (!detail::check_transfer(call, buf, count, datatype, comm, t) ||
-      (source != MPI_ANY_SOURCE && !detail::rank_ok(call, *t.comm, source, "source")) ||
-      (tag != MPI_ANY_TAG && !detail::send_tag_ok(call, tag))) {
+  if (!detail::check_transfer(call, buf, count, datatype, comm, t) || !check_source(call, *t.comm, source) ||
+      !check_recv_tag(call, tag)) {
     return false;
   }
   t.peer = source;
   t.tag = tag;
   return true;
 }
-// The same as an optional, for the calls that keep the Transfer.
-inline std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype,
-                                          int dest, int tag, MPI_Comm comm) {
-  Transfer t;
-  if (!check_send(call, buf, count, datatype, dest, tag, comm, t)) return std::nullopt;
-  return t;
-}
-inline std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
-                                          int tag, MPI_Comm comm) {
-  Transfer t;
-  if (!check_recv(call, buf, count, datatype, source, tag, comm, t)) return std::nullopt;
-  return t;
-}
+// The same as an optional, for the calls that keep the Transfer (out of line: one copy of the checks).
+std::optional<Transfer> check_send(Call& call, const void* buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm);
+std::optional<Transfer> check_recv(Call& call, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                   int tag, MPI_Comm comm);
 
 // A handle that names a live request; MPI_REQUEST_NULL is refused too. Errors of the call then belong
 // to the request's communicator.

@@ -12,7 +12,8 @@
 namespace ftmpi::mpi {
 namespace {
 
-// What an engine operation that completed as `c` reports through MPI_Status.
+// What an engine operation that completed as `c` reports through MPI_Status (write_success_status
+// writes the same for a completion without an error: keep the two in step).
 Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
   Outcome outcome{.cancelled = c.cancelled, .error = error_class_of(c)};
   if (mode == Mode::receive) {
@@ -206,7 +207,8 @@ void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* st
                     engine_tag(transfer.tag))
           : e.isend(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer, transfer.tag, engine_mode(mode));
   engine::Completion c;
-  progress_until([&] { return e.is_complete(op, &c); });  // which asks before its first round
+  // No test before the wait: its first look (after the MPI layer's pending work) comes before any round.
+  progress_until([&] { return e.is_complete(op, &c); });
   e.release(op);
   if (error_class_of(c) == MPI_SUCCESS) [[likely]] {
     write_success_status(status, mode, c);

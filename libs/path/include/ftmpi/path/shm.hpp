@@ -126,7 +126,7 @@ class ShmPath final : public Path {
     // An entry of 0 (a gap) yields kNotLocal too.
     return offset < local_of_.size() ? std::uint32_t{local_of_[offset]} - 1 : kNotLocal;
   }
-  // Inline into send (a call each was a tenth of a short frame's send).
+  // Inline into send and drain_overflow (a call each was a tenth of a short frame's send).
   [[gnu::always_inline]] inline std::byte* claim_slot(Outgoing& out) noexcept;
   [[gnu::always_inline]] inline void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept;
   void drain_overflow() noexcept;
