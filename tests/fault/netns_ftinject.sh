@@ -8,7 +8,7 @@
 # enough to finish first. ftinject itself only talks to ftrun's control socket; every packet of the job
 # stays inside the namespaces. The drill:
 #   1% corruption on rail r1 for 3 s; a blackhole of rail r2 for 2 s; r2's link taken down on ftB with
-#   `ip link` and brought up 2 s later.
+#   `ip link` and brought up 2 s later; then 2 s more for r2 to be probed back into service.
 # Passes when the drill's verdict passes (exit 0: every expectation holds) and its counts are the ranks'
 # (verdict_counts.sh against their engine.report counters).
 set -euo pipefail
@@ -28,6 +28,9 @@ at 1s     inject corrupt=0.01,seed=21 rail=r1 for=3s
 at 5s     inject blackhole rail=r2 for=2s
 at 8s     run $simhosts link ftB 2 down
 at 10s    run $simhosts link ftB 2 up
+# The transfer ends once the last step has (--done-file): this one keeps it going while r2 is probed
+# back into service (failback), which the link coming up only starts.
+at 12s    run true
 expect exit 0
 expect corruption_detected
 expect corrupt_bytes 0
