@@ -103,6 +103,10 @@ void EngineCore::frame_received(Peer& peer, RetainedFrame& f, Clock::time_point 
   Route& route = peer.rails[f.route];
   route.in_flight -= f.frame_size();
   --route.frames_in_flight;
+  route.last_delivery = now;
+  // Karn: of a resent frame it is not known which copy arrived, so not when the one that did was sent
+  // (taking its last send would make every frame queued before that resend look overtaken).
+  if (f.attempts == 1) route.newest_delivered_sent = std::max(route.newest_delivered_sent, f.sent_at);
   recycle(f.bytes);
   peer.rails.proved(f.route, now);
   if (Request* lender = std::exchange(f.lender, nullptr)) {
@@ -273,7 +277,16 @@ bool EngineCore::service_timers() {
     }
     for (std::size_t i = 0; i < peer.retained.size(); ++i) {
       RetainedFrame& f = peer.retained[i];
-      if (now - f.sent_at < frame_timeout(peer.rails[f.route], f, config_.retransmit_max)) continue;
+      const Route& route = peer.rails[f.route];
+      // A frame that nothing sent after it on its rail has overtaken, on a rail that still delivers, is
+      // likely queued behind the frames ahead of it (a rate-limited link's queue holds a window's worth:
+      // 7 ms at 400 Mbit/s), not lost: its clock restarts at each delivery, as TCP's timer restarts at
+      // each ACK of new data (RFC 6298, 5.3). Timed from its own send, the queue's tail was resent
+      // though on its way: 17% of one rail's frames. Once a frame sent after it arrived, its own clock.
+      const Clock::time_point since = f.sent_at > route.newest_delivered_sent
+                                          ? std::max(f.sent_at, route.last_delivery)
+                                          : f.sent_at;
+      if (now - since < frame_timeout(route, f, config_.retransmit_max)) continue;
       if (i < peer.received_prefix || f.received) {
         f.sent_at = now;  // received, waiting for its receive to be posted: wait longer, do not resend
         ++f.attempts;

@@ -87,6 +87,12 @@ struct Route {
   std::uint64_t frames_in_flight = 0;  // and how many frames
   std::size_t window_frames = 0;       // at most this many (engine.window_frames, or less where the path says)
   Clock::time_point last_progress{};   // last ACK or probe reply that proved it works
+  // What ACKs said of the frames sent on it (not probes): when one last reported a frame of it
+  // received, and the latest send time among the frames it reported. A frame sent after the latter is
+  // not known to be overtaken: while the rail keeps delivering, it may be queued, not lost
+  // (EngineCore::service_timers).
+  Clock::time_point last_delivery{};
+  Clock::time_point newest_delivered_sent{};
   std::uint32_t timeouts = 0;          // since last_progress
   std::uint32_t refused_sends = 0;     // sends the operating system refused since last_progress
   Clock::time_point alive_elsewhere{}; // suspect: when another rail first proved the peer alive
