@@ -17,36 +17,8 @@ namespace {
 using base::Errc;
 using base::Status;
 
-// Little-endian stores and loads. On a little-endian host one move each (GCC 12 does not merge the
-// byte-by-byte form into a move: it cost ~4 instructions per byte, 400 per header); elsewhere byte by
-// byte, which is right on any host.
-template <typename T>
-void store(std::byte* out, std::size_t offset, T value) noexcept {
-  using U = std::make_unsigned_t<T>;
-  const auto bits = static_cast<U>(value);
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(out + offset, &bits, sizeof(U));
-  } else {
-    for (std::size_t i = 0; i < sizeof(U); ++i) {
-      out[offset + i] = static_cast<std::byte>(static_cast<unsigned char>(bits >> (8 * i)));
-    }
-  }
-}
-
-template <typename T>
-T load(const std::byte* in, std::size_t offset) noexcept {
-  using U = std::make_unsigned_t<T>;
-  U bits = 0;
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(&bits, in + offset, sizeof(U));
-  } else {
-    for (std::size_t i = 0; i < sizeof(U); ++i) {
-      bits = static_cast<U>(bits | static_cast<U>(static_cast<U>(in[offset + i]) << (8 * i)));
-    }
-  }
-  return static_cast<T>(bits);
-}
-
+using le::load;
+using le::store;
 
 // Which optional fields a frame type carries; every field it does not carry must be zero.
 enum Uses : std::uint16_t {
@@ -441,11 +413,6 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
   return validate<V>(h, frame_length - kHeaderSize, limits);
 }
 
-namespace short_offset {
-// Byte 3 is padding (0).
-constexpr std::size_t version = 0, type = 1, flags = 2, payload_length = 4, source = 8, context = 12, tag = 16,
-                      reserved = 20, message_seq = 24, tail = 32;  // tail: 16 bytes of 0
-}  // namespace short_offset
 
 template <typename V>
 typename V::R decode_short_into(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& h) {
@@ -512,21 +479,6 @@ void store_mac(std::byte* header, std::uint64_t mac) noexcept {
 }
 
 }  // namespace
-
-void encode_short(const ShortHeader& h, std::span<std::byte, kShortHeaderSize> out) noexcept {
-  std::byte* p = out.data();
-  store(p, short_offset::version, kWireVersion);
-  store(p, short_offset::type, kShortFrameType);
-  store(p, short_offset::flags, std::uint16_t{0});
-  store(p, short_offset::payload_length, h.payload_length);
-  store(p, short_offset::source, h.source);
-  store(p, short_offset::context, h.context);
-  store(p, short_offset::tag, h.tag);
-  store(p, short_offset::reserved, std::uint32_t{0});
-  store(p, short_offset::message_seq, h.message_seq);
-  store(p, short_offset::tail, std::uint64_t{0});
-  store(p, short_offset::tail + 8, std::uint64_t{0});
-}
 
 base::Result<ShortHeader> decode_short(std::span<const std::byte> frame, const DecodeLimits& limits) {
   ShortHeader h;

@@ -101,6 +101,11 @@ struct Matcher::State {
     return solo.handle;
   }
 
+  // Posts the lone receive, outside the queues (at most the solo is posted: none is).
+  void post_solo(const Pattern& pattern, ReceiveHandle receive) noexcept {
+    solo = {pattern, receive, next_stamp++};
+    solo_set = true;
+  }
   // Moves the solo receive into the queues (before a second receive is posted), keeping its stamp.
   void spill_solo() {
     if (!solo_set) return;
@@ -178,6 +183,15 @@ Matcher::~Matcher() = default;
 
 base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& pattern, ReceiveHandle receive) {
   State& s = *state_;
+  // Nothing posted, so the handle is no duplicate; nothing unexpected, so the receive waits as the solo.
+  if (!s.solo_set && s.posted.size() == 0 && s.unexpected.size() == 0 && pattern.is_valid()) [[likely]] {
+    s.post_solo(pattern, receive);
+    return std::optional<Envelope>();
+  }
+  return post_receive_general(pattern, receive);
+}
+base::Result<std::optional<Envelope>> Matcher::post_receive_general(const Pattern& pattern, ReceiveHandle receive) {
+  State& s = *state_;
   if (!pattern.is_valid()) {
     return Status(Errc::invalid_argument, "receive pattern source " + std::to_string(pattern.source) +
                                               " tag " + std::to_string(pattern.tag) +
@@ -193,8 +207,7 @@ base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& patte
     return std::optional<Envelope>(message);
   }
   if (!s.solo_set && s.posted.size() == 0) {
-    s.solo = {pattern, receive, s.next_stamp++};
-    s.solo_set = true;
+    s.post_solo(pattern, receive);
     return std::optional<Envelope>();
   }
   s.spill_solo();

@@ -60,7 +60,10 @@ struct CommView {
   int world_rank_of(int comm_rank) const noexcept {
     return world_ranks.empty() ? comm_rank : world_ranks[static_cast<std::size_t>(comm_rank)];
   }
-  int comm_rank_of(int world_rank) const noexcept;  // -1 if not a member
+  int comm_rank_of(int world_rank) const noexcept {  // -1 if not a member
+    return world_ranks.empty() ? world_rank : comm_rank_in_list(world_rank);
+  }
+  int comm_rank_in_list(int world_rank) const noexcept;
 };
 
 class Request;  // owned by the engine; freed by Engine::release

@@ -35,8 +35,7 @@ std::span<const std::byte> StoredFrame::write_header(std::span<std::byte> room) 
   return payload_;
 }
 
-int CommView::comm_rank_of(int world_rank) const noexcept {
-  if (world_ranks.empty()) return world_rank;
+int CommView::comm_rank_in_list(int world_rank) const noexcept {
   auto it = std::find(world_ranks.begin(), world_ranks.end(), world_rank);
   return it == world_ranks.end() ? -1 : static_cast<int>(it - world_ranks.begin());
 }
@@ -158,6 +157,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
     any_tracking_ = any_tracking_ || peer.tracking;
   }
   for (const auto& p : paths_) {
+    if (auto* shm = dynamic_cast<path::ShmPath*>(p.get())) shm_ = shm;
     header_checked_.push_back(!p->info().reliable || config_.reliability == Reliability::force ? 1 : 0);
   }
   for (Peer& peer : peers_) {
@@ -238,6 +238,7 @@ void EngineCore::release(Request* r) {
   }
 }
 
+void EngineCore::free_released(Request* request) { requests_.free(request); }
 void EngineCore::take_back_lent_frames(Request& r) {
   const PeerGuard peer_lock(*this, r.peer);
   for (RetainedFrame& f : peers_[r.peer].retained) {
@@ -369,7 +370,12 @@ bool EngineCore::progress_round() {
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
     limits_.verify_header_checksum = header_checked_[i] != 0;
-    did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+    if (paths_[i].get() == shm_) {
+      SingleThreadSink sink{*this};
+      did = shm_->poll_as(sink, kPollBudget) > 0 || did;
+    } else {
+      did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+    }
     if (!deferred_reads_.empty()) [[unlikely]] read_deferred_copies();
   }
   return progress_after_poll(did);

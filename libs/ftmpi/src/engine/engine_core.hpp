@@ -84,6 +84,7 @@
 #include "ftmpi/frag/wire.hpp"
 #include "ftmpi/match/matcher.hpp"
 #include "ftmpi/path/path.hpp"
+#include "ftmpi/path/shm.hpp"
 #include "ftmpi/rte/control.hpp"
 #include "ftmpi/rte/protocol.hpp"
 #include "ftmpi/seq/peer_sequence.hpp"
@@ -389,6 +390,13 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // engine's lock too.
   [[gnu::noinline]] bool progress_threaded();
   bool poll_threaded();
+  // What a single-threaded round's shared-memory poll hands frames to: on_frame<false> without the
+  // virtual call and the threads test (ShmPath::poll_as).
+  struct SingleThreadSink {
+    EngineCore& engine;
+    void on_frame(std::span<const std::byte> frame) noexcept { engine.on_frame_single(frame); }
+  };
+  void on_frame_single(std::span<const std::byte> frame) noexcept;
   // One round of a single-threaded process, and its parts, which progress_threaded() shares.
   [[gnu::always_inline]] inline bool progress_round();
   [[gnu::always_inline]] inline void serve_control_if_pending();
@@ -426,7 +434,10 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // order; false when none does (then it takes the general path).
   [[gnu::always_inline]] inline bool deliver_whole_in_order(std::uint32_t source, std::uint32_t context, std::int32_t tag,
                               std::uint64_t message_seq, std::span<const std::byte> payload);
-  void copy_into_receive(Request& r, std::span<const std::byte> bytes);
+  void copy_into_receive(Request& r, std::span<const std::byte> bytes) {
+    if (!bytes.empty() && r.capacity != 0) copy_bytes_into_receive(r, bytes);  // inline: most are empty
+  }
+  void copy_bytes_into_receive(Request& r, std::span<const std::byte> bytes);
   // The same for a DATA frame carrying a whole eager message: its payload verified while it is copied
   // into the receive, which is taken only if the checksum holds (a bad payload leaves it posted, and the
   // general path NACKs the frame); on a reliable peer its sequence numbers are recorded too.
@@ -535,7 +546,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   static bool takes_short_frame(const Peer& peer, std::size_t bytes) noexcept;
   // That short frame, its eager credit spent: a whole message of `bytes` at `payload`, numbered `msg_seq`.
   template <bool kThreads>
-  void send_short(Peer& peer, std::uint32_t context, std::int32_t tag, const std::byte* payload, std::size_t bytes,
+  [[gnu::always_inline]] inline void send_short(Peer& peer, std::uint32_t context, std::int32_t tag, const std::byte* payload, std::size_t bytes,
                   std::uint64_t msg_seq);
   // `lender`: a send whose buffer holds `payload` (contiguous, left alone until the send completes), so
   // that a tracked frame may be kept by reference to it (RetainedFrame) instead of copied.
@@ -573,10 +584,12 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // A frame that decoded but makes no sense here (forged, or a bug): counted, and said at debug level.
   void drop_malformed(std::string_view why, const frag::FrameHeader& h);
   // Inline: every receive completes here, and every send with a request.
-  void complete(Request* request) {
+  [[gnu::always_inline]] void complete(Request* request) {
     request->complete = true;
-    if (request->released) requests_.free(request);
+    if (request->released) [[unlikely]] free_released(request);
   }
+  // A request the application gave back before it completed, completed now: its slot goes back.
+  [[gnu::noinline]] void free_released(Request* request);
   // A send released before it completed (MPI_Request_free): the program may reuse its buffer as soon as
   // it learns otherwise that the message arrived (a reply), so its frames kept by reference are copied.
   [[gnu::noinline]] void take_back_lent_frames(Request& send);
@@ -593,6 +606,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   Identity id_;
   EngineConfig config_;
   std::vector<std::unique_ptr<path::Path>> paths_;
+  // The shared-memory path among paths_ (not wrapped by a fault layer), or null: a short frame to a peer
+  // whose rail it is goes through its send_as, inline, not through Path's virtual send.
+  path::ShmPath* shm_ = nullptr;
   // The shared-memory word peers read to learn that a thread of this process waits, polling (waiting()).
   std::uint32_t* waiting_word_ = nullptr;
   Environment env_;

@@ -190,9 +190,8 @@ bool EngineCore::deliver_verified_in_order(Peer& peer, const frag::FrameHeader& 
 }
 
 // Verified bytes of a whole message into a receive: as much as fits, into its buffer or its pieces.
-void EngineCore::copy_into_receive(Request& r, std::span<const std::byte> bytes) {
+void EngineCore::copy_bytes_into_receive(Request& r, std::span<const std::byte> bytes) {
   const std::size_t fits = std::min(bytes.size(), r.capacity);
-  if (fits == 0) return;
   if (r.layout == nullptr) {
     std::memcpy(r.recv_buf, bytes.data(), fits);
     return;
@@ -255,6 +254,7 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
   handle_message_fragment(peer, h, payload);
 }
 
+void EngineCore::on_frame_single(std::span<const std::byte> frame) noexcept { on_frame<false>(frame); }
 void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   if (base::multi_threaded()) [[unlikely]] {
     on_frame<true>(frame);

@@ -260,6 +260,7 @@ void EngineCore::send_short(Peer& peer, std::uint32_t context, std::int32_t tag,
   ++route.counters.frames_sent;
   route.counters.bytes_sent += frame.frame_size();
   counters_.bytes_sent.add<kThreads>(frame.frame_size());
+  if (route.path == shm_ && shm_->try_send(peer.rank, frame)) [[likely]] return;
   if (const base::Status sent = route.path->send(peer.rank, frame); !sent) route_failed(peer, 0, sent);
 }
 

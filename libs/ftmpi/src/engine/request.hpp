@@ -70,6 +70,11 @@ class Request {
   std::uint64_t cookie() const noexcept { return (static_cast<std::uint64_t>(generation) << 32) | slot; }
 };
 
+// Engine::is_complete without the virtual call, for a blocking call's wait, which asks at every round:
+// the flag is set last, with release order, so the thread that waits may read it and then `completion`
+// without the engine's lock, whichever engine runs the request.
+inline bool request_complete(const Request* request) noexcept { return request->complete; }
+
 // Sends start under their peer's lock alone (engine_core.hpp, "Threads"), so the table has a lock of its own,
 // taken only around its own bookkeeping.
 class RequestTable {

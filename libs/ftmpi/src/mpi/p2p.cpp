@@ -8,6 +8,7 @@
 #include "mpi/collective.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/runtime.hpp"
+#include "engine/request.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -206,9 +207,9 @@ void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* st
           ? e.irecv(transfer.comm->view, transfer.buf, transfer.bytes, engine_source(transfer.peer),
                     engine_tag(transfer.tag))
           : e.isend(transfer.comm->view, transfer.buf, transfer.bytes, transfer.peer, transfer.tag, engine_mode(mode));
-  engine::Completion c;
   // No test before the wait: its first look (after the MPI layer's pending work) comes before any round.
-  progress_until([&] { return e.is_complete(op, &c); });
+  progress_until([&] { return engine::request_complete(op); });
+  const engine::Completion c = op->completion;
   e.release(op);
   if (error_class_of(c) == MPI_SUCCESS) [[likely]] {
     write_success_status(status, mode, c);

@@ -54,13 +54,7 @@ struct RankEntry {
 };
 static_assert(sizeof(RankEntry) == 16);
 
-// At the start of each slot; the frame follows at kShmSlotHeaderSize. The sender writes the frame and
-// `length`, then stores `stamp` = (index of the slot's frame in the FIFO) + 1 with release; the receiver
-// waits for the stamp it expects next, so the stamp doubles as the producer index.
-struct alignas(16) SlotHeader {
-  std::uint32_t length;
-  std::uint32_t stamp;
-};
+// SlotHeader (the header of each slot) is in shm.hpp: a send writes it inline.
 static_assert(sizeof(SlotHeader) == kShmSlotHeaderSize);
 
 // Each FIFO starts with the consumer index on a line of its own; slots begin after one more line so that

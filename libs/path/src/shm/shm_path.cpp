@@ -327,7 +327,7 @@ ShmPath::ShmPath(const ShmConfig& config, std::byte* base, std::size_t size, boo
     out_[peer].consumer_index = consumer_index(layout.fifo(me, peer));
     in_[peer].slots = base_ + layout.fifo(peer, me) + shm::kFifoControlSize;
     in_[peer].consumer_index = consumer_index(layout.fifo(peer, me));
-    in_[peer].next_stamp = &reinterpret_cast<shm::SlotHeader*>(in_[peer].slots)->stamp;
+    in_[peer].next_slot = in_[peer].slots;
   }
   info_.kind = PathKind::shm;
   info_.name = "shm";
@@ -364,57 +364,16 @@ std::optional<bool> ShmPath::peer_waiting(Rank peer) const noexcept {
   return std::atomic_ref<std::uint32_t>(statuses_[local].waiting).load(std::memory_order_relaxed) != 0;
 }
 
-// The slot for the sender's next frame, or nullptr when the ring is full.
-inline std::byte* ShmPath::claim_slot(Outgoing& out) noexcept {
-  if (out.head - out.cached_tail > slot_mask_) [[unlikely]] {
-    out.cached_tail = std::atomic_ref<std::uint64_t>(*out.consumer_index).load(std::memory_order_acquire);
-    if (out.head - out.cached_tail > slot_mask_) return nullptr;
-  }
-  return out.slots + (out.head & slot_mask_) * std::size_t{slot_size_};
+Status ShmPath::refuse_send(Rank peer, std::size_t size) const {
+  if (local_of(peer) == kNotLocal) return {Errc::invalid_argument, "rank " + std::to_string(peer) + " is not on this host"};
+  return {Errc::out_of_range, "frame of " + std::to_string(size) + " bytes exceeds the shm path's " +
+                                  std::to_string(max_frame_) + " (path.shm.slot_size - 16)"};
 }
 
-inline void ShmPath::publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept {
-  auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
-  header->length = static_cast<std::uint32_t>(size);
-  ++out.head;
-  std::atomic_ref<std::uint32_t>(header->stamp).store(static_cast<std::uint32_t>(out.head),
-                                                      std::memory_order_release);
-}
-
-Status ShmPath::send(Rank peer, FrameWriter& frame) noexcept {
-  const std::uint32_t local = local_of(peer);
-  if (local == kNotLocal) [[unlikely]] {
-    return {Errc::invalid_argument, "rank " + std::to_string(peer) + " is not on this host"};
-  }
-  const std::size_t size = frame.frame_size();
-  if (size > max_frame_) [[unlikely]] {
-    return {Errc::out_of_range, "frame of " + std::to_string(size) + " bytes exceeds the shm path's " +
-                                    std::to_string(max_frame_) + " (path.shm.slot_size - 16)"};
-  }
-  if (queued_ != 0) [[unlikely]] drain_overflow();
-  Outgoing& out = out_[local];
-  auto write = [&] {
-    if (out.overflow.empty()) [[likely]] {
-      if (std::byte* slot = claim_slot(out)) [[likely]] {
-        frame.write({slot + kShmSlotHeaderSize, size});
-        publish(out, slot, size);
-        return;
-      }
-    }
-    // No room, or earlier frames to this peer still wait: queue behind them.
-    QueuedFrame& queued = out.overflow.emplace_back(
-        QueuedFrame{std::make_unique_for_overwrite<std::byte[]>(size), size});
-    frame.write({queued.bytes.get(), size});
-    ++queued_;
-  };
-  // The flag read once (a lock_guard would read it twice, around the frame's write).
-  if (base::multi_threaded()) [[unlikely]] {
-    const base::LockIf<true> lock(out_locks_[local]);
-    write();
-  } else {
-    write();
-  }
-  return {};
+void ShmPath::queue_frame(Outgoing& out, FrameWriter& frame, std::size_t size) {
+  QueuedFrame& queued = out.overflow.emplace_back(QueuedFrame{std::make_unique_for_overwrite<std::byte[]>(size), size});
+  frame.write({queued.bytes.get(), size});
+  ++queued_;
 }
 
 void ShmPath::drain_overflow() noexcept {
@@ -436,46 +395,6 @@ void ShmPath::drain_overflow() noexcept {
 }
 
 // Hands frames from one incoming FIFO to the sink, in order, straight from the slots.
-inline std::size_t ShmPath::drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept {
-  std::size_t handed = 0;
-  while (handed < budget) {
-    std::byte* slot = in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_};
-    auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
-    const auto expected = static_cast<std::uint32_t>(in.tail + 1);
-    if (std::atomic_ref<std::uint32_t>(header->stamp).load(std::memory_order_acquire) != expected) break;
-    // The sender is trusted, but a corrupted length must not make us read past the slot.
-    const std::size_t length = std::min(header->length, max_frame_);
-    sink.on_frame({slot + kShmSlotHeaderSize, length});
-    ++in.tail;
-    std::atomic_ref<std::uint64_t>(*in.consumer_index).store(in.tail, std::memory_order_release);
-    in.next_stamp = &reinterpret_cast<shm::SlotHeader*>(in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_})->stamp;
-    in.expected = static_cast<std::uint32_t>(in.tail + 1);
-    ++handed;
-  }
-  return handed;
-}
-
-inline bool ShmPath::frame_waiting(const Incoming& in) const noexcept {
-  return std::atomic_ref<std::uint32_t>(*in.next_stamp).load(std::memory_order_relaxed) == in.expected;
-}
-
-std::size_t ShmPath::poll(FrameSink& sink, std::size_t budget) noexcept {
-  if (queued_ != 0) [[unlikely]] drain_overflow();
-  std::size_t handed = 0;
-  std::uint32_t fifo = next_in_;
-  for (std::uint32_t visited = 0; visited < local_size_ && handed < budget; ++visited) {
-    // A relaxed look first (drain_incoming loads the stamp again with acquire before reading the frame).
-    if (!frame_waiting(in_[fifo])) {
-      fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
-      continue;
-    }
-    if (const std::size_t got = drain_incoming(in_[fifo], sink, budget - handed); got != 0) {
-      handed += got;
-      next_in_ = fifo + 1 == local_size_ ? 0 : fifo + 1;
-    }
-    fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
-  }
-  return handed;
-}
+std::size_t ShmPath::poll(FrameSink& sink, std::size_t budget) noexcept { return poll_as(sink, budget); }
 
 }  // namespace ftmpi::path

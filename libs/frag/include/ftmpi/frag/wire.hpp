@@ -89,6 +89,7 @@
 
 #include "ftmpi/base/status.hpp"
 #include "ftmpi/frag/checksum.hpp"
+#include "ftmpi/frag/le_bytes.hpp"
 
 namespace ftmpi::frag {
 
@@ -376,7 +377,27 @@ inline bool is_short_frame(std::span<const std::byte> frame) noexcept {
   return frame.size() >= 2 && static_cast<std::uint8_t>(frame[1]) == kShortFrameType;
 }
 
-void encode_short(const ShortHeader& header, std::span<std::byte, kShortHeaderSize> out) noexcept;
+namespace short_offset {
+// Byte 3 is padding (0).
+constexpr std::size_t version = 0, type = 1, flags = 2, payload_length = 4, source = 8, context = 12, tag = 16,
+                      reserved = 20, message_seq = 24, tail = 32;  // tail: 16 bytes of 0
+}  // namespace short_offset
+
+// Inline: every message a short frame carries is encoded here (a call was a twentieth of its send).
+inline void encode_short(const ShortHeader& h, std::span<std::byte, kShortHeaderSize> out) noexcept {
+  std::byte* p = out.data();
+  le::store(p, short_offset::version, kWireVersion);
+  le::store(p, short_offset::type, kShortFrameType);
+  le::store(p, short_offset::flags, std::uint16_t{0});
+  le::store(p, short_offset::payload_length, h.payload_length);
+  le::store(p, short_offset::source, h.source);
+  le::store(p, short_offset::context, h.context);
+  le::store(p, short_offset::tag, h.tag);
+  le::store(p, short_offset::reserved, std::uint32_t{0});
+  le::store(p, short_offset::message_seq, h.message_seq);
+  le::store(p, short_offset::tail, std::uint64_t{0});
+  le::store(p, short_offset::tail + 8, std::uint64_t{0});
+}
 
 // Validates a whole short frame against the limits (job key and verify_header_checksum aside): exact
 // length, version, type, zero flags and reserved bytes, source in range (a rank may send to itself), tag >= 0,

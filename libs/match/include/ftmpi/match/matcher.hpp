@@ -199,6 +199,10 @@ class Matcher {
  private:
   struct State;
   explicit Matcher(std::unique_ptr<State> state) noexcept;
+  // post_receive beyond its common case (nothing posted, nothing unexpected): out of line, so that the
+  // common case saves no registers.
+  [[gnu::noinline]] base::Result<std::optional<Envelope>> post_receive_general(const Pattern& pattern,
+                                                                              ReceiveHandle receive);
   std::unique_ptr<State> state_;
 };
 

@@ -22,6 +22,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -61,6 +62,13 @@ struct ShmConfig {
 
 namespace shm {
 struct RankStatus;  // layout.hpp
+// At the start of each slot; the frame follows at kShmSlotHeaderSize. The sender writes the frame and
+// `length`, then stores `stamp` = (index of the slot's frame in the FIFO) + 1 with release; the receiver
+// waits for the stamp it expects next, so the stamp doubles as the producer index.
+struct alignas(16) SlotHeader {
+  std::uint32_t length;
+  std::uint32_t stamp;
+};
 }  // namespace shm
 
 class ShmPath final : public Path {
@@ -87,8 +95,19 @@ class ShmPath final : public Path {
 
   const PathInfo& info() const noexcept override { return info_; }
   bool reaches(Rank peer) const noexcept override { return local_of(peer) != kNotLocal; }
-  base::Status send(Rank peer, FrameWriter& frame) noexcept override;
+  base::Status send(Rank peer, FrameWriter& frame) noexcept override {
+    return try_send(peer, frame) ? base::Status{} : refuse_send(peer, frame.frame_size());
+  }
+  // send() without its Status, inline, for a writer whose final type the caller knows: its frame_size()
+  // and write() are then direct calls (the engine's short frames: a zero-byte message's send is mostly
+  // this). False when the frame is refused, with nothing sent: send() says why.
+  template <typename Writer>
+  [[gnu::always_inline]] inline bool try_send(Rank peer, Writer& frame) noexcept;
   std::size_t poll(FrameSink& sink, std::size_t budget) noexcept override;
+  // poll() for a sink whose final type the caller knows: its on_frame() is then a direct call, inlined
+  // (the engine's own rounds: a zero-byte message's receive is mostly this).
+  template <typename Sink>
+  [[gnu::always_inline]] inline std::size_t poll_as(Sink& sink, std::size_t budget) noexcept;
   bool has_queued_frames() const noexcept override { return queued_ != 0; }
 
  private:
@@ -113,9 +132,9 @@ class ShmPath final : public Path {
     std::byte* slots = nullptr;
     std::uint64_t* consumer_index = nullptr;
     std::uint64_t tail = 0;  // frames consumed so far
-    // The stamp of slot (tail mod slots) and the value it takes when frame `tail` is there: an idle
-    // poll is then two loads and a compare per FIFO.
-    std::uint32_t* next_stamp = nullptr;
+    // Slot (tail mod slots), and the stamp it takes when frame `tail` is there: an idle poll is then two
+    // loads and a compare per FIFO.
+    std::byte* next_slot = nullptr;
     std::uint32_t expected = 1;
   };
 
@@ -126,14 +145,37 @@ class ShmPath final : public Path {
     // An entry of 0 (a gap) yields kNotLocal too.
     return offset < local_of_.size() ? std::uint32_t{local_of_[offset]} - 1 : kNotLocal;
   }
-  // Inline into send and drain_overflow (a call each was a tenth of a short frame's send).
-  [[gnu::always_inline]] inline std::byte* claim_slot(Outgoing& out) noexcept;
-  [[gnu::always_inline]] inline void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept;
+  // The slot for the sender's next frame, or nullptr when the ring is full. Inline into send and
+  // drain_overflow (a call each was a tenth of a short frame's send).
+  std::byte* claim_slot(Outgoing& out) noexcept {
+    if (out.head - out.cached_tail > slot_mask_) [[unlikely]] {
+      out.cached_tail = std::atomic_ref<std::uint64_t>(*out.consumer_index).load(std::memory_order_acquire);
+      if (out.head - out.cached_tail > slot_mask_) return nullptr;
+    }
+    return out.slots + (out.head & slot_mask_) * std::size_t{slot_size_};
+  }
+  void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept {
+    auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
+    header->length = static_cast<std::uint32_t>(size);
+    ++out.head;
+    std::atomic_ref<std::uint32_t>(header->stamp).store(static_cast<std::uint32_t>(out.head), std::memory_order_release);
+  }
+  // The frame into the FIFO's next slot, or queued behind the frames that wait for one.
+  template <typename Writer>
+  [[gnu::always_inline]] inline void write_frame(Outgoing& out, Writer& frame, std::size_t size) noexcept;
+  // What try_send does rarely, out of line: why a frame is refused, and queueing one behind others (no
+  // room, or earlier frames to the peer still wait).
+  [[gnu::cold, gnu::noinline]] base::Status refuse_send(Rank peer, std::size_t size) const;
+  [[gnu::noinline]] void queue_frame(Outgoing& out, FrameWriter& frame, std::size_t size);
   void drain_overflow() noexcept;
-  // Inline into poll, its one caller.
-  [[gnu::always_inline]] inline std::size_t drain_incoming(Incoming& in, FrameSink& sink, std::size_t budget) noexcept;
+  // Hands frames from one incoming FIFO to the sink, in order, straight from the slots.
+  template <typename Sink>
+  [[gnu::always_inline]] inline std::size_t drain_incoming(Incoming& in, Sink& sink, std::size_t budget) noexcept;
   // Whether the next frame of `in` is there: what an idle poll does per FIFO, so it stays inline.
-  bool frame_waiting(const Incoming& in) const noexcept;
+  static bool frame_waiting(const Incoming& in) noexcept {
+    return std::atomic_ref<std::uint32_t>(reinterpret_cast<shm::SlotHeader*>(in.next_slot)->stamp)
+               .load(std::memory_order_relaxed) == in.expected;
+  }
 
   std::byte* base_;
   shm::RankStatus* statuses_ = nullptr;   // by local rank, in the segment
@@ -153,5 +195,74 @@ class ShmPath final : public Path {
   std::atomic<std::size_t> queued_{0};   // frames in all overflow lists
   PathInfo info_;
 };
+
+template <typename Writer>
+inline bool ShmPath::try_send(Rank peer, Writer& frame) noexcept {
+  const std::uint32_t local = local_of(peer);
+  const std::size_t size = frame.frame_size();
+  if (local == kNotLocal || size > max_frame_) [[unlikely]] return false;
+  if (queued_ != 0) [[unlikely]] drain_overflow();
+  Outgoing& out = out_[local];
+  // The flag read once (a lock_guard would read it twice, around the frame's write).
+  if (base::multi_threaded()) [[unlikely]] {
+    const base::LockIf<true> lock(out_locks_[local]);
+    write_frame(out, frame, size);
+  } else {
+    write_frame(out, frame, size);
+  }
+  return true;
+}
+
+template <typename Writer>
+inline void ShmPath::write_frame(Outgoing& out, Writer& frame, std::size_t size) noexcept {
+  if (out.overflow.empty()) [[likely]] {
+    if (std::byte* slot = claim_slot(out)) [[likely]] {
+      frame.write({slot + kShmSlotHeaderSize, size});
+      publish(out, slot, size);
+      return;
+    }
+  }
+  queue_frame(out, frame, size);
+}
+
+template <typename Sink>
+inline std::size_t ShmPath::drain_incoming(Incoming& in, Sink& sink, std::size_t budget) noexcept {
+  std::size_t handed = 0;
+  std::byte* slot = in.next_slot;
+  while (handed < budget) {
+    auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
+    if (std::atomic_ref<std::uint32_t>(header->stamp).load(std::memory_order_acquire) != in.expected) break;
+    // The sender is trusted, but a corrupted length must not make us read past the slot.
+    const std::size_t length = std::min(header->length, max_frame_);
+    sink.on_frame({slot + kShmSlotHeaderSize, length});
+    ++in.tail;
+    std::atomic_ref<std::uint64_t>(*in.consumer_index).store(in.tail, std::memory_order_release);
+    slot = in.slots + (in.tail & slot_mask_) * std::size_t{slot_size_};
+    in.next_slot = slot;
+    in.expected = static_cast<std::uint32_t>(in.tail + 1);
+    ++handed;
+  }
+  return handed;
+}
+
+template <typename Sink>
+inline std::size_t ShmPath::poll_as(Sink& sink, std::size_t budget) noexcept {
+  if (queued_ != 0) [[unlikely]] drain_overflow();
+  std::size_t handed = 0;
+  std::uint32_t fifo = next_in_;
+  for (std::uint32_t visited = 0; visited < local_size_ && handed < budget; ++visited) {
+    // A relaxed look first (drain_incoming loads the stamp again with acquire before reading the frame).
+    if (!frame_waiting(in_[fifo])) {
+      fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
+      continue;
+    }
+    if (const std::size_t got = drain_incoming(in_[fifo], sink, budget - handed); got != 0) {
+      handed += got;
+      next_in_ = fifo + 1 == local_size_ ? 0 : fifo + 1;
+    }
+    fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
+  }
+  return handed;
+}
 
 }  // namespace ftmpi::path
