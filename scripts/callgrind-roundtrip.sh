@@ -103,6 +103,7 @@ summarise() {
       if (f ~ /^P?MPI_Send$/) return "MPI_Send"
       if (f ~ /^P?MPI_Recv$/) return "MPI_Recv"
       if (f ~ /EngineCore::send_eager\(/) return "EngineCore::send_eager"
+      if (f ~ /EngineCore::receive\(/) return "EngineCore::receive"
       if (f ~ /EngineCore::irecv\(/) return "EngineCore::irecv"
       if (f ~ /EngineCore::progress\(\)/) return "EngineCore::progress"
       if (f ~ /EngineCore::on_frame\(/) return "EngineCore::on_frame"
@@ -194,7 +195,7 @@ for build in "$@"; do
       printf "%.0f %.0f %.1f\n", b / n, e, worst / n }')
 done
 
-rows=(total MPI_Send MPI_Recv EngineCore::send_eager ShmPath::send EngineCore::irecv EngineCore::progress
+rows=(total MPI_Send MPI_Recv EngineCore::send_eager ShmPath::send EngineCore::receive EngineCore::irecv EngineCore::progress
       ShmPath::poll EngineCore::on_frame EngineCore::release EngineCore::idle)
 header="| instructions per call (calls per round trip) |"
 rule="|---|"

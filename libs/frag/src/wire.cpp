@@ -67,35 +67,9 @@ std::string hex(std::uint64_t value) {
   return buf;
 }
 
-std::string num(std::uint64_t value) { return std::to_string(value); }
-
-// How a check reports a refusal. Every check is written once, as a template over the verdict: `Quiet`
-// answers only yes or no and builds nothing (the receive path: a good frame costs no string), `Loud`
-// says why (decode(), and the slow second look at a frame the quiet pass refused). The message is a
-// lambda, so the quiet form never evaluates it.
-struct Quiet {
-  using R = bool;
-  static constexpr bool kOk = true;
-  static bool good(bool r) noexcept { return r; }
-  template <typename What>
-  static bool malformed(const FrameHeader&, What&&) noexcept { return false; }
-  template <typename What>
-  static bool fail(Errc, What&&) noexcept { return false; }
-};
-
-struct Loud {
-  using R = Status;
-  static inline const Status kOk{};
-  static bool good(const Status& r) noexcept { return r.is_ok(); }
-  template <typename What>
-  static Status malformed(const FrameHeader& h, What&& what) {
-    return Status(Errc::malformed, std::string(to_string(h.type)) + " frame: " + what());
-  }
-  template <typename What>
-  static Status fail(Errc code, What&& what) {
-    return Status(code, what());
-  }
-};
+using detail::Loud;
+using detail::num;
+using detail::Quiet;
 
 #define FTMPI_WIRE_CHECK(expr)             \
   do {                                     \
@@ -414,54 +388,6 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
 }
 
 
-template <typename V>
-typename V::R decode_short_into(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& h) {
-  const auto refuse = [](auto&& what) { return V::fail(Errc::malformed, [&] { return "short frame: " + what(); }); };
-  if (frame.size() < kShortHeaderSize) [[unlikely]] {
-    return V::fail(Errc::truncated, [&] {
-      return "short frame of " + num(frame.size()) + " bytes, shorter than its " + num(kShortHeaderSize) +
-             "-byte header";
-    });
-  }
-  const std::byte* p = frame.data();
-  if (const auto version = load<std::uint8_t>(p, short_offset::version); version != kWireVersion) [[unlikely]] {
-    return V::fail(Errc::unsupported_version, [&] {
-      return "version " + num(version) + " (this build speaks " + num(kWireVersion) + ")";
-    });
-  }
-  if (const auto type = load<std::uint8_t>(p, short_offset::type); type != kShortFrameType) [[unlikely]] {
-    return refuse([&] { return "type " + num(type) + " is not " + num(kShortFrameType); });
-  }
-  if (load<std::uint16_t>(p, short_offset::flags) != 0 || load<std::uint32_t>(p, short_offset::reserved) != 0 ||
-      (load<std::uint64_t>(p, short_offset::tail) | load<std::uint64_t>(p, short_offset::tail + 8)) != 0) [[unlikely]] {
-    return refuse([] { return std::string("flags and reserved bytes must be 0"); });
-  }
-  h.payload_length = load<std::uint32_t>(p, short_offset::payload_length);
-  if (h.payload_length != frame.size() - kShortHeaderSize) [[unlikely]] {
-    return V::fail(Errc::truncated, [&] {
-      return "short frame: payload_length " + num(h.payload_length) + " but " + num(frame.size() - kShortHeaderSize) +
-             " payload bytes present";
-    });
-  }
-  if (h.payload_length > limits.max_payload) [[unlikely]] {
-    return refuse([&] { return "payload_length " + num(h.payload_length) + " beyond " + num(limits.max_payload); });
-  }
-  h.source = load<std::uint32_t>(p, short_offset::source);
-  if (h.source >= limits.world_size) [[unlikely]] {
-    return refuse([&] {
-      return "source rank " + num(h.source) + " out of range (world size " + num(limits.world_size) + ")";
-    });
-  }
-  h.context = load<std::uint32_t>(p, short_offset::context);
-  h.tag = load<std::int32_t>(p, short_offset::tag);
-  if (h.tag < 0) [[unlikely]] {
-    return refuse([&] { return "tag " + std::to_string(h.tag) + " is negative"; });
-  }
-  h.message_seq = load<std::uint64_t>(p, short_offset::message_seq);
-  if (h.message_seq == 0) [[unlikely]] return refuse([] { return std::string("message_seq 0"); });
-  return V::kOk;
-}
-
 #undef FTMPI_WIRE_CHECK
 // What both MACs read of a header: its bytes with the MAC's own halves zero. One call over such a copy
 // costs less, for 112 bytes, than two calls around the halves.
@@ -482,13 +408,10 @@ void store_mac(std::byte* header, std::uint64_t mac) noexcept {
 
 base::Result<ShortHeader> decode_short(std::span<const std::byte> frame, const DecodeLimits& limits) {
   ShortHeader h;
-  if (Status s = decode_short_into<Loud>(frame, limits, h); !s) return s;
+  if (Status s = detail::decode_short_into<Loud>(frame, limits, h); !s) return s;
   return h;
 }
 
-bool try_decode_short(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& out) noexcept {
-  return decode_short_into<Quiet>(frame, limits, out);
-}
 
 std::string_view to_string(FrameType type) noexcept {
   switch (type) {

@@ -106,6 +106,12 @@ class Engine {
   virtual bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                           SendMode mode) = 0;
 
+  // A blocking receive whole: posted, waited for as progress_until waits (calling `between`, unless null,
+  // after every round) and released; its completion. Engines may do it in one piece (EngineCore, single-threaded:
+  // no virtual call per round); this one is irecv, progress_until and release.
+  virtual Completion receive(const CommView& comm, void* buf, std::size_t capacity, int source, int tag,
+                             void (*between)());
+
   // True when complete; fills `out` (if non-null). Does not make progress by itself.
   virtual bool is_complete(const Request* request, Completion* out) const noexcept = 0;
   // Cancels a receive that has not matched yet (it then completes as cancelled); sends already handed
@@ -213,6 +219,17 @@ void Engine::progress_until(Done&& done, Between&& between) {
     }
     between();
   }
+}
+
+inline Completion Engine::receive(const CommView& comm, void* buf, std::size_t capacity, int source, int tag,
+                                  void (*between)()) {
+  Request* request = irecv(comm, buf, capacity, source, tag);
+  Completion completion;
+  progress_until([&] { return is_complete(request, &completion); }, [between] {
+    if (between != nullptr) between();
+  });
+  release(request);
+  return completion;
 }
 
 }  // namespace ftmpi::engine

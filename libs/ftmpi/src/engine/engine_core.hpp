@@ -250,6 +250,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   Request* isend(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                  SendMode mode) override;
   Request* irecv(const CommView& comm, void* buf, std::size_t capacity, int source, int tag) override;
+  // Single-threaded, in one piece: the rounds and the completion test inline, no virtual call per round.
+  Completion receive(const CommView& comm, void* buf, std::size_t capacity, int source, int tag,
+                     void (*between)()) override;
   Request* isend_pieces(const CommView& comm, const void* base, const frag::PiecesLayout& layout, int dest, int tag,
                         SendMode mode) override;
   Request* irecv_pieces(const CommView& comm, void* base, const frag::PiecesLayout& layout, int source,
@@ -394,9 +397,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // virtual call and the threads test (ShmPath::poll_as).
   struct SingleThreadSink {
     EngineCore& engine;
-    void on_frame(std::span<const std::byte> frame) noexcept { engine.on_frame_single(frame); }
+    [[gnu::always_inline]] inline void on_frame(std::span<const std::byte> frame) noexcept;  // engine_receive.cpp
   };
-  void on_frame_single(std::span<const std::byte> frame) noexcept;
   // One round of a single-threaded process, and its parts, which progress_threaded() shares.
   [[gnu::always_inline]] inline bool progress_round();
   [[gnu::always_inline]] inline void serve_control_if_pending();
@@ -463,7 +465,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   Request* receive_matched(const CommView& comm, IncomingMessage* message, void* buf, std::size_t capacity,
                            const frag::PiecesLayout* layout);
   template <bool kThreads>
-  Request* start_receive(const CommView& comm, void* buf, std::size_t capacity, const frag::PiecesLayout* layout,
+  [[gnu::always_inline]] inline Request* start_receive(const CommView& comm, void* buf, std::size_t capacity, const frag::PiecesLayout* layout,
                          int source, int tag);
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
@@ -748,8 +750,11 @@ class EngineCore::ShortFrame final : public path::FrameWriter {
  public:
   ShortFrame(const frag::ShortHeader& header, const std::byte* payload) : header_(header), payload_(payload) {}
 
-  std::size_t frame_size() const noexcept override { return frag::kShortHeaderSize + header_.payload_length; }
-  void write(std::span<std::byte> room) noexcept override {
+  // Inline where the caller knows the type (ShmPath::try_send): a zero-byte message's send is mostly these.
+  [[gnu::always_inline]] std::size_t frame_size() const noexcept override {
+    return frag::kShortHeaderSize + header_.payload_length;
+  }
+  [[gnu::always_inline]] void write(std::span<std::byte> room) noexcept override {
     frag::encode_short(header_, room.first<frag::kShortHeaderSize>());
     if (header_.payload_length != 0) {
       std::memcpy(room.data() + frag::kShortHeaderSize, payload_, header_.payload_length);

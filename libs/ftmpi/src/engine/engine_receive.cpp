@@ -10,6 +10,9 @@
 
 namespace ftmpi::engine {
 namespace {
+// Frames one path hands up per round at most, and busy rounds between two looks at the timers.
+constexpr std::size_t kPollBudget = 64;
+constexpr std::uint32_t kTimerCheckRounds = 32;
 
 // Receives and probes match on the sender's world rank (see CommView).
 match::Pattern pattern_for(const CommView& comm, int source, int tag) {
@@ -26,11 +29,12 @@ std::uint64_t load_le64(const std::byte* in) {
 }  // namespace
 
 void EngineCore::complete_receive(Request* r, std::uint32_t peer, std::int32_t tag, std::uint64_t length) {
-  r->completion = Completion{};
-  r->completion.source = r->comm.comm_rank_of(static_cast<int>(peer));
-  r->completion.tag = tag;
-  r->completion.bytes = std::min<std::size_t>(length, r->capacity);
-  r->completion.truncated = length > r->capacity;
+  Completion c;  // every field written once
+  c.source = r->comm.comm_rank_of(static_cast<int>(peer));
+  c.tag = tag;
+  c.bytes = std::min<std::size_t>(length, r->capacity);
+  c.truncated = length > r->capacity;
+  r->completion = c;
   complete(r);
 }
 
@@ -254,7 +258,6 @@ void EngineCore::handle_short_frame(std::span<const std::byte> frame) {
   handle_message_fragment(peer, h, payload);
 }
 
-void EngineCore::on_frame_single(std::span<const std::byte> frame) noexcept { on_frame<false>(frame); }
 void EngineCore::on_frame(std::span<const std::byte> frame) noexcept {
   if (base::multi_threaded()) [[unlikely]] {
     on_frame<true>(frame);
@@ -829,6 +832,173 @@ void EngineCore::bulk_receive_ended(const IncomingMessage& m) noexcept {
 
 void EngineCore::expect_bulk(bool expected) noexcept {
   for (auto& p : paths_) p->expect_bulk(expected);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Progress: a round polls every path and hands what arrives to on_frame (here, so that the short frames
+// of a single-threaded round go into their receives inline), then timers, streams and rebinding.
+void EngineCore::SingleThreadSink::on_frame(std::span<const std::byte> frame) noexcept { engine.on_frame<false>(frame); }
+
+Completion EngineCore::receive(const CommView& comm, void* buf, std::size_t capacity, int source, int tag,
+                               void (*between)()) {
+  if (base::multi_threaded()) [[unlikely]] return Engine::receive(comm, buf, capacity, source, tag, between);
+  Request* r = start_receive<false>(comm, buf, capacity, nullptr, source, tag);
+  // As progress_until waits (engine.hpp), its rounds progress_round.
+  WaitingScope waiting_now(*this, false);
+  std::uint64_t idle_rounds = 0;
+  while (!r->complete) {
+    if (progress_round()) {
+      idle_rounds = 0;
+    } else {
+      if (!waiting_now.said()) [[unlikely]] waiting_now.say();
+      idle(++idle_rounds);
+    }
+    if (between != nullptr) between();
+  }
+  const Completion completion = r->completion;
+  requests_.free<false>(r);  // complete: release() would free it
+  return completion;
+}
+
+bool EngineCore::progress() {
+  // The threaded case out of line: a single-threaded process goes straight into the round.
+  if (base::multi_threaded()) [[unlikely]] return progress_threaded();
+  return progress_round();
+}
+
+// What a multi-threaded poll hands up goes to the engine under its lock, taken at the first frame (or
+// place()) and kept until the path's poll returns (leave()): a frame placed into a receive's buffer
+// stays covered until its payload is there. An idle poll never takes it.
+class EngineCore::PollSink final : public path::FrameSink {
+ public:
+  explicit PollSink(EngineCore& engine) noexcept : engine_(engine) {}
+  ~PollSink() { leave(); }
+  PollSink(const PollSink&) = delete;
+  PollSink& operator=(const PollSink&) = delete;
+
+  void on_frame(std::span<const std::byte> frame) noexcept override {
+    enter();
+    engine_.on_frame(frame);
+  }
+  std::size_t place_header_size() const noexcept override { return engine_.place_header_size(); }
+  std::span<std::byte> place(std::span<const std::byte> header, std::size_t frame_length) noexcept override {
+    enter();
+    return engine_.place(header, frame_length);
+  }
+  void on_frame_parts(std::span<const std::byte> header, std::span<const std::byte> payload) noexcept override {
+    enter();
+    engine_.on_frame_parts(header, payload);
+  }
+  // After a path's poll: the engine's lock goes back if this poll took it.
+  void leave() noexcept {
+    if (!locked_) return;
+    locked_ = false;
+    holds_engine_lock_ = false;
+    engine_.engine_lock_.unlock();
+  }
+
+ private:
+  void enter() noexcept {
+    if (locked_ || holds_engine_lock_) return;  // held already: taken by this poll, or finalize's progress
+    engine_.engine_lock_.lock();  // allowed: the poll lock comes first in the order
+    holds_engine_lock_ = true;
+    locked_ = true;
+  }
+
+  EngineCore& engine_;
+  bool locked_ = false;
+};
+
+bool EngineCore::progress_threaded() {
+  const bool inside = holds_engine_lock_;  // finalize's progress, under the engine's lock
+  // A thread that waits for the engine's lock to start an operation goes first (a mutex hands nothing
+  // over by itself: we would take it straight back).
+  if (!inside && engine_lock_waiters_.load(std::memory_order_relaxed) != 0) return false;
+  // Another thread polling delivers what arrives (it takes the engine's lock for that). A thread inside
+  // the engine that finds one returns: the poller may be waiting for the lock it holds.
+  if (!poll_lock_.try_lock()) return false;
+  if (config_.test_poll_tag >= 0) [[unlikely]] {  // engine.test.poll_tag: polling, without the engine's lock
+    const PollTest test = poll_test_round();
+    if (test == PollTest::skip) {
+      poll_lock_.unlock();
+      return false;
+    }
+    if (test == PollTest::wait) await_receive_while_polling();
+  }
+  bool did = poll_threaded();
+  if (inside || (engine_lock_waiters_.load(std::memory_order_relaxed) == 0 && engine_lock_.try_lock())) {
+    holds_engine_lock_ = true;
+    serve_control_if_pending();
+    did = progress_after_poll(did);
+    if (!inside) {
+      holds_engine_lock_ = false;
+      engine_lock_.unlock();
+    }
+  }
+  poll_lock_.unlock();
+  return did;
+}
+
+bool EngineCore::poll_threaded() {
+  bool did = false;
+  PollSink sink(*this);
+  for (std::uint32_t i = 0; i < paths_.size(); ++i) {
+    polling_path_ = i;
+    limits_.verify_header_checksum = header_checked_[i] != 0;
+    did = paths_[i]->poll(sink, kPollBudget) > 0 || did;
+    if (!deferred_reads_.empty()) read_deferred_copies();  // under the engine lock the frames took
+    sink.leave();
+  }
+  return did;
+}
+
+void EngineCore::serve_control_if_pending() {
+  if (env_.control_pending != nullptr && env_.control_pending->load(std::memory_order_relaxed)) [[unlikely]] {
+    serve_control();
+  }
+}
+
+bool EngineCore::progress_round() {
+  bool did = false;
+  serve_control_if_pending();
+  for (std::uint32_t i = 0; i < paths_.size(); ++i) {
+    polling_path_ = i;
+    limits_.verify_header_checksum = header_checked_[i] != 0;
+    if (paths_[i].get() == shm_) {
+      SingleThreadSink sink{*this};
+      did = shm_->poll_as(sink, kPollBudget) > 0 || did;
+    } else {
+      did = paths_[i]->poll(*this, kPollBudget) > 0 || did;
+    }
+    if (!deferred_reads_.empty()) [[unlikely]] read_deferred_copies();
+  }
+  return progress_after_poll(did);
+}
+
+bool EngineCore::progress_after_poll(bool did) {
+  if (lost_pending_) [[unlikely]] {
+    forget_lost_peers();
+    did = true;
+  }
+  if (rebind_pending_) {
+    rebind_frames();
+    did = true;
+  }
+  if (!streaming_.empty()) did = push_streams() || did;
+  // Timers every kTimerCheckRounds busy rounds, and every 4th idle one: an idle round is one look at
+  // each path, and reading the clock at every one of them lengthens the wait for the next frame.
+  if (any_tracking_ && (++rounds_since_timer_check_ >= kTimerCheckRounds || (!did && rounds_since_timer_check_ % 4 == 0))) {
+    rounds_since_timer_check_ = 0;
+    did = service_timers() || did;
+  }
+  // Bulk frames a path held back to send with the next ones (UDP GSO) leave now: the caller may not
+  // come back for a while, and the receiver must not wait for it. Every round that sends bulk frames
+  // (streams, resends, rebinding, a CTS or NACK handed up) did something: an idle round skips the load.
+  if (did && bulk_sent_.load(std::memory_order_relaxed)) {
+    bulk_sent_.store(false, std::memory_order_relaxed);
+    for (auto& p : paths_) p->flush_sends();
+  }
+  return did;
 }
 
 }  // namespace ftmpi::engine

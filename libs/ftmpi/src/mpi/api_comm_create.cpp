@@ -96,7 +96,7 @@ int dup_call(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Comm* newc
     made.graph = c->graph;
     if (!copy_attributes(call, c->handle, c->attributes, made.attributes)) {
       // A copy callback failed: no communicator (the copies made before it are deleted, as at free).
-      Call cleanup(call.name());
+      Call cleanup(call.name(), call.rt());
       delete_attributes(cleanup, made.handle, made.attributes);
       made.handle = MPI_COMM_NULL;
       *newcomm = MPI_COMM_NULL;
@@ -115,7 +115,7 @@ int idup_call(std::string_view name, MPI_Comm comm, MPI_Info info, MPI_Comm* new
     // callback fails the call before it communicates).
     auto attributes = std::make_shared<std::vector<Attribute>>();
     if (!copy_attributes(call, c->handle, c->attributes, *attributes)) {
-      Call cleanup(call.name());
+      Call cleanup(call.name(), call.rt());
       delete_attributes(cleanup, MPI_COMM_NULL, *attributes);
       *newcomm = MPI_COMM_NULL;
       return;

@@ -382,7 +382,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
     made->layout = std::move(layout);
     if (!copy_type_attributes(call, oldtype, handle)) {
       // A copy callback failed: no type (the copies made before it are deleted, as at free).
-      Call cleanup(call.name());
+      Call cleanup(call.name(), call.rt());
       delete_type_attributes(cleanup, handle);
       runtime().datatypes.remove(handle);
       *newtype = MPI_DATATYPE_NULL;

@@ -34,11 +34,14 @@ namespace ftmpi::mpi {
 
 class Call {
  public:
-  explicit Call(std::string_view name) noexcept : name_(name) {}
+  Call(std::string_view name, Runtime& rt) noexcept : name_(name), runtime_(&rt) {}
   Call(const Call&) = delete;  // raise_on_file points into it
   Call& operator=(const Call&) = delete;
 
   std::string_view name() const noexcept { return name_; }
+  // The runtime, as api_call_as found it: the checks and the direct paths read it from here, not from
+  // the atomic pointer again (a load and a test each time).
+  Runtime& rt() const noexcept { return *runtime_; }
   bool failed() const noexcept { return error_ != MPI_SUCCESS; }
   // Records a failure unless one is recorded already.
   void fail(int error_class, std::string_view reason) noexcept;
@@ -69,6 +72,7 @@ class Call {
   // Every call builds one of these, most never fail: the constructor stores four words, and what only
   // a failure needs (the reason's text, a file's handler) is filled in when it happens.
   std::string_view name_;
+  Runtime* runtime_;
   int error_ = MPI_SUCCESS;
   Comm* handler_ = nullptr;
   // A file's or a window's handler and handle, instead of handler_'s; null for a communicator's.
@@ -88,9 +92,10 @@ enum class Needs : std::uint8_t { running, nothing };
 template <typename Body>
 [[gnu::always_inline]] inline int api_call_as(Access access, std::string_view name, Body&& body, Needs needs = Needs::running) noexcept {
   const ThreadLockGuard lock(access);
-  Call call(name);
+  Runtime& rt = runtime();
+  Call call(name, rt);
   try {
-    if (needs == Needs::running && runtime().phase != Phase::running) [[unlikely]] require_running(name);
+    if (needs == Needs::running && rt.phase != Phase::running) [[unlikely]] require_running(name);
     body(call);
   } catch (const std::bad_alloc&) {
     call.fail(MPI_ERR_NO_MEM, "out of memory");
@@ -146,7 +151,7 @@ namespace detail {
 [[gnu::cold, gnu::noinline]] bool fail_tag(Call& call, int tag);
 
 inline Comm* comm_or_fail(Call& call, MPI_Comm handle) {
-  Comm* comm = find_comm(handle);
+  Comm* comm = find_comm(call.rt(), handle);
   if (comm == nullptr) [[unlikely]] {
     fail_comm(call, handle);
     return nullptr;
@@ -156,7 +161,7 @@ inline Comm* comm_or_fail(Call& call, MPI_Comm handle) {
 }
 
 inline const Datatype* committed_or_fail(Call& call, MPI_Datatype handle) {
-  const Datatype* type = find_datatype(handle);
+  const Datatype* type = find_datatype(call.rt(), handle);
   if (type == nullptr) [[unlikely]] {
     fail_datatype(call, handle);
     return nullptr;

@@ -5,16 +5,16 @@
 
 #include <fmt/format.h>
 
+#include "engine/request.hpp"
 #include "mpi/collective.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/runtime.hpp"
-#include "engine/request.hpp"
 
 namespace ftmpi::mpi {
 namespace {
 
-// What an engine operation that completed as `c` reports through MPI_Status (write_success_status
-// writes the same for a completion without an error: keep the two in step).
+// What an engine operation that completed as `c` reports through MPI_Status (write_success_status,
+// p2p.hpp, writes the same for a completion without an error: keep the two in step).
 Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
   Outcome outcome{.cancelled = c.cancelled, .error = error_class_of(c)};
   if (mode == Mode::receive) {
@@ -26,25 +26,12 @@ Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
   return outcome;
 }
 
-// What write_status(status, outcome_of(mode, c)) writes for a completion without an error, without the
-// Outcome (it holds a string: building and destroying one was a tenth of a blocking receive's own cost).
-void write_success_status(MPI_Status* status, Mode mode, const engine::Completion& c) noexcept {
-  if (status == MPI_STATUS_IGNORE) return;
-  const bool received = mode == Mode::receive;
-  status->MPI_SOURCE = received ? c.source : MPI_ANY_SOURCE;
-  status->MPI_TAG = received ? c.tag : MPI_ANY_TAG;
-  status->ftmpi_cancelled = c.cancelled ? 1 : 0;
-  status->ftmpi_bytes = received ? static_cast<MPI_Count>(c.bytes) : 0;
-}
-
 }  // namespace
 
 std::string lost_peer_reason(int world_rank) {
   return fmt::format("rank {} of MPI_COMM_WORLD is unreachable: {}", world_rank, engine().lost_reason(world_rank));
 }
 
-int engine_source(int source) noexcept { return source == MPI_ANY_SOURCE ? engine::kAnySource : source; }
-int engine_tag(int tag) noexcept { return tag == MPI_ANY_TAG ? engine::kAnyTag : tag; }
 
 bool start(Call& call, Request& request) {
   const Transfer& t = request.transfer;
@@ -197,6 +184,15 @@ void fail_with(Call& call, Comm& comm, const Outcome& outcome) {
   call.fail(outcome.error, describe_failure(outcome));
 }
 
+void finish_direct_failed(Call& call, Mode mode, const Transfer& transfer, const engine::Completion& c,
+                          MPI_Status* status) {
+  const Outcome outcome = outcome_of(mode, c);
+  write_status(status, outcome);
+  fail_with(call, *transfer.comm, outcome);
+}
+
+void poll_pending_now() { poll_pending(); }
+
 void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {
   engine::Engine& e = engine();
   // A blocking send that did not go eagerly will wait: said before its RTS leaves, so that a receiver
@@ -211,13 +207,7 @@ void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* st
   progress_until([&] { return engine::request_complete(op); });
   const engine::Completion c = op->completion;
   e.release(op);
-  if (error_class_of(c) == MPI_SUCCESS) [[likely]] {
-    write_success_status(status, mode, c);
-    return;
-  }
-  const Outcome outcome = outcome_of(mode, c);
-  write_status(status, outcome);
-  fail_with(call, *transfer.comm, outcome);
+  finish_direct(call, mode, transfer, c, status);
 }
 
 void run_request(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status) {

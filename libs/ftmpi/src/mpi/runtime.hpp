@@ -116,15 +116,16 @@ inline Runtime& runtime() noexcept {
 // The engine; only while running.
 inline engine::Engine& engine() noexcept { return *runtime().engine; }
 // The communicator a handle names, or null (never created, or freed).
-inline Comm* find_comm(MPI_Comm handle) noexcept {
-  Runtime& rt = runtime();
+inline Comm* find_comm(Runtime& rt, MPI_Comm handle) noexcept {
   const auto index = handle_index(handle, HandleKind::comm);
   if (!index || *index >= rt.comm_index.size()) [[unlikely]] return nullptr;
   Comm* comm = rt.comm_index[*index];
   return comm->handle == handle ? comm : nullptr;
 }
+inline Comm* find_comm(MPI_Comm handle) noexcept { return find_comm(runtime(), handle); }
 // The datatype a handle names, or null.
-inline Datatype* find_datatype(int handle) noexcept { return runtime().datatypes.find(handle); }
+inline Datatype* find_datatype(Runtime& rt, int handle) noexcept { return rt.datatypes.find(handle); }
+inline Datatype* find_datatype(int handle) noexcept { return find_datatype(runtime(), handle); }
 
 // Moves the pending nonblocking collectives along (no engine progress of its own).
 void poll_collectives();
@@ -138,6 +139,11 @@ extern std::atomic<int> windows_open;
 bool service_windows(engine::Engine& engine, bool try_only);
 // One round of engine progress, then the pending collectives: what the test calls do.
 // The MPI layer's own pending work: nonblocking collectives, broadcast resends, one-sided requests.
+// Whether there is any: in a single-threaded process none appears while a call waits (the program starts
+// it), so a wait that finds none need not look again.
+inline bool work_pending(const Runtime& rt) noexcept {
+  return !rt.pending_collectives.empty() || rt.shm_bcast_busy || windows_open.load(std::memory_order_relaxed) != 0;
+}
 inline void poll_pending(Runtime& rt) {
   if (!rt.pending_collectives.empty()) poll_collectives();
   if (rt.shm_bcast_busy) service_shm_bcasts();

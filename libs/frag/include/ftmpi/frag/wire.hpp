@@ -404,10 +404,101 @@ inline void encode_short(const ShortHeader& h, std::span<std::byte, kShortHeader
 // message_seq != 0, payload_length <= max_payload. decode_short says why it refuses; try_decode_short
 // makes the same checks (written once) without building a message.
 base::Result<ShortHeader> decode_short(std::span<const std::byte> frame, const DecodeLimits& limits);
-bool try_decode_short(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& out) noexcept;
+inline bool try_decode_short(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& out) noexcept;
 
 // One line for logs, every field: "data 6->2 ctx 3 tag 11 msg 2 seq 3001+500 off 2000/2500 len 500 crc32c
 // 0xdeadbeef flags last,ack-valid ack 77/70 req 0x11:0x22".
 std::string describe(const FrameHeader& header);
+
+// The checks of both decoders of short frames, here so that try_decode_short is inline (every short frame
+// a process receives goes through it); wire.cpp has the full header's.
+namespace detail {
+using base::Errc;
+using base::Status;
+
+inline std::string num(std::uint64_t value) { return std::to_string(value); }
+
+// How a check reports a refusal. Every check is written once, as a template over the verdict: `Quiet`
+// answers only yes or no and builds nothing (the receive path: a good frame costs no string), `Loud`
+// says why (decode(), and the slow second look at a frame the quiet pass refused). The message is a
+// lambda, so the quiet form never evaluates it.
+struct Quiet {
+  using R = bool;
+  static constexpr bool kOk = true;
+  static bool good(bool r) noexcept { return r; }
+  template <typename What>
+  static bool malformed(const FrameHeader&, What&&) noexcept { return false; }
+  template <typename What>
+  static bool fail(Errc, What&&) noexcept { return false; }
+};
+
+struct Loud {
+  using R = Status;
+  static inline const Status kOk{};
+  static bool good(const Status& r) noexcept { return r.is_ok(); }
+  template <typename What>
+  static Status malformed(const FrameHeader& h, What&& what) {
+    return Status(Errc::malformed, std::string(to_string(h.type)) + " frame: " + what());
+  }
+  template <typename What>
+  static Status fail(Errc code, What&& what) {
+    return Status(code, what());
+  }
+};
+
+template <typename V>
+inline typename V::R decode_short_into(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& h) {
+  const auto refuse = [](auto&& what) { return V::fail(Errc::malformed, [&] { return "short frame: " + what(); }); };
+  if (frame.size() < kShortHeaderSize) [[unlikely]] {
+    return V::fail(Errc::truncated, [&] {
+      return "short frame of " + num(frame.size()) + " bytes, shorter than its " + num(kShortHeaderSize) +
+             "-byte header";
+    });
+  }
+  const std::byte* p = frame.data();
+  if (const auto version = le::load<std::uint8_t>(p, short_offset::version); version != kWireVersion) [[unlikely]] {
+    return V::fail(Errc::unsupported_version, [&] {
+      return "version " + num(version) + " (this build speaks " + num(kWireVersion) + ")";
+    });
+  }
+  if (const auto type = le::load<std::uint8_t>(p, short_offset::type); type != kShortFrameType) [[unlikely]] {
+    return refuse([&] { return "type " + num(type) + " is not " + num(kShortFrameType); });
+  }
+  if (le::load<std::uint16_t>(p, short_offset::flags) != 0 || le::load<std::uint32_t>(p, short_offset::reserved) != 0 ||
+      (le::load<std::uint64_t>(p, short_offset::tail) | le::load<std::uint64_t>(p, short_offset::tail + 8)) != 0) [[unlikely]] {
+    return refuse([] { return std::string("flags and reserved bytes must be 0"); });
+  }
+  h.payload_length = le::load<std::uint32_t>(p, short_offset::payload_length);
+  if (h.payload_length != frame.size() - kShortHeaderSize) [[unlikely]] {
+    return V::fail(Errc::truncated, [&] {
+      return "short frame: payload_length " + num(h.payload_length) + " but " + num(frame.size() - kShortHeaderSize) +
+             " payload bytes present";
+    });
+  }
+  if (h.payload_length > limits.max_payload) [[unlikely]] {
+    return refuse([&] { return "payload_length " + num(h.payload_length) + " beyond " + num(limits.max_payload); });
+  }
+  h.source = le::load<std::uint32_t>(p, short_offset::source);
+  if (h.source >= limits.world_size) [[unlikely]] {
+    return refuse([&] {
+      return "source rank " + num(h.source) + " out of range (world size " + num(limits.world_size) + ")";
+    });
+  }
+  h.context = le::load<std::uint32_t>(p, short_offset::context);
+  h.tag = le::load<std::int32_t>(p, short_offset::tag);
+  if (h.tag < 0) [[unlikely]] {
+    return refuse([&] { return "tag " + std::to_string(h.tag) + " is negative"; });
+  }
+  h.message_seq = le::load<std::uint64_t>(p, short_offset::message_seq);
+  if (h.message_seq == 0) [[unlikely]] return refuse([] { return std::string("message_seq 0"); });
+  return V::kOk;
+}
+
+}  // namespace detail
+
+// Inline: a call was a fortieth of a zero-byte round trip.
+bool try_decode_short(std::span<const std::byte> frame, const DecodeLimits& limits, ShortHeader& out) noexcept {
+  return detail::decode_short_into<detail::Quiet>(frame, limits, out);
+}
 
 }  // namespace ftmpi::frag

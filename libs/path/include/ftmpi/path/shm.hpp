@@ -147,14 +147,14 @@ class ShmPath final : public Path {
   }
   // The slot for the sender's next frame, or nullptr when the ring is full. Inline into send and
   // drain_overflow (a call each was a tenth of a short frame's send).
-  std::byte* claim_slot(Outgoing& out) noexcept {
+  [[gnu::always_inline]] std::byte* claim_slot(Outgoing& out) noexcept {
     if (out.head - out.cached_tail > slot_mask_) [[unlikely]] {
       out.cached_tail = std::atomic_ref<std::uint64_t>(*out.consumer_index).load(std::memory_order_acquire);
       if (out.head - out.cached_tail > slot_mask_) return nullptr;
     }
     return out.slots + (out.head & slot_mask_) * std::size_t{slot_size_};
   }
-  void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept {
+  [[gnu::always_inline]] void publish(Outgoing& out, std::byte* slot, std::size_t size) noexcept {
     auto* header = reinterpret_cast<shm::SlotHeader*>(slot);
     header->length = static_cast<std::uint32_t>(size);
     ++out.head;
