@@ -248,21 +248,19 @@ inline std::size_t ShmPath::drain_incoming(Incoming& in, Sink& sink, std::size_t
 template <typename Sink>
 inline std::size_t ShmPath::poll_as(Sink& sink, std::size_t budget) noexcept {
   if (queued_ != 0) [[unlikely]] drain_overflow();
-  std::size_t handed = 0;
   std::uint32_t fifo = next_in_;
-  for (std::uint32_t visited = 0; visited < local_size_ && handed < budget; ++visited) {
-    // A relaxed look first (drain_incoming loads the stamp again with acquire before reading the frame).
-    if (!frame_waiting(in_[fifo])) {
-      fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
-      continue;
-    }
-    if (const std::size_t got = drain_incoming(in_[fifo], sink, budget - handed); got != 0) {
-      handed += got;
-      next_in_ = fifo + 1 == local_size_ ? 0 : fifo + 1;
-    }
+  for (std::uint32_t visited = 0; visited < local_size_; ++visited) {
+    Incoming& in = in_[fifo];
     fifo = fifo + 1 == local_size_ ? 0 : fifo + 1;
+    // A relaxed look first (drain_incoming loads the stamp again with acquire before reading the frame).
+    if (frame_waiting(in)) {
+      // One FIFO per poll, and the next poll starts after it: the senders are served in turn, and the
+      // poll that finds a frame looks at no other FIFO.
+      next_in_ = fifo;
+      return drain_incoming(in, sink, budget);
+    }
   }
-  return handed;
+  return 0;
 }
 
 }  // namespace ftmpi::path
