@@ -750,11 +750,10 @@ class EngineCore::ShortFrame final : public path::FrameWriter {
  public:
   ShortFrame(const frag::ShortHeader& header, const std::byte* payload) : header_(header), payload_(payload) {}
 
-  // Inline where the caller knows the type (ShmPath::try_send): a zero-byte message's send is mostly these.
-  [[gnu::always_inline]] std::size_t frame_size() const noexcept override {
-    return frag::kShortHeaderSize + header_.payload_length;
-  }
-  [[gnu::always_inline]] void write(std::span<std::byte> room) noexcept override {
+  std::size_t frame_size() const noexcept override { return frag::kShortHeaderSize + header_.payload_length; }
+  // Not forced inline into ShmPath::try_send: 13 instructions fewer per zero-byte round trip, but any
+  // payload's round trip took 0.15 us longer (8 to 256 bytes, 4 alternated rounds; the cause not found).
+  void write(std::span<std::byte> room) noexcept override {
     frag::encode_short(header_, room.first<frag::kShortHeaderSize>());
     if (header_.payload_length != 0) {
       std::memcpy(room.data() + frag::kShortHeaderSize, payload_, header_.payload_length);
