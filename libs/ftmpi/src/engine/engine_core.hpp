@@ -609,7 +609,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   EngineConfig config_;
   std::vector<std::unique_ptr<path::Path>> paths_;
   // The shared-memory path among paths_ (not wrapped by a fault layer), or null: a short frame to a peer
-  // whose rail it is goes through its send_as, inline, not through Path's virtual send.
+  // whose rail it is goes through its try_send, inline, not through Path's virtual send.
   path::ShmPath* shm_ = nullptr;
   // The shared-memory word peers read to learn that a thread of this process waits, polling (waiting()).
   std::uint32_t* waiting_word_ = nullptr;

@@ -137,10 +137,9 @@ extern std::atomic<int> windows_open;
 // Serves incoming one-sided requests of every window (window.cpp); with `try_only` it gives up when
 // another thread is at it. True when it did anything.
 bool service_windows(engine::Engine& engine, bool try_only);
-// One round of engine progress, then the pending collectives: what the test calls do.
 // The MPI layer's own pending work: nonblocking collectives, broadcast resends, one-sided requests.
-// Whether there is any: in a single-threaded process none appears while a call waits (the program starts
-// it), so a wait that finds none need not look again.
+// Whether there is any: without MPI_THREAD_MULTIPLE none appears while a call waits (only the program's
+// own calls start it), so a wait that finds none need not look again.
 inline bool work_pending(const Runtime& rt) noexcept {
   return !rt.pending_collectives.empty() || rt.shm_bcast_busy || windows_open.load(std::memory_order_relaxed) != 0;
 }
@@ -160,6 +159,7 @@ inline void poll_background() {
   }
   poll_pending();
 }
+// One round of engine progress, then the MPI layer's pending work: what the test calls do.
 inline void progress_once() {
   if (ThreadLock::enabled()) [[unlikely]] ThreadLock::pass();
   engine().progress();

@@ -394,7 +394,6 @@ void ShmPath::drain_overflow() noexcept {
   }
 }
 
-// Hands frames from one incoming FIFO to the sink, in order, straight from the slots.
 std::size_t ShmPath::poll(FrameSink& sink, std::size_t budget) noexcept { return poll_as(sink, budget); }
 
 }  // namespace ftmpi::path

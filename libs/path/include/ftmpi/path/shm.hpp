@@ -145,7 +145,7 @@ class ShmPath final : public Path {
     // An entry of 0 (a gap) yields kNotLocal too.
     return offset < local_of_.size() ? std::uint32_t{local_of_[offset]} - 1 : kNotLocal;
   }
-  // The slot for the sender's next frame, or nullptr when the ring is full. Inline into send and
+  // The slot for the sender's next frame, or nullptr when the ring is full. Inline into write_frame and
   // drain_overflow (a call each was a tenth of a short frame's send).
   [[gnu::always_inline]] std::byte* claim_slot(Outgoing& out) noexcept {
     if (out.head - out.cached_tail > slot_mask_) [[unlikely]] {
