@@ -48,6 +48,8 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   const std::size_t mpis = report.names.size();
   report.samples.resize(mpis);
   report.libraries.resize(mpis);
+  report.transports.resize(mpis);
+  const PeerTransport transport = peer_transport_for(sweep.job.paths);
   std::vector<std::string> binaries;
   for (const PeerMpi& p : sweep.peers) {
     auto built = build_kernels(p);
@@ -74,8 +76,9 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
         if (m == 0) {
           outcome = run_ftmpi(job, sweep.kernels);
         } else {
-          const PeerLaunch launch = peer_launch(sweep.peers[m - 1], job.ranks, report.bound, PeerTransport::shared_memory, binaries[m - 1]);
+          const PeerLaunch launch = peer_launch(sweep.peers[m - 1], job.ranks, report.bound, transport, binaries[m - 1]);
           what = launch.command.front();
+          report.transports[m] = launch.transport;
           outcome = run_peer(launch, sweep.kernels);
         }
         return outcome.ok();
@@ -139,7 +142,10 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
     }
   } else {
     out += std::to_string(report.ranks) + " ranks" + (report.bound ? ", bound to cores" : ", unbound") + (report.rounds > 1 ? "; medians of " + std::to_string(report.rounds) + " interleaved rounds\n" : "; one round\n");
-    for (std::size_t m = 0; m < report.names.size(); ++m) out += "  " + report.names[m] + ": " + report.libraries[m] + "\n";
+    for (std::size_t m = 0; m < report.names.size(); ++m) {
+      const bool said = m < report.transports.size() && !report.transports[m].empty();
+      out += "  " + report.names[m] + ": " + report.libraries[m] + (said ? ", over " + report.transports[m] : "") + "\n";
+    }
     std::string kernel;
     for (const Result& r : report.order) {
       if (r.kernel != kernel) {
@@ -180,7 +186,9 @@ std::string sweep_json(const SweepReport& report) {
   if (peers) {
     w.key("peers").begin_object();
     for (std::size_t m = 1; m < report.names.size(); ++m) {
-      w.key(report.names[m]).begin_object().field("library", report.libraries[m]).key("results");
+      w.key(report.names[m]).begin_object().field("library", report.libraries[m]);
+      if (m < report.transports.size() && !report.transports[m].empty()) w.field("transport", report.transports[m]);
+      w.key("results");
       write_results(w, report.medians(m));
       w.end_object();
     }

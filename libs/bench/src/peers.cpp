@@ -88,6 +88,17 @@ base::Result<std::string> build_kernels(const PeerMpi& peer) {
   return binary.string();
 }
 
+PeerTransport peer_transport_for(const std::string& paths) {
+  if (paths.empty()) return PeerTransport::shared_memory;
+  std::size_t at = 0;
+  while (at <= paths.size()) {
+    const std::size_t comma = std::min(paths.find(',', at), paths.size());
+    if (paths.compare(at, comma - at, "shm") == 0) return PeerTransport::shared_memory;
+    at = comma + 1;
+  }
+  return PeerTransport::network;
+}
+
 PeerLaunch peer_launch(const PeerMpi& peer, int ranks, bool bind, PeerTransport transport, const std::string& binary) {
   PeerLaunch launch;
   const bool network = transport == PeerTransport::network;

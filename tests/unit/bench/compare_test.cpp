@@ -39,6 +39,7 @@ SweepReport beside_peers() {
   report.bound = true;
   report.names = {"ftmpi", "openmpi", "mpich"};
   report.libraries = {"ftmpi 0.3 (test)", "Open MPI v4.1.4", "MPICH 4.0.2"};
+  report.transports = {"", "tcp lo", "ucx tcp"};
   report.samples.resize(3);
   report.samples[1][{"lat", 0}] = {0.15, 0.16, 0.14};
   report.samples[1][{"lat", 8192}] = {0.9, 1.1};
@@ -149,6 +150,7 @@ BOOST_AUTO_TEST_CASE(json_beside_peers) {
   BOOST_TEST_REQUIRE(j["peers"].members().size() == 2u);
   const JsonValue& openmpi = j["peers"]["openmpi"];
   BOOST_TEST(openmpi["library"].as_string() == "Open MPI v4.1.4");
+  BOOST_TEST(openmpi["transport"].as_string() == "tcp lo");
   BOOST_TEST_REQUIRE(openmpi["results"].items().size() == 3u);
   BOOST_TEST(openmpi["results"][0]["kernel"].as_string() == "lat");
   BOOST_TEST(openmpi["results"][0]["value"].as_number() == 0.15);
@@ -157,6 +159,7 @@ BOOST_AUTO_TEST_CASE(json_beside_peers) {
   BOOST_TEST(openmpi["results"][2]["unit"].as_string() == "MB/s");
   const JsonValue& mpich = j["peers"]["mpich"];
   BOOST_TEST(mpich["library"].as_string() == "MPICH 4.0.2");
+  BOOST_TEST(mpich["transport"].as_string() == "ucx tcp");
   BOOST_TEST(mpich["results"][1]["value"].as_number() == 0.0);
   BOOST_TEST(mpich["results"][2]["value"].as_number() == 11500.0);
   BOOST_TEST(j.find("ftmpi") == nullptr);
@@ -178,7 +181,10 @@ BOOST_AUTO_TEST_CASE(markdown_alone_is_a_row_per_size_and_a_column_per_kernel) {
 BOOST_AUTO_TEST_CASE(markdown_beside_peers_is_a_table_per_kernel_with_the_ratio) {
   const std::string md = sweep_markdown(beside_peers(), "unused with peers");
   BOOST_TEST(md.find("2 ranks, bound to cores; medians of 3 interleaved rounds\n") == 0u, md);
-  BOOST_TEST(md.find("  ftmpi: ftmpi 0.3 (test)\n  openmpi: Open MPI v4.1.4\n  mpich: MPICH 4.0.2\n") != std::string::npos, md);
+  BOOST_TEST(md.find("  ftmpi: ftmpi 0.3 (test)\n  openmpi: Open MPI v4.1.4, over tcp lo\n  mpich: MPICH 4.0.2, over ucx tcp\n") != std::string::npos, md);
+  SweepReport unsaid = beside_peers();
+  unsaid.transports.clear();  // a report made without runs says no transport
+  BOOST_TEST(sweep_markdown(unsaid, "").find("  openmpi: Open MPI v4.1.4\n  mpich: MPICH 4.0.2\n") != std::string::npos);
   BOOST_TEST(md.find("\nlat (us, lower is better)\n\n| size | ftmpi | openmpi | mpich | ftmpi / best peer |\n|---:|---:|---:|---:|---:|\n"
                      "| 0 B | 0.200 | 0.150 | 0.400 | 1.333x |\n"
                      "| 8 KB | 1.250 | 1.000 | 0.000 | 1.250x |\n") != std::string::npos,

@@ -139,6 +139,18 @@ BOOST_AUTO_TEST_CASE(mpich_on_shared_memory_and_over_the_network) {
   BOOST_TEST((bound_net.env == Args{"MPIR_CVAR_NOLOCAL=1", "UCX_TLS=tcp,self"}));
 }
 
+BOOST_AUTO_TEST_CASE(peers_use_their_network_only_when_ftmpis_job_may_not_use_shared_memory) {
+  BOOST_TEST((peer_transport_for("") == PeerTransport::shared_memory));  // every path: shm between local ranks
+  BOOST_TEST((peer_transport_for("shm") == PeerTransport::shared_memory));
+  BOOST_TEST((peer_transport_for("udp,shm") == PeerTransport::shared_memory));
+  BOOST_TEST((peer_transport_for("shm,udp,verbs") == PeerTransport::shared_memory));
+  BOOST_TEST((peer_transport_for("udp") == PeerTransport::network));
+  BOOST_TEST((peer_transport_for("verbs") == PeerTransport::network));
+  BOOST_TEST((peer_transport_for("udp,verbs") == PeerTransport::network));
+  BOOST_TEST((peer_transport_for("shmem,udp") == PeerTransport::network));  // a whole name, not a prefix
+  BOOST_TEST((peer_transport_for("udp,") == PeerTransport::network));
+}
+
 BOOST_AUTO_TEST_CASE(an_unknown_mpi_is_invalid_argument) {
   for (const std::string names : {"lam", "openmpi,lam", ""}) {
     BOOST_TEST_CONTEXT("'" << names << "'") {

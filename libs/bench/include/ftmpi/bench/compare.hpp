@@ -28,6 +28,7 @@ struct SweepReport {
   bool bound = false;
   std::vector<std::string> names;      // "ftmpi", then each peer
   std::vector<std::string> libraries;  // as each names itself
+  std::vector<std::string> transports; // how each peer's ranks talked ("vader", "tcp lo", ...; "" for ftmpi)
   std::vector<Result> order;           // kernels and sizes as measured (values: ftmpi's medians)
   std::vector<RailTraffic> rails;      // ftmpi's last run
   std::string conditions;
