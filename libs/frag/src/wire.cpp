@@ -474,14 +474,45 @@ FrameKey derive_frame_key(std::span<const std::uint8_t> secret) noexcept {
   return key;
 }
 
+// SipHash-2-4 (Aumasson and Bernstein; the algorithm libsodium's crypto_shorthash_siphash24 implements,
+// which wire_test.cpp recomputes it with) read straight from the header, the MAC's two halves masked out
+// of the first and last words as they are loaded: libsodium's call over a copy cost ~600 instructions per
+// header, this ~500, a sixth of what rank 0 executes per zero-byte UDP round trip.
+namespace {
+constexpr std::uint64_t rotl(std::uint64_t x, int b) noexcept { return (x << b) | (x >> (64 - b)); }
+struct SipState {
+  std::uint64_t v0, v1, v2, v3;
+  [[gnu::always_inline]] void round() noexcept {
+    v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
+    v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
+    v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
+    v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
+  }
+  [[gnu::always_inline]] void compress(std::uint64_t m) noexcept {
+    v3 ^= m;
+    round();
+    round();
+    v0 ^= m;
+  }
+};
+static_assert(kHeaderSize % 8 == 0 && wire_offset::header_mac_low == 4 && wire_offset::header_mac_high == kHeaderSize - 4,
+              "the masks below take the MAC's halves as the upper half of the first and of the last word");
+}  // namespace
+
 std::uint64_t header_mac(const std::byte* header, const FrameKey& key) noexcept {
-  const std::array<unsigned char, kHeaderSize> copy = mac_input(header);
-  static_assert(crypto_shorthash_siphash24_BYTES == 8 && crypto_shorthash_siphash24_KEYBYTES == sizeof(FrameKey));
-  unsigned char tag[crypto_shorthash_siphash24_BYTES];
-  crypto_shorthash_siphash24(tag, copy.data(), copy.size(), reinterpret_cast<const unsigned char*>(key.data()));
-  std::uint64_t mac = 0;
-  for (int i = 0; i < 8; ++i) mac |= std::uint64_t{tag[i]} << (8 * i);
-  return mac;
+  const std::uint64_t k0 = load<std::uint64_t>(key.data(), 0);
+  const std::uint64_t k1 = load<std::uint64_t>(key.data(), 8);
+  SipState s{k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL, k0 ^ 0x6c7967656e657261ULL,
+             k1 ^ 0x7465646279746573ULL};
+  constexpr std::uint64_t kLowHalf = 0xffffffffULL;  // bytes 0-3 of a little-endian word
+  constexpr std::size_t kWords = kHeaderSize / 8;
+  s.compress(load<std::uint64_t>(header, 0) & kLowHalf);
+  for (std::size_t i = 1; i + 1 < kWords; ++i) s.compress(load<std::uint64_t>(header, 8 * i));
+  s.compress(load<std::uint64_t>(header, kHeaderSize - 8) & kLowHalf);
+  s.compress(std::uint64_t{kHeaderSize} << 56);  // no bytes left over: the length alone
+  s.v2 ^= 0xff;
+  for (int i = 0; i < 4; ++i) s.round();
+  return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
 std::uint64_t frame_mac(const std::byte* header, std::span<const std::byte> payload, const FrameKey& key) noexcept {

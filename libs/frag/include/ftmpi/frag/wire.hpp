@@ -63,7 +63,7 @@
 //   |       |             |             |         | grant (eager bytes the sender may have sent, all   |
 //   |       |             |             |         | told; cumulative, so the newest one wins)          |
 //
-// header_mac: SipHash-2-4 (libsodium's crypto_shorthash) of the 112 header bytes with both of its halves
+// header_mac: SipHash-2-4 (as libsodium's crypto_shorthash) of the 112 header bytes with both of its halves
 // taken as zero, keyed with the job's FrameKey, which is derived from the job's secret and never travels.
 // The header carries the payload checksum, so the MAC covers the payload too: a frame from anyone
 // without the key (another job, a forger who read the job key off the wire) is refused as bad_checksum,
