@@ -166,6 +166,10 @@ class Engine {
  protected:
   // Called by progress_until between rounds that did nothing; decides when to spin, yield or sleep.
   virtual void idle(std::uint64_t idle_rounds) noexcept = 0;
+  // progress_until's loop, with `round` (true when it did anything) for progress(): an engine that can
+  // call its own round directly waits the same way without a virtual call per round.
+  template <typename Done, typename Round, typename Between>
+  void wait_rounds(Done&& done, Round&& round, Between&& between);
 
  public:
   // A thread of this process begins (true) or ends (false) waiting in progress_until, polling: peers on
@@ -205,13 +209,13 @@ std::string host_identity(const base::ParamSet& params);
 // engine refuses at start).
 bool shared_memory_allowed(const base::ParamSet& params);
 
-template <typename Done, typename Between>
-void Engine::progress_until(Done&& done, Between&& between) {
+template <typename Done, typename Round, typename Between>
+void Engine::wait_rounds(Done&& done, Round&& round, Between&& between) {
   // Said once this call finds nothing to do (a call done at once says nothing).
   WaitingScope waiting_now(*this, false);
   std::uint64_t idle_rounds = 0;
   while (!done()) {
-    if (progress()) {
+    if (round()) {
       idle_rounds = 0;
     } else {
       if (!waiting_now.said()) [[unlikely]] waiting_now.say();
@@ -219,6 +223,11 @@ void Engine::progress_until(Done&& done, Between&& between) {
     }
     between();
   }
+}
+
+template <typename Done, typename Between>
+void Engine::progress_until(Done&& done, Between&& between) {
+  wait_rounds(done, [this] { return progress(); }, between);
 }
 
 inline Completion Engine::receive(const CommView& comm, void* buf, std::size_t capacity, int source, int tag,

@@ -843,18 +843,9 @@ Completion EngineCore::receive(const CommView& comm, void* buf, std::size_t capa
                                void (*between)()) {
   if (base::multi_threaded()) [[unlikely]] return Engine::receive(comm, buf, capacity, source, tag, between);
   Request* r = start_receive<false>(comm, buf, capacity, nullptr, source, tag);
-  // As progress_until waits (engine.hpp), its rounds progress_round.
-  WaitingScope waiting_now(*this, false);
-  std::uint64_t idle_rounds = 0;
-  while (!r->complete) {
-    if (progress_round()) {
-      idle_rounds = 0;
-    } else {
-      if (!waiting_now.said()) [[unlikely]] waiting_now.say();
-      idle(++idle_rounds);
-    }
+  wait_rounds([r] { return r->complete; }, [this] { return progress_round(); }, [between] {
     if (between != nullptr) between();
-  }
+  });
   const Completion completion = r->completion;
   requests_.free<false>(r);  // complete: release() would free it
   return completion;
