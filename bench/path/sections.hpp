@@ -2,5 +2,6 @@
 
 namespace ftmpi::bench {
 void run_shm_bench();          // shm_bench.cpp: ping-pong latency and streaming throughput
+void run_udp_bench();          // udp_bench.cpp: ping-pong latency on 127.0.0.1, bare sockets and UdpPath
 void run_peer_memory_bench();  // peer_memory_bench.cpp: process_vm_readv against memcpy
 }  // namespace ftmpi::bench
