@@ -13,6 +13,7 @@
 
 #include "ftmpi/bench/harness.hpp"
 #include "ftmpi/path/shm.hpp"
+#include "copy_frame.hpp"
 #include "pinning.hpp"
 #include "sections.hpp"
 
@@ -26,17 +27,6 @@ using path::ShmPath;
 // Frames of this size carry a command to the child instead of data; no data frame has it.
 constexpr std::size_t kCommandSize = 5;
 enum Command : unsigned char { kEcho = 'E', kSink = 'S', kFlush = 'F', kQuit = 'Q' };
-
-class CopyFrame final : public path::FrameWriter {
- public:
-  CopyFrame(const std::byte* source, std::size_t size) : source_(source), size_(size) {}
-  std::size_t frame_size() const noexcept override { return size_; }
-  void write(std::span<std::byte> room) noexcept override { std::memcpy(room.data(), source_, size_); }
-
- private:
-  const std::byte* source_;
-  std::size_t size_;
-};
 
 // The child: copies every data frame out; in echo mode sends it straight back.
 class Server final : public path::FrameSink {

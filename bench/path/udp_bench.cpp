@@ -23,6 +23,7 @@
 #include "ftmpi/bench/harness.hpp"
 #include "ftmpi/path/params.hpp"
 #include "ftmpi/path/udp.hpp"
+#include "copy_frame.hpp"
 #include "pinning.hpp"
 #include "sections.hpp"
 
@@ -334,17 +335,6 @@ bool bare_rows(const CpuPinning& pinning, Table& table, std::string& error) {
 
 // ---- UdpPath: the parent sends with a FrameWriter and polls; the child's FrameSink echoes from on_frame.
 // Each side copies received frames out and writes sent ones in, as the engine does with user buffers.
-
-class CopyFrame final : public path::FrameWriter {
- public:
-  CopyFrame(const std::byte* source, std::size_t size) : source_(source), size_(size) {}
-  std::size_t frame_size() const noexcept override { return size_; }
-  void write(std::span<std::byte> room) noexcept override { std::memcpy(room.data(), source_, size_); }
-
- private:
-  const std::byte* source_;
-  std::size_t size_;
-};
 
 // A UdpPath on 127.0.0.1 for ranks 0 (the parent) and 1 (the child), with the engine's default options
 // (path.udp.*). Its endpoint in hello (ok unless it failed).
