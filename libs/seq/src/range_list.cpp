@@ -104,7 +104,7 @@ RangeList& RangeList::operator=(RangeList&& other) noexcept {
   return *this;
 }
 
-base::Result<std::uint64_t> RangeList::record(Sequence first, Sequence last) {
+base::Result<std::uint64_t> RangeList::record_any(Sequence first, Sequence last) {
   if (!is_valid(first, last)) return invalid_range(first, last);
   if (last < floor_) return std::uint64_t{0};
   if (first <= floor_) return extend_prefix(last);
@@ -177,7 +177,7 @@ RangeList::Ranges::iterator RangeList::store_before(Ranges::iterator position, S
   return above_.insert(position, std::move(node));
 }
 
-base::Result<Coverage> RangeList::coverage(Sequence first, Sequence last) const {
+base::Result<Coverage> RangeList::coverage_any(Sequence first, Sequence last) const {
   if (!is_valid(first, last)) return invalid_range(first, last);
   if (last < floor_) return Coverage::full;
   // floor_ itself is missing, so a range reaching from below the prefix's end to floor_ is partial.

@@ -20,7 +20,14 @@ class SendSequence {
  public:
   // The byte numbers of the next message or fragment of `bytes` bytes; a zero-byte one takes one number.
   // resource_exhausted once the 64-bit space is used up (centuries of traffic, or a bogus size).
-  base::Result<Range> assign(std::uint64_t bytes);
+  base::Result<Range> assign(std::uint64_t bytes) {
+    const std::uint64_t count = bytes > 1 ? bytes : 1;
+    // next_byte_ <= kMaxSequence + 1, so this cannot wrap.
+    if (count > kMaxSequence + 1 - next_byte_) [[unlikely]] return exhausted(bytes);
+    const Range range{next_byte_, next_byte_ + count - 1};
+    next_byte_ += count;
+    return range;
+  }
 
   // The next message number: 1, 2, 3, ..., independent of byte numbering. 2^64 messages cannot be sent
   // (one per nanosecond would take 584 years), so it never wraps.
@@ -31,6 +38,8 @@ class SendSequence {
   std::uint64_t next_message() const noexcept { return next_message_; }
 
  private:
+  base::Status exhausted(std::uint64_t bytes) const;  // assign's refusal
+
   Sequence next_byte_ = 1;
   std::uint64_t next_message_ = 1;
 };
@@ -54,12 +63,21 @@ struct Received {
 class ReceiveSequence {
  public:
   // Records a frame's byte range as received.
-  base::Result<Received> on_received(Range range);
+  base::Result<Received> on_received(Range range) {
+    const auto added = received_.record(range.first, range.last);
+    if (!added) [[unlikely]] return added.status();
+    if (*added == range.size()) [[likely]] return Received{Arrival::fresh, *added};
+    return Received{*added == 0 ? Arrival::duplicate : Arrival::partial_duplicate, *added};
+  }
 
   // Records a range as delivered and returns how many of its numbers were not delivered before (what a
   // message's completion count should grow by when overlapping fragments were both delivered).
   // invalid_argument, recording nothing, unless every number in it was received.
-  base::Result<std::uint64_t> on_delivered(Range range);
+  base::Result<std::uint64_t> on_delivered(Range range) {
+    const auto received = received_.coverage(range.first, range.last);
+    if (!received || *received != Coverage::full) [[unlikely]] return not_all_received(range, received);
+    return delivered_.record(range.first, range.last);
+  }
 
   // Largest in-order received / delivered sequence number; 0 before byte 1 arrived / was delivered.
   Sequence lirs() const noexcept { return received_.largest_in_order(); }
@@ -69,6 +87,9 @@ class ReceiveSequence {
   const RangeList& delivered() const noexcept { return delivered_; }
 
  private:
+  // on_delivered's refusal: the coverage's own error, or not every number received.
+  static base::Status not_all_received(Range range, const base::Result<Coverage>& received);
+
   RangeList received_;
   RangeList delivered_;
 };

@@ -88,10 +88,24 @@ class RangeList {
 
   // Records [first, last]. Returns how many of its numbers were not recorded before: range size for new
   // data, 0 for a full duplicate, in between for an overlapping one.
-  base::Result<std::uint64_t> record(Sequence first, Sequence last);
+  base::Result<std::uint64_t> record(Sequence first, Sequence last) {
+    // In-order traffic, inline: nothing stored above the prefix and the range continues it.
+    if (first == floor_ && first <= last && last <= kMaxSequence && above_.empty()) [[likely]] {
+      floor_ = last + 1;
+      return last - first + 1;
+    }
+    return record_any(first, last);
+  }
 
   // How much of [first, last] is recorded.
-  base::Result<Coverage> coverage(Sequence first, Sequence last) const;
+  base::Result<Coverage> coverage(Sequence first, Sequence last) const {
+    // Inline: a range inside the prefix, or above it while nothing is stored there (in-order traffic).
+    if (first != 0 && first <= last && last <= kMaxSequence) [[likely]] {
+      if (last < floor_) return Coverage::full;
+      if (first >= floor_ && above_.empty()) return Coverage::none;
+    }
+    return coverage_any(first, last);
+  }
 
   // Whether n is recorded (never true for 0).
   bool contains(Sequence n) const noexcept;
@@ -129,6 +143,9 @@ class RangeList {
   // only once reordering happened, so an in-order peer pays nothing.
   static constexpr std::size_t kSpareNodes = 64;
 
+  // record() and coverage() for any range: checked, then the prefix and the stored ranges.
+  base::Result<std::uint64_t> record_any(Sequence first, Sequence last);
+  base::Result<Coverage> coverage_any(Sequence first, Sequence last) const;
   // Records [floor_, last] (floor_ <= last), swallowing every stored range it reaches.
   std::uint64_t extend_prefix(Sequence last);
   // Records [first, last] for floor_ < first.
