@@ -169,6 +169,8 @@ for build in "$@"; do
   if [ -n "${prefix:-}" ]; then
     key=$(printf '%s' "$tag" | tr -c 'A-Za-z0-9._-' '_')${threads:+-multiple}
     [ "$udp" = 0 ] || key+=-udp
+    # Runs with other parameters keep files of their own.
+    for ((i = 1; i < ${#params[@]}; i += 2)); do key+=-$(printf '%s' "${params[i]}" | tr -c 'A-Za-z0-9._-' '_'); done
     "$prefix/bin/ftcc" -O2 -fno-inline "$root/bench/mpi/mpi_pingpong.c" -o "$work/out/$key.pingpong"
     launch=("$prefix/bin/ftrun" -n 2 --bind-to core "${params[@]}")
     if [ "$udp" = 1 ]; then
