@@ -389,8 +389,8 @@ typename V::R decode_into(std::span<const std::byte> header, std::size_t frame_l
 
 
 #undef FTMPI_WIRE_CHECK
-// What both MACs read of a header: its bytes with the MAC's own halves zero. One call over such a copy
-// costs less, for 112 bytes, than two calls around the halves.
+// What the payload MAC (frame_mac) reads of a header: its bytes with the MAC's own halves zero. One call
+// over such a copy costs less, for 112 bytes, than two calls around the halves.
 std::array<unsigned char, kHeaderSize> mac_input(const std::byte* header) noexcept {
   std::array<unsigned char, kHeaderSize> copy;
   std::memcpy(copy.data(), header, kHeaderSize);
@@ -476,8 +476,9 @@ FrameKey derive_frame_key(std::span<const std::uint8_t> secret) noexcept {
 
 // SipHash-2-4 (Aumasson and Bernstein; the algorithm libsodium's crypto_shorthash_siphash24 implements,
 // which wire_test.cpp recomputes it with) read straight from the header, the MAC's two halves masked out
-// of the first and last words as they are loaded: libsodium's call over a copy cost ~600 instructions per
-// header, this ~500, a sixth of what rank 0 executes per zero-byte UDP round trip.
+// of the first and last words as they are loaded: libsodium's call over a copy cost 643 instructions per
+// header, this 574; the two per zero-byte UDP round trip (one sealed, one verified) are still a quarter of
+// what rank 0 executes for it (docs/benchmarks.md).
 namespace {
 constexpr std::uint64_t rotl(std::uint64_t x, int b) noexcept { return (x << b) | (x >> (64 - b)); }
 struct SipState {
