@@ -37,10 +37,6 @@ Iterator last_starting_at_or_before(Map& ranges, std::type_identity_t<Iterator> 
   return above == ranges.begin() ? ranges.end() : std::prev(above);
 }
 
-bool is_valid(Sequence first, Sequence last) noexcept {
-  return first != 0 && first <= last && last <= kMaxSequence;
-}
-
 // Built only on failure, so that the check costs nothing more than a comparison on the data path.
 base::Status invalid_range(Sequence first, Sequence last) {
   return {base::Errc::invalid_argument, "invalid sequence range " + to_string(Range{first, last})};
@@ -49,7 +45,7 @@ base::Status invalid_range(Sequence first, Sequence last) {
 }  // namespace
 
 base::Status check_range(Range range) {
-  return is_valid(range.first, range.last) ? base::Status::ok() : invalid_range(range.first, range.last);
+  return is_valid_range(range.first, range.last) ? base::Status::ok() : invalid_range(range.first, range.last);
 }
 
 std::string to_string(Range range) {
@@ -105,7 +101,7 @@ RangeList& RangeList::operator=(RangeList&& other) noexcept {
 }
 
 base::Result<std::uint64_t> RangeList::record_any(Sequence first, Sequence last) {
-  if (!is_valid(first, last)) return invalid_range(first, last);
+  if (!is_valid_range(first, last)) return invalid_range(first, last);
   if (last < floor_) return std::uint64_t{0};
   if (first <= floor_) return extend_prefix(last);
   return record_above_prefix(first, last);
@@ -178,7 +174,7 @@ RangeList::Ranges::iterator RangeList::store_before(Ranges::iterator position, S
 }
 
 base::Result<Coverage> RangeList::coverage_any(Sequence first, Sequence last) const {
-  if (!is_valid(first, last)) return invalid_range(first, last);
+  if (!is_valid_range(first, last)) return invalid_range(first, last);
   if (last < floor_) return Coverage::full;
   // floor_ itself is missing, so a range reaching from below the prefix's end to floor_ is partial.
   if (first < floor_) return Coverage::partial;

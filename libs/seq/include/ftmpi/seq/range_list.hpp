@@ -64,6 +64,10 @@ struct Range {
   friend bool operator==(const Range&, const Range&) = default;
 };
 
+// Whether [first, last] is a valid range (1 <= first <= last <= kMaxSequence).
+constexpr bool is_valid_range(Sequence first, Sequence last) noexcept {
+  return first != 0 && first <= last && last <= kMaxSequence;
+}
 // invalid_argument unless the range is valid.
 base::Status check_range(Range range);
 // "[5, 9]"
@@ -90,7 +94,7 @@ class RangeList {
   // data, 0 for a full duplicate, in between for an overlapping one.
   base::Result<std::uint64_t> record(Sequence first, Sequence last) {
     // In-order traffic, inline: nothing stored above the prefix and the range continues it.
-    if (first == floor_ && first <= last && last <= kMaxSequence && above_.empty()) [[likely]] {
+    if (first == floor_ && is_valid_range(first, last) && above_.empty()) [[likely]] {
       floor_ = last + 1;
       return last - first + 1;
     }
@@ -100,7 +104,7 @@ class RangeList {
   // How much of [first, last] is recorded.
   base::Result<Coverage> coverage(Sequence first, Sequence last) const {
     // Inline: a range inside the prefix, or above it while nothing is stored there (in-order traffic).
-    if (first != 0 && first <= last && last <= kMaxSequence) [[likely]] {
+    if (is_valid_range(first, last)) [[likely]] {
       if (last < floor_) return Coverage::full;
       if (first >= floor_ && above_.empty()) return Coverage::none;
     }
