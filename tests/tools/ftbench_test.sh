@@ -16,7 +16,7 @@
 #           installs them): the sweep's JSON has both peers' figures and a ratio per result, the picture
 #           a curve per MPI; `table --against` has each peer on shared memory and on the network, and a
 #           ratio to the best peer on each row
-#   errors  an unknown kernel, a bad size, an unknown path, fewer than 2 ranks, an unknown MPI to compare
+#   errors  an unknown kernel, a bad size, an unknown or repeated path (before any peer is built), fewer than 2 ranks, an unknown MPI to compare
 #           with, one that is not installed, --csv for the table: each one line saying what is wrong and
 #           exit status 2
 set -uo pipefail
@@ -131,11 +131,13 @@ errors)
     out=$("$@" 2>&1)
     local status=$?
     [ "$status" -eq 2 ] || fail "'$*' exited $status, not 2: $out"
-    echo "$out" | grep -q "$why" || fail "'$*' does not say '$why': $out"
+    echo "$out" | grep -q -e "$why" || fail "'$*' does not say '$why': $out"
   }
   expect "unknown kernel.*'foo'" "$ftbench" --kernels foo "${quick[@]}"
   expect "not a size.*'1x'" "$ftbench" --sizes 0,1x "${quick[@]}"
   expect "unknown path kind 'ib'" "$ftbench" --paths ib "${quick[@]}"
+  expect "--paths: unknown path kind 'shmem'" "$ftbench" --paths shmem,udp --against openmpi "${quick[@]}"
+  expect "--paths: path kind 'udp' is given twice" "$ftbench" --paths udp,udp "${quick[@]}"
   expect "not in range 2" "$ftbench" -n 1 "${quick[@]}"
   expect "unknown MPI 'lam'" "$ftbench" --against lam "${quick[@]}"
   # A peer that is not installed: nothing of it on PATH (ftbench finds ftrun beside itself).

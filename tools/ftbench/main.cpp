@@ -21,6 +21,7 @@
 #include "ftmpi/bench/job.hpp"
 #include "ftmpi/bench/progress.hpp"
 #include "ftmpi/bench/table.hpp"
+#include "ftmpi/path/registry.hpp"
 
 namespace {
 
@@ -95,6 +96,12 @@ int run(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitUsage;  // --help is 0; anything wrong on the command line is 2
+  }
+  if (!sweep.job.paths.empty()) {  // said before anything is built or launched, in ftrun's words
+    if (auto kinds = ftmpi::path::parse_driver_kinds(sweep.job.paths); !kinds) {
+      std::cerr << "ftbench: --paths: " << kinds.status().message() << "\n";
+      return kExitUsage;
+    }
   }
   if (!peers.empty()) {
     auto found = bench::find_peers(peers);

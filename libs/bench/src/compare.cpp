@@ -49,7 +49,9 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   report.samples.resize(mpis);
   report.libraries.resize(mpis);
   report.transports.resize(mpis);
-  const PeerTransport transport = peer_transport_for(sweep.job.paths);
+  auto transport_for_paths = peer_transport_for(sweep.job.paths);
+  if (!transport_for_paths) return Status(Errc::invalid_argument, "--paths: " + transport_for_paths.status().message());
+  const PeerTransport transport = *transport_for_paths;
   std::vector<std::string> binaries;
   for (const PeerMpi& p : sweep.peers) {
     auto built = build_kernels(p);

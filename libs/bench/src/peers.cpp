@@ -8,6 +8,7 @@
 
 #include "ftmpi/base/process.hpp"
 #include "ftmpi/bench/results.hpp"
+#include "ftmpi/path/registry.hpp"
 #include "ftmpi/rte/launcher.hpp"
 
 namespace ftmpi::bench {
@@ -88,15 +89,13 @@ base::Result<std::string> build_kernels(const PeerMpi& peer) {
   return binary.string();
 }
 
-PeerTransport peer_transport_for(const std::string& paths) {
-  if (paths.empty()) return PeerTransport::shared_memory;
-  std::size_t at = 0;
-  while (at <= paths.size()) {
-    const std::size_t comma = std::min(paths.find(',', at), paths.size());
-    if (paths.compare(at, comma - at, "shm") == 0) return PeerTransport::shared_memory;
-    at = comma + 1;
-  }
-  return PeerTransport::network;
+base::Result<PeerTransport> peer_transport_for(const std::string& paths) {
+  if (paths.empty()) return PeerTransport::shared_memory;  // every path, shared memory among them
+  auto drivers = path::parse_driver_kinds(paths);
+  if (!drivers) return drivers.status();
+  const bool host_local =
+      std::any_of(drivers->begin(), drivers->end(), [](const path::Driver* d) { return d->caps().host_local; });
+  return host_local ? PeerTransport::shared_memory : PeerTransport::network;
 }
 
 PeerLaunch peer_launch(const PeerMpi& peer, int ranks, bool bind, PeerTransport transport, const std::string& binary) {

@@ -140,15 +140,22 @@ BOOST_AUTO_TEST_CASE(mpich_on_shared_memory_and_over_the_network) {
 }
 
 BOOST_AUTO_TEST_CASE(peers_use_their_network_only_when_ftmpis_job_may_not_use_shared_memory) {
-  BOOST_TEST((peer_transport_for("") == PeerTransport::shared_memory));  // every path: shm between local ranks
-  BOOST_TEST((peer_transport_for("shm") == PeerTransport::shared_memory));
-  BOOST_TEST((peer_transport_for("udp,shm") == PeerTransport::shared_memory));
-  BOOST_TEST((peer_transport_for("shm,udp,verbs") == PeerTransport::shared_memory));
-  BOOST_TEST((peer_transport_for("udp") == PeerTransport::network));
-  BOOST_TEST((peer_transport_for("verbs") == PeerTransport::network));
-  BOOST_TEST((peer_transport_for("udp,verbs") == PeerTransport::network));
-  BOOST_TEST((peer_transport_for("shmem,udp") == PeerTransport::network));  // a whole name, not a prefix
-  BOOST_TEST((peer_transport_for("udp,") == PeerTransport::network));
+  BOOST_TEST((*peer_transport_for("") == PeerTransport::shared_memory));  // every path: shm between local ranks
+  BOOST_TEST((*peer_transport_for("shm") == PeerTransport::shared_memory));
+  BOOST_TEST((*peer_transport_for("udp,shm") == PeerTransport::shared_memory));
+  BOOST_TEST((*peer_transport_for("shm,udp,verbs") == PeerTransport::shared_memory));
+  BOOST_TEST((*peer_transport_for("udp") == PeerTransport::network));
+  BOOST_TEST((*peer_transport_for("verbs") == PeerTransport::network));
+  BOOST_TEST((*peer_transport_for("udp,verbs") == PeerTransport::network));
+  // What ftrun refuses has no transport: the reason, in the path registry's words.
+  for (const std::string paths : {"shmem,udp", "udp,", "udp,udp", ","}) {
+    BOOST_TEST_CONTEXT("'" << paths << "'") {
+      const auto transport = peer_transport_for(paths);
+      BOOST_TEST(!transport);
+      BOOST_TEST((transport.status().code() == ftmpi::base::Errc::invalid_argument));
+    }
+  }
+  BOOST_TEST(peer_transport_for("shmem,udp").status().message().find("unknown path kind 'shmem'") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_mpi_is_invalid_argument) {

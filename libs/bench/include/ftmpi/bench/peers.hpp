@@ -29,9 +29,10 @@ base::Result<std::string> build_kernels(const PeerMpi& peer);
 // ftmpi's UDP rows; MPICH through UCX's tcp transport with local communication turned off).
 enum class PeerTransport { shared_memory, network };
 // The peers' transport beside an ftmpi job limited to `paths` (ftrun --paths; "" is every path): their
-// shared memory, unless ftmpi's job may not use its own (then their TCP, so that a UDP figure is set
-// beside the peers' network figure, not beside their shared memory).
-PeerTransport peer_transport_for(const std::string& paths);
+// shared memory, unless none of ftmpi's paths is host-local (then their TCP, so that a UDP figure is set
+// beside the peers' network figure, not beside their shared memory). A list ftrun would refuse is
+// invalid_argument, with ftrun's reason.
+base::Result<PeerTransport> peer_transport_for(const std::string& paths);
 struct PeerLaunch {
   std::vector<std::string> command;  // launcher ... binary (the kernel arguments follow)
   std::vector<std::string> env;      // K=V
