@@ -7,6 +7,8 @@
 #   failover      some rail went down (rails_down > 0)
 #   failback      ... and came back (rails_up > 0)
 #   placed        UDP payloads were received straight into place (frames_placed > 0 on the "udp" lines)
+#   copied_after_send  eager frames left from the send buffer and were copied for resending after
+#                 (frames_copied_after_send > 0 on the "engine" lines)
 #   pool_drops    the emulated verbs device dropped datagrams that found no receive posted
 #                 (dropped_no_recv > 0 on the "verbs_device" lines)
 # Prints the totals; exits 1 naming the first check that failed.
@@ -105,6 +107,8 @@ for check in "$@"; do
     failover) [ "$down" -gt 0 ] || { echo "FAIL: no rail went down" >&2; exit 1; } ;;
     failback) [ "$up" -gt 0 ] || { echo "FAIL: no rail came back" >&2; exit 1; } ;;
     placed) [ "$(sum udp frames_placed)" -gt 0 ] || { echo "FAIL: no UDP payload was received into place" >&2; exit 1; } ;;
+    copied_after_send) [ "$(sum engine frames_copied_after_send)" -gt 0 ] ||
+                         { echo "FAIL: no eager frame left from the send buffer before its copy" >&2; exit 1; } ;;
     pool_drops) [ "$(sum verbs_device dropped_no_recv)" -gt 0 ] ||
                   { echo "FAIL: the emulated verbs device dropped no datagram for want of a posted receive" >&2; exit 1; } ;;
     *) echo "check_counters: unknown check '$check'" >&2; exit 2 ;;

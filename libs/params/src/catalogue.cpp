@@ -15,7 +15,7 @@ namespace {
 constexpr ParamRow kEngineParams[] = {kReliability,   kChecksum,       kShmEagerLimit,       kNetEagerLimit,
                                       kIntegrity,
                                       kEagerCredit,
-                                      kShmSingleCopyMin, kShmSingleCopyMax, kShmSplitCopyMin, kShmGatherMax, kRetainByReference, kRetransmitMin, kRetransmitMax,     kAckEvery,
+                                      kShmSingleCopyMin, kShmSingleCopyMax, kShmSplitCopyMin, kShmGatherMax, kRetainByReference, kRetainAfterSend, kRetransmitMin, kRetransmitMax,     kAckEvery,
                                       kAckDelay,      kSpinRounds,     kProgressThread,      kProgressThreadSleep,
                                       kWindow,        kWindowFrames,   kRailDownAfter,       kPeerTimeout,
                                       kProbeMin,      kProbeMax,       kReport,              kFlightEvents,

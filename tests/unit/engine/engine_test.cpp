@@ -501,6 +501,49 @@ BOOST_AUTO_TEST_CASE(a_send_released_before_it_completes_lends_its_buffer_no_lon
   w.ranks[1]->release(r);
 }
 
+// A tracked eager frame on a path that gathers leaves from the send buffer, and its payload is copied into
+// the frame kept for resending once the path has it (engine.retain.after_send); a payload under 1 KiB is
+// copied first, as every frame is with the option off. Either way the send completes at once, and the
+// resend of a lost frame carries the bytes the buffer held at the send, though the program has reused it.
+BOOST_AUTO_TEST_CASE(an_eager_frame_sent_from_the_send_buffer_is_resent_from_its_copy) {
+  for (const bool after_send : {true, false}) {
+    BOOST_TEST_CONTEXT((after_send ? "copied after the send" : "copied before it")) {
+      EngineConfig config = plain_config();
+      config.reliability = Reliability::force;
+      config.retain_after_send = after_send;
+      config.retransmit_min = std::chrono::milliseconds(1);  // the resends, by timer
+      path::LoopOptions options{8192, true};
+      options.gathers = true;
+      World w(2, config, options, {}, /*fault_layer=*/true);
+      std::vector<std::byte> large = pattern(4000, 13), small = pattern(100, 14);
+      const std::vector<std::byte> large_sent = large, small_sent = small;
+      w.faults[0]->set_specs({path::parse_fault_spec("drop=1").value()});  // every frame rank 0 sends is lost
+      Request* s1 = w.ranks[0]->isend(w.world(0), large.data(), large.size(), 1, 7, SendMode::standard);
+      Request* s2 = w.ranks[0]->isend(w.world(0), small.data(), small.size(), 1, 7, SendMode::standard);
+      BOOST_TEST(w.complete(0, s1));  // eager: complete once handed to the path
+      BOOST_TEST(w.complete(0, s2));
+      BOOST_TEST(w.ranks[0]->counters().frames_copied_after_send == (after_send ? 1u : 0u));
+      for (const RetainedFrame& f : w.ranks[0]->peer(1).retained) {
+        BOOST_TEST(f.payload.empty());  // kept whole, nothing lent
+        BOOST_TEST(f.lender == nullptr);
+      }
+      std::fill(large.begin(), large.end(), std::byte{0x5a});  // the program reuses its buffers
+      std::fill(small.begin(), small.end(), std::byte{0x5a});
+      w.faults[0]->set_specs({});
+      std::vector<std::byte> large_got(large.size()), small_got(small.size());
+      Request* r1 = w.ranks[1]->irecv(w.world(1), large_got.data(), large_got.size(), 0, 7);
+      Request* r2 = w.ranks[1]->irecv(w.world(1), small_got.data(), small_got.size(), 0, 7);
+      w.run_until([&] { return w.complete(1, r1) && w.complete(1, r2) && w.ranks[0]->peer(1).retained.empty(); });
+      BOOST_TEST(w.faults[0]->counters().dropped >= 2u);
+      BOOST_TEST(w.ranks[0]->counters().retransmits >= 2u);
+      BOOST_TEST((large_got == large_sent));
+      BOOST_TEST((small_got == small_sent));
+      for (Request* q : {s1, s2}) w.ranks[0]->release(q);
+      for (Request* q : {r1, r2}) w.ranks[1]->release(q);
+    }
+  }
+}
+
 // A receiver that posts nothing holds at most its grant of a peer's messages: past it, sends that would go
 // eagerly go by rendezvous with nothing in the RTS, and wait for their match. Once the receives are
 // posted, every message arrives intact and the credit comes back (the next eager send goes eagerly).

@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(the_text_report_has_an_engine_line_a_line_per_rail_and_one_
   BOOST_TEST(text ==
              "ftmpi counters: engine rank=1 frames_sent=10 frames_received=0 dropped_malformed=0 "
              "dropped_wrong_job=0 dropped_bad_payload=0 dropped_ahead=0 refused_single_copy=0 duplicates=0 retransmits=3 acks_sent=0 nacks_sent=0 nacks_ignored=0 credit_rendezvous=0 credits_sent=0 "
-             "rails_down=1 rails_up=1 peers_lost=0 single_copy_fallbacks=0 single_copies_gathered=0 split_copies=0 split_copy_rereads=0 frames_by_reference=0 sends_cancelled=0 messages_withdrawn=0 "
+             "rails_down=1 rails_up=1 peers_lost=0 single_copy_fallbacks=0 single_copies_gathered=0 split_copies=0 split_copy_rereads=0 frames_by_reference=0 frames_copied_after_send=0 sends_cancelled=0 messages_withdrawn=0 "
       "longest_answered_silence_us=0 bytes_sent=0 bytes_received=0\n"
              "ftmpi counters: rail rank=1 peer=0 rail=1 name='udp lo 127.0.0.2' state=suspect frames_sent=7 "
              "bytes_sent=7000 frames_received=0 bytes_received=0 retransmits=0 timeouts=0 rebound=0 "

@@ -120,6 +120,7 @@ class RecordingPath final : public Path {
     info_.name = "udp 127.0.0.2";
     info_.max_frame = 256;
     info_.reliable = true;
+    info_.gathers = true;
     info_.bandwidth_hint = 5e9;
   }
   const PathInfo& info() const noexcept override { return info_; }
@@ -198,6 +199,7 @@ BOOST_AUTO_TEST_CASE(info_is_the_inner_paths_and_never_reliable) {
   const PathInfo& info = recorded.path->info();
   BOOST_TEST(info.name == "udp 127.0.0.2");  // every network rail has a fault layer: no new name
   BOOST_TEST(!info.reliable);
+  BOOST_TEST(info.gathers);  // a frame it holds back it copies whole; the others go to the inner path as offered
   BOOST_TEST((info.kind == PathKind::udp));
   BOOST_TEST(info.max_frame == 256u);
   BOOST_TEST(info.bandwidth_hint == 5e9);

@@ -63,6 +63,7 @@ BOOST_AUTO_TEST_CASE(info_reports_a_reliable_shm_path_with_single_copy_reads) {
   const PathInfo& info = (*path)->info();
   BOOST_TEST((info.kind == PathKind::shm));
   BOOST_TEST(info.reliable);
+  BOOST_TEST(!info.gathers);  // every frame is copied whole into the FIFO
   BOOST_TEST(info.max_frame == 256u - kShmSlotHeaderSize);
   BOOST_TEST(info.bandwidth_hint > 0);
   BOOST_TEST_MESSAGE("single-copy reads: " << info.single_copy_read);

@@ -34,6 +34,7 @@ base::Result<EngineConfig> EngineConfig::from(const base::ParamSet& params) {
   c.split_copy_min = params.get_size(kShmSplitCopyMin);
   c.gather_max = params.get_size(kShmGatherMax);
   c.retain_by_reference = params.get_bool(kRetainByReference);
+  c.retain_after_send = params.get_bool(kRetainAfterSend);
   c.retransmit_min = params.get_duration(kRetransmitMin);
   c.retransmit_max = params.get_duration(kRetransmitMax);
   if (c.retransmit_min.count() <= 0 || c.retransmit_max < c.retransmit_min) {

@@ -152,6 +152,7 @@ EngineCore::EngineCore(Identity identity, EngineConfig config,
   for (const auto& p : paths_) {
     if (auto* shm = dynamic_cast<path::ShmPath*>(p.get())) shm_ = shm;
     header_checked_.push_back(!p->info().reliable || config_.reliability == Reliability::force ? 1 : 0);
+    sends_in_place_.push_back(p->info().gathers && config_.retain_after_send ? 1 : 0);
   }
   for (Peer& peer : peers_) {
     peer.short_frames = !peer.tracking && peer.rails.size() == 1 && header_checked_[peer.rails[0].path_index] == 0;

@@ -114,6 +114,7 @@ struct EngineConfig {
   std::size_t single_copy_min = 0;  // 0: never
   std::size_t single_copy_max = 0;  // 0: no limit
   bool retain_by_reference = true;  // tracked stream frames kept by reference to the send buffer
+  bool retain_after_send = true;    // tracked eager frames sent from the send buffer, copied after
   std::size_t split_copy_min = 0;   // a single copy this large is split between the two processes; 0: never
   std::size_t gather_max = 0;       // largest single copy read in one system call with others; 0: none
   std::chrono::nanoseconds retransmit_min{};
@@ -627,6 +628,9 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   // By path index: whether its frames carry a header checksum, sent and checked (every path but a
   // reliable one, shared memory, unless reliability is forced).
   std::vector<std::uint8_t> header_checked_;
+  // By path index: whether it sends a frame's header and payload from where they lie (PathInfo::gathers),
+  // so that a tracked eager frame can leave before its copy for resending is made.
+  std::vector<std::uint8_t> sends_in_place_;
   const frag::FrameKey* mac_key(std::uint32_t path_index) const noexcept {
     return header_checked_[path_index] != 0 ? &id_.frame_key : nullptr;
   }

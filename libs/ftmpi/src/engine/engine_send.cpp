@@ -14,6 +14,11 @@
 namespace ftmpi::engine {
 namespace {
 
+// Tracked eager payloads from this size leave from the send buffer before their copy for resending is
+// made (engine.retain.after_send); smaller ones are copied first, the copy too short to be worth a
+// second iovec.
+constexpr std::size_t kCopyAfterSendMin = 1024;
+
 void store_le64(std::byte* out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<std::byte>(v >> (8 * i));
 }
@@ -68,24 +73,38 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
   counters_.bytes_sent += frame.frame_size();
   base::Status sent;
   if (keep != nullptr) {
-    // What is kept for retransmission is the frame itself, built before the path sees it: a path may
-    // lose a frame without ever writing it. By reference, only its header is built: the payload's CRC
+    // What is kept for retransmission is the frame itself, whole before anything could resend it: a path
+    // may lose a frame without ever writing it. By reference, only its header is built: the payload's CRC
     // is read from the sender's buffer, and a path that gathers sends it from there, so the bytes are
     // not copied in user space at all (the send completes once the peer has them: frame_received).
+    route.in_flight += frame.frame_size();
+    ++route.frames_in_flight;
     if (lender != nullptr && frame.header_size() == frag::kHeaderSize) {
       keep->bytes.resize(frag::kHeaderSize);
       keep->payload = frame.write_header(keep->bytes);
       keep->lender = lender;
       ++lender->frames_lent;
       ++counters_.frames_by_reference;
+      StoredFrame stored(keep->bytes, keep->payload, bulk);
+      sent = route.path->send(peer.rank, stored);
+    } else if (payload.size() >= kCopyAfterSendMin && sends_in_place_[route.path_index] != 0 &&
+               frame.header_size() == frag::kHeaderSize) {
+      // An eager frame: its send completes at once, so its bytes must be kept. A path that gathers sends
+      // header and payload from where they lie, and the payload is copied into the kept frame once the
+      // path has it (a path copies what it queues): the same bytes, the CRC read from the same buffer,
+      // while the copy is off the message's way. A refused frame is whole when it is resent.
+      keep->bytes.resize(frame.frame_size());
+      const std::span<const std::byte> from = frame.write_header(keep->bytes);
+      StoredFrame in_place(std::span<const std::byte>(keep->bytes.data(), frag::kHeaderSize), from, bulk);
+      sent = route.path->send(peer.rank, in_place);
+      std::memcpy(keep->bytes.data() + frag::kHeaderSize, from.data(), from.size());
+      ++counters_.frames_copied_after_send;
     } else {
       keep->bytes.resize(frame.frame_size());
       frame.write(keep->bytes);
+      StoredFrame stored(keep->bytes, keep->payload, bulk);
+      sent = route.path->send(peer.rank, stored);
     }
-    route.in_flight += keep->frame_size();
-    ++route.frames_in_flight;
-    StoredFrame stored(keep->bytes, keep->payload, bulk);
-    sent = route.path->send(peer.rank, stored);
   } else {
     sent = route.path->send(peer.rank, frame);
   }

@@ -39,6 +39,7 @@ void each_counter(const EngineCounters& c, Visit&& visit) {
   visit("split_copies", c.split_copies);
   visit("split_copy_rereads", c.split_copy_rereads);
   visit("frames_by_reference", c.frames_by_reference);
+  visit("frames_copied_after_send", c.frames_copied_after_send);
   visit("sends_cancelled", c.sends_cancelled);
   visit("messages_withdrawn", c.messages_withdrawn);
   visit("longest_answered_silence_us", c.longest_answered_silence_us);

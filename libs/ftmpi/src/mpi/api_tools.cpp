@@ -100,6 +100,8 @@ const PerformanceVariable kPerformanceVariables[] = {
      "split copies where the receiver read a half the other side could not move"},
     {"engine.frames_by_reference", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::frames_by_reference,
      "stream frames kept for resending by reference to the send buffer, not copied"},
+    {"engine.frames_copied_after_send", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::frames_copied_after_send,
+     "eager frames sent from the send buffer and copied for resending once the path had them"},
     {"engine.sends_cancelled", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::sends_cancelled,
      "sends the receiver withdrew before matching them (MPI_Cancel)"},
     {"engine.messages_withdrawn", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::messages_withdrawn,

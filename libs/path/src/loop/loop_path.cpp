@@ -23,6 +23,7 @@ LoopPath::LoopPath(LoopNetwork& network, Rank me) : network_(network), me_(me) {
   info_.max_frame = network.options().mtu;
   info_.reliable = network.options().reliable;
   info_.single_copy_read = network.options().single_copy_read;
+  info_.gathers = network.options().gathers;
   info_.bandwidth_hint = 1e9;  // nominal; nothing in engine tests depends on it
 }
 

@@ -343,6 +343,7 @@ UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t
   info_.max_frame = max_frame;
   info_.reliable = false;
   info_.single_copy_read = false;
+  info_.gathers = true;  // send(): header and payload as two iovecs
   info_.bandwidth_hint = bandwidth_of(rail.interface);
   // The receive headers are set up once: recvmmsg writes only msg_len, msg_flags, msg_namelen and
   // msg_controllen, and receive() resets the lengths of the entries a call used. An idle poll then

@@ -79,6 +79,12 @@ inline constexpr ParamRow kRetainByReference{
     "the peer has received every frame. false: each frame is copied (with its CRC) and the send completes "
     "once its frames are handed to the paths",
     ParamLevel::advanced};
+inline constexpr ParamRow kRetainAfterSend{
+    "engine.retain.after_send", ParamType::boolean, "true",
+    "a tracked eager frame leaves from the sender's buffer on a path that gathers (UDP), its CRC read from "
+    "there, and is copied for resending only once the path has it: the copy is off the message's way. "
+    "false: copied (with its CRC) before the path sees it, and sent from the copy",
+    ParamLevel::advanced};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",
     "first retransmission timeout (floor of the measured round trip estimate)", ParamLevel::advanced};

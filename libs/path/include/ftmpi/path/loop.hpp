@@ -27,6 +27,7 @@ struct LoopOptions {
   bool reliable = true;    // what PathInfo::reliable claims
   bool single_copy_read = false;  // what PathInfo::single_copy_read claims (the ranks share one process)
   bool shares_waiting = false;    // each rank's waiting word readable by the others, as shared memory's
+  bool gathers = false;           // what PathInfo::gathers claims (the loop path copies every frame whole)
 };
 
 class LoopNetwork {

@@ -37,6 +37,8 @@ struct PathInfo {
   bool reliable = false;        // never loses, corrupts, duplicates or reorders frames
   bool single_copy_read = false;  // can read a peer's memory directly (process_vm_readv)
   bool host_local = false;      // reaches the ranks of this host only (shared memory): preferred for them
+  bool gathers = false;         // sends a frame offered as header and payload (FrameWriter::header_size)
+                                // from where the two lie, copying neither in user space (UDP's iovecs)
   double bandwidth_hint = 0;    // bytes/s, used until measured throughput exists
 };
 
@@ -143,7 +145,8 @@ class Path {
   }
 
   // Sends one frame to `peer`, or keeps it queued in order inside the path when there is no room now
-  // (it then goes out from a later send or poll, before any later frame to that peer). Errors are of
+  // (it then goes out from a later send or poll, before any later frame to that peer). What it keeps it
+  // copies: once send() returns, the frame's bytes are the caller's again. Errors are of
   // rail severity (the rail is broken; the engine fails over) or caller severity (bad peer, frame too
   // large).
   virtual base::Status send(Rank peer, FrameWriter& frame) noexcept = 0;
