@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -18,8 +19,10 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "ftmpi/path/udp.hpp"
+#include "ftmpi/rte/fd.hpp"
 #include "pinning.hpp"
 
 namespace ftmpi::bench::forked {
@@ -108,6 +111,21 @@ class Patience {
   std::chrono::steady_clock::time_point since_;
 };
 
+// Runs run(count) once as a warm-up, then `repetitions` times timed: each timed run's nanoseconds,
+// fastest first, in `ns`. run(count) returns false, with its error set, when it fails.
+template <typename Run>
+bool timed_runs(Run&& run, std::uint64_t warm_up, std::uint64_t count, int repetitions, std::vector<double>& ns) {
+  if (!run(warm_up)) return false;
+  ns.clear();
+  for (int r = 0; r < repetitions; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!run(count)) return false;
+    ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ns.begin(), ns.end());
+  return true;
+}
+
 // A forked child on the second CPU, joined to the parent by a socketpair: the handshake goes over it,
 // and its closing tells the child to exit (the child looks only when idle). Always reaped.
 class Child {
@@ -189,39 +207,38 @@ inline ::sockaddr_in to_address(const UdpEndpoint& endpoint) {
   return address;
 }
 
-// A UDP socket bound to 127.0.0.1 on an ephemeral port; its endpoint in hello (ok unless it failed).
-class BareSocket {
+// A socket bound to 127.0.0.1 on an ephemeral port: UDP (SOCK_DGRAM), or a TCP listener (SOCK_STREAM).
+// Its port in hello.endpoint.short_port (ok unless it failed).
+class LoopbackSocket {
  public:
-  BareSocket() {
-    fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) {
+  explicit LoopbackSocket(int type = SOCK_DGRAM) : fd_(::socket(AF_INET, type | SOCK_CLOEXEC, 0)) {
+    if (!fd_) {
       hello = failed_hello(errno_text("socket"));
       return;
     }
     ::sockaddr_in address = to_address({kLoopback, 0, 0});
     ::socklen_t length = sizeof address;
-    if (::bind(fd_, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) != 0) {
+    if (::bind(fd(), reinterpret_cast<const ::sockaddr*>(&address), sizeof address) != 0) {
       hello = failed_hello(errno_text("bind to 127.0.0.1"));
       return;
     }
-    if (::getsockname(fd_, reinterpret_cast<::sockaddr*>(&address), &length) != 0) {
+    if (type == SOCK_STREAM && ::listen(fd(), 1) != 0) {
+      hello = failed_hello(errno_text("listen"));
+      return;
+    }
+    if (::getsockname(fd(), reinterpret_cast<::sockaddr*>(&address), &length) != 0) {
       hello = failed_hello(errno_text("getsockname"));
       return;
     }
     hello.ok = true;
     hello.endpoint = {kLoopback, ntohs(address.sin_port), 0};
   }
-  ~BareSocket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  BareSocket(const BareSocket&) = delete;
-  BareSocket& operator=(const BareSocket&) = delete;
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   Hello hello;
 
  private:
-  int fd_ = -1;
+  rte::UniqueFd fd_;
 };
 
 inline bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }

@@ -8,10 +8,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -26,7 +24,6 @@
 namespace ftmpi::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using namespace forked;
 
 constexpr std::size_t kMessage = std::size_t{1} << 20;
@@ -51,16 +48,10 @@ struct Rate {
 // has every one acknowledged, or returns false with its error set.
 template <typename Stream>
 bool time_stream(Stream&& stream, Rate& rate) {
-  if (!stream(kWarmUpMessages)) return false;
-  std::vector<double> rates;
-  for (int r = 0; r < kRepetitions; ++r) {
-    const auto t0 = Clock::now();
-    if (!stream(kMessagesPerRun)) return false;
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-    rates.push_back(static_cast<double>(kMessagesPerRun * kMessage) / ns);
-  }
-  std::sort(rates.begin(), rates.end());
-  rate = {rates[rates.size() / 2], rates.back()};
+  std::vector<double> ns;
+  if (!timed_runs(stream, kWarmUpMessages, kMessagesPerRun, kRepetitions, ns)) return false;
+  const double bytes = static_cast<double>(kMessagesPerRun * kMessage);
+  rate = {bytes / ns[ns.size() / 2], bytes / ns.front()};
   return true;
 }
 
@@ -90,47 +81,6 @@ bool size_buffers(int fd, std::string& error) {
 
 // ---- TCP: kTcpWindow messages written whole, then the receiver's one-byte answer.
 
-// The child's listening socket on 127.0.0.1; its port in hello.endpoint.short_port.
-class Listener {
- public:
-  Listener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ::sockaddr_in address = to_address({kLoopback, 0, 0});
-    ::socklen_t length = sizeof address;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(fd_, 1) != 0 || ::getsockname(fd_, reinterpret_cast<::sockaddr*>(&address), &length) != 0) {
-      hello = failed_hello(errno_text("a TCP listener on 127.0.0.1"));
-      return;
-    }
-    hello.ok = true;
-    hello.endpoint = {kLoopback, ntohs(address.sin_port), 0};
-  }
-  ~Listener() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-  int fd() const { return fd_; }
-  Hello hello;
-
- private:
-  int fd_ = -1;
-};
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 bool no_delay(int fd) {
   const int on = 1;
   return ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0;
@@ -139,11 +89,11 @@ bool no_delay(int fd) {
 // The child: reads whole messages, answers each window; exits 0 when the parent closes the connection
 // between two messages.
 int serve_tcp(int control) {
-  Listener listener;
+  const LoopbackSocket listener(SOCK_STREAM);
   Hello parent;
   std::string error;
   if (!exchange(control, listener.hello, parent, error)) return 1;
-  const Fd connection(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
+  const rte::UniqueFd connection(::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC));
   if (connection.get() < 0 || !no_delay(connection.get())) return 1;
   std::vector<std::byte> buffer(kMessage);
   for (std::size_t messages = 0;;) {
@@ -167,7 +117,7 @@ bool tcp_rate(const CpuPinning& pinning, Rate& rate, std::string& error) {
   Hello peer;
   if (!exchange(child.control(), mine, peer, error)) return false;
   {
-    const Fd connection(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    const rte::UniqueFd connection(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     const ::sockaddr_in to = to_address(peer.endpoint);
     if (connection.get() < 0 || ::connect(connection.get(), reinterpret_cast<const ::sockaddr*>(&to), sizeof to) != 0 ||
         !no_delay(connection.get()) || !set_timeout(connection.get(), kParentWait)) {
@@ -221,7 +171,7 @@ struct Datagrams {
 // The child: reads each message into place, checks that every datagram filled its place exactly (a lost
 // one would shift the rest), answers it; exits 0 once the parent closed the control socket.
 int serve_udp(int control) {
-  BareSocket socket;
+  LoopbackSocket socket;
   std::string error;
   if (socket.hello.ok && (!size_buffers(socket.fd(), error) || !set_timeout(socket.fd(), kChildWait))) {
     socket.hello = failed_hello(error.empty() ? errno_text("setsockopt (SO_RCVTIMEO)") : error);
@@ -256,7 +206,7 @@ int serve_udp(int control) {
 bool udp_rate(const CpuPinning& pinning, Rate& rate, std::string& error) {
   Child child;
   if (!child.start(pinning, serve_udp, error)) return false;
-  BareSocket socket;
+  LoopbackSocket socket;
   if (socket.hello.ok && (!size_buffers(socket.fd(), error) || !set_timeout(socket.fd(), kParentWait))) {
     socket.hello = failed_hello(error.empty() ? errno_text("setsockopt (SO_RCVTIMEO)") : error);
   }

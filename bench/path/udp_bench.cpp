@@ -1,9 +1,7 @@
 // UDP on 127.0.0.1 between two forked processes pinned to different cores: ping-pong one-way latency,
 // first with bare sockets (the kernel's floor for a user-space UDP round trip), then through UdpPath (what
 // the path driver adds; no engine). Loopback only: nothing here ever sends to another address.
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -22,7 +20,6 @@
 namespace ftmpi::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using path::Rank;
 using path::UdpEndpoint;
 using path::UdpPath;
@@ -39,16 +36,10 @@ constexpr int kRepetitions = 7;
 // round_trips(n) does n round trips, or returns false with its error set.
 template <typename RoundTrips>
 bool time_one_way(RoundTrips&& round_trips, Timing& timing) {
-  if (!round_trips(kWarmUp)) return false;
-  std::vector<double> one_way;
-  for (int r = 0; r < kRepetitions; ++r) {
-    const auto t0 = Clock::now();
-    if (!round_trips(kRoundTrips)) return false;
-    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-    one_way.push_back(ns / (2.0 * static_cast<double>(kRoundTrips)));
-  }
-  std::sort(one_way.begin(), one_way.end());
-  timing = {one_way[one_way.size() / 2], one_way.front()};
+  std::vector<double> ns;
+  if (!timed_runs(round_trips, kWarmUp, kRoundTrips, kRepetitions, ns)) return false;
+  const double per_message = 2.0 * static_cast<double>(kRoundTrips);
+  timing = {ns[ns.size() / 2] / per_message, ns.front() / per_message};
   return true;
 }
 
@@ -58,7 +49,7 @@ std::string ns(double value) { return fixed(value, 0); }
 
 // The child: answers every datagram with its bytes, to whoever sent it.
 int serve_bare(int control) {
-  BareSocket socket;
+  LoopbackSocket socket;
   Hello parent;
   std::string error;
   if (!exchange(control, socket.hello, parent, error)) return 1;
@@ -84,7 +75,7 @@ int serve_bare(int control) {
 bool bare_rows(const CpuPinning& pinning, Table& table, std::string& error) {
   Child child;
   if (!child.start(pinning, serve_bare, error)) return false;
-  BareSocket socket;
+  LoopbackSocket socket;
   Hello peer;
   if (!exchange(child.control(), socket.hello, peer, error)) return false;
   const ::sockaddr_in to = to_address(peer.endpoint);

@@ -79,14 +79,18 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     // not copied in user space at all (the send completes once the peer has them: frame_received).
     route.in_flight += frame.frame_size();
     ++route.frames_in_flight;
+    // What the path sends from the kept frame, and what from the sender's buffer.
+    std::span<const std::byte> from_kept;
+    std::span<const std::byte> from_sender;
+    bool copy_after_send = false;
     if (lender != nullptr && frame.header_size() == frag::kHeaderSize) {
       keep->bytes.resize(frag::kHeaderSize);
       keep->payload = frame.write_header(keep->bytes);
       keep->lender = lender;
       ++lender->frames_lent;
       ++counters_.frames_by_reference;
-      StoredFrame stored(keep->bytes, keep->payload, bulk);
-      sent = route.path->send(peer.rank, stored);
+      from_kept = keep->bytes;
+      from_sender = keep->payload;
     } else if (payload.size() >= kCopyAfterSendMin && sends_in_place_[route.path_index] != 0 &&
                frame.header_size() == frag::kHeaderSize) {
       // An eager frame: its send completes at once, so its bytes must be kept. A path that gathers sends
@@ -94,16 +98,19 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
       // path has it (a path copies what it queues): the same bytes, the CRC read from the same buffer,
       // while the copy is off the message's way. A refused frame is whole when it is resent.
       keep->bytes.resize(frame.frame_size());
-      const std::span<const std::byte> from = frame.write_header(keep->bytes);
-      StoredFrame in_place(std::span<const std::byte>(keep->bytes.data(), frag::kHeaderSize), from, bulk);
-      sent = route.path->send(peer.rank, in_place);
-      std::memcpy(keep->bytes.data() + frag::kHeaderSize, from.data(), from.size());
-      ++counters_.frames_copied_after_send;
+      from_sender = frame.write_header(keep->bytes);
+      from_kept = std::span<const std::byte>(keep->bytes.data(), frag::kHeaderSize);
+      copy_after_send = true;
     } else {
       keep->bytes.resize(frame.frame_size());
       frame.write(keep->bytes);
-      StoredFrame stored(keep->bytes, keep->payload, bulk);
-      sent = route.path->send(peer.rank, stored);
+      from_kept = keep->bytes;
+    }
+    StoredFrame stored(from_kept, from_sender, bulk);
+    sent = route.path->send(peer.rank, stored);
+    if (copy_after_send) {
+      std::memcpy(keep->bytes.data() + frag::kHeaderSize, from_sender.data(), from_sender.size());
+      ++counters_.frames_copied_after_send;
     }
   } else {
     sent = route.path->send(peer.rank, frame);
