@@ -16,8 +16,12 @@
 #           installs them): the sweep's JSON has both peers' figures and a ratio per result, the picture
 #           a curve per MPI; `table --against` has each peer on shared memory and on the network, and a
 #           ratio to the best peer on each row
+#   lost    reliability off over UDP while every frame is dropped (path.fault=drop=1): the job can never
+#           finish, and ftbench ends it at --time-limit with status 1 and a line naming the limit and
+#           the missing reliability, instead of waiting for ever; the same job with reliability on
+#           resends until it stops dropping (drop=1 for its first 2 KB of traffic only) and prints its figure
 #   errors  an unknown kernel, a bad size, an unknown or repeated path (before any peer is built), fewer than 2 ranks, an unknown MPI to compare
-#           with, one that is not installed, --csv for the table: each one line saying what is wrong and
+#           with, one that is not installed, --csv for the table, a --time-limit of 0: each one line saying what is wrong and
 #           exit status 2
 set -uo pipefail
 case_name=${1:?usage: ftbench_test.sh CASE FTBENCH}
@@ -124,6 +128,21 @@ against)
   done
   [ "$(jq '[.rows[] | select(.note == null and (.ratio_to_best_peer.latency_0_us <= 0 or .ratio_to_best_peer.bandwidth_1m_MBps <= 0))] | length' \
       "$work/table.json")" -eq 0 ] || fail "a row with figures has no ratio to the best peer" ;;
+lost)
+  "$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1 --sizes 0 --kernels lat --time-limit 3 \
+    --param engine.reliability=off --param path.fault=drop=1 > "$work/out.log" 2>&1
+  status=$?
+  cat "$work/out.log"
+  [ "$status" -eq 1 ] || fail "ftbench exited $status, not 1, when its job could not finish"
+  grep -q "did not finish within its time limit of 3 s: with engine.reliability=off" "$work/out.log" ||
+    fail "ftbench does not say that the job reached its time limit without reliability"
+  # With reliability the same losses are repaired: drop every frame for a while, then none.
+  "$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1 --sizes 0 --kernels lat --time-limit 120 --json \
+    --param path.fault=drop=1,for=2KB > "$work/on.json" 2> "$work/on.log" || { cat "$work/on.log"; fail "ftbench with reliability exited $?"; }
+  cat "$work/on.json"
+  jq -e '[.results[] | select(.kernel == "lat" and .value > 0)] | length == 1' "$work/on.json" > /dev/null ||
+    fail "no latency figure with reliability on"
+  jq -e '[.rails[].retransmits] | add > 0' "$work/on.json" > /dev/null || fail "no frame was resent: nothing was dropped" ;;
 errors)
   expect() {
     local why=$1
@@ -143,6 +162,7 @@ errors)
   # A peer that is not installed: nothing of it on PATH (ftbench finds ftrun beside itself).
   expect "mpicc.mpich is not installed (apt-get install libmpich-dev mpich)" env PATH=/nonexistent "$ftbench" --against mpich "${quick[@]}"
   expect "table prints Markdown or --json" "$ftbench" table --csv "${quick[@]}"
+  expect "--time-limit: Value 0 not in range 1" "$ftbench" --time-limit 0 "${quick[@]}"
   echo "ftbench_test: every bad input said so with status 2" ;;
 *) echo "ftbench_test.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac

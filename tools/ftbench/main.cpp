@@ -88,6 +88,10 @@ int run(int argc, char** argv) {
   app.add_option("--against", peers, "Other MPIs measured beside ftmpi, interleaved: openmpi,mpich");
   app.add_option("--rounds", rounds, "Interleaved rounds; each figure is their median (default 1, 3 with --against)")
       ->check(CLI::Range(1, 101));
+  int time_limit_s = 0;
+  app.add_option("--time-limit", time_limit_s, "End ftmpi's job after S seconds with an error (default: a bound from the "
+                 "kernels when engine.reliability=off on a network path, where a lost frame is waited for for ever; "
+                 "else none)")->check(CLI::Range(1, 1000000))->type_name("S");
   app.add_flag("--keep-disturbed", keep_disturbed,
                "Do not watch for a disturbed machine (other work, a slow host) nor repeat what it disturbed");
   auto* json_flag = app.add_flag("--json", json, "One JSON object");
@@ -125,6 +129,7 @@ int run(int argc, char** argv) {
     table_options.max_time = sweep.kernels.max_time;
     table_options.rounds = rounds;
     table_options.repeat_disturbed = !keep_disturbed;
+    table_options.time_limit_s = time_limit_s;
     if (!svg_out.empty()) table_options.curve_sizes = sweep.kernels.sizes;  // --sizes: the curves' (0:4m)
     auto report = bench::run_table(table_options, progress_of(line, "ftbench table"));
     line.reset();
@@ -137,6 +142,7 @@ int run(int argc, char** argv) {
   }
   sweep.job.rails = rails;
   sweep.rounds = rounds;
+  sweep.time_limit_s = time_limit_s;
   sweep.repeat_disturbed = !keep_disturbed && (rounds > 1 || !sweep.peers.empty());
   auto report = bench::run_sweep(sweep, progress_of(line, "ftbench"));
   line.reset();

@@ -1,7 +1,12 @@
 #include "ftmpi/bench/job.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
+#include "ftmpi/base/params.hpp"
 #include "ftmpi/base/process.hpp"
 
 namespace ftmpi::bench {
@@ -13,6 +18,43 @@ std::vector<std::string> KernelArgs::argv() const {
           "--scale", std::to_string(scale), "--window", std::to_string(window), "--max-time", std::to_string(max_time)};
 }
 
+namespace {
+
+// How many items a comma-separated list holds (an empty one counts as one).
+std::size_t items_in(std::string_view list) { return 1 + static_cast<std::size_t>(std::ranges::count(list, ',')); }
+
+// How many sizes ftbench-mpi measures for --sizes (A:B: 0 if A is 0, then the powers of two from A to B).
+std::size_t sizes_in(std::string_view sizes) {
+  const std::size_t colon = sizes.find(':');
+  if (colon == std::string_view::npos) return items_in(sizes);
+  const auto lo = base::parse_size(sizes.substr(0, colon));
+  const auto hi = base::parse_size(sizes.substr(colon + 1));
+  if (!lo || !hi || *hi < *lo) return 1;
+  std::size_t n = *lo == 0 ? 1 : 0;
+  for (std::uint64_t s = 1; s <= *hi; s *= 2) n += s >= *lo ? 1 : 0;
+  return std::max<std::size_t>(n, 1);
+}
+
+}  // namespace
+
+int KernelArgs::time_limit_s() const {
+  if (max_time <= 0) return 0;
+  const double figures = static_cast<double>(items_in(kernels) * sizes_in(sizes));
+  const double seconds = 30.0 + 2.0 * figures * (std::max(reps, 1) + 1) * max_time;
+  return static_cast<int>(std::min(std::ceil(seconds), 1e6));
+}
+
+bool may_lose_frames(const JobSpec& job) {
+  constexpr std::string_view kKey = "engine.reliability=";
+  std::string_view reliability;
+  if (const char* env = std::getenv("FTMPI_ENGINE_RELIABILITY")) reliability = env;
+  for (const std::string& p : job.params) {
+    if (std::string_view(p).starts_with(kKey)) reliability = std::string_view(p).substr(kKey.size());
+  }
+  if (reliability != "off") return false;
+  return !job.hosts.empty() || (!job.paths.empty() && job.paths != "shm");
+}
+
 base::Status RunOutcome::failure(const std::string& what) const {
   // A job that refused its arguments (status 2, ftbench-mpi's or ftrun's usage errors) said what is wrong.
   if (status == 2 && !diagnostics.empty()) {
@@ -22,6 +64,12 @@ base::Status RunOutcome::failure(const std::string& what) const {
   }
   std::string text = what + " exited with status " + std::to_string(status);
   if (status == 0 && results.empty()) text = what + " printed no result";
+  if (status == 124 && time_limit_s > 0) {
+    text = what + " did not finish within its time limit of " + std::to_string(time_limit_s) + " s" +
+           (may_lose ? ": with engine.reliability=off a frame the network or the kernel drops is never resent, and "
+                       "the job waits for it for ever; leave reliability on, or give it longer with --time-limit"
+                     : "; give it longer with --time-limit");
+  }
   if (!diagnostics.empty()) text += "; it said:\n" + diagnostics;
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return base::Status(base::Errc::io_error, text);
@@ -77,7 +125,10 @@ RunOutcome run_ftmpi(const JobSpec& job, const KernelArgs& kernels) {
   command.insert(command.end(), {"--param", "engine.report=json"});  // each rail's traffic, at MPI_Finalize
   command.push_back(program_beside_me("ftbench-mpi"));
   for (const std::string& a : kernels.argv()) command.push_back(a);
-  return run(command, {}, true);
+  RunOutcome outcome = run(command, {}, true);
+  outcome.time_limit_s = job.timeout_s;
+  outcome.may_lose = may_lose_frames(job);
+  return outcome;
 }
 
 RunOutcome run_peer(const PeerLaunch& launch, const KernelArgs& kernels) {

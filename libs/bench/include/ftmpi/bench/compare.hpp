@@ -20,6 +20,9 @@ struct Sweep {
   std::vector<PeerMpi> peers;  // none: ftmpi alone
   int rounds = 1;
   bool repeat_disturbed = true;
+  // ftmpi's job ends after this many seconds (ftrun --timeout); 0: KernelArgs::time_limit_s() when it
+  // may lose frames (may_lose_frames), else no limit.
+  int time_limit_s = 0;
 };
 
 struct SweepReport {

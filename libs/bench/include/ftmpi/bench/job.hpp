@@ -19,6 +19,10 @@ struct KernelArgs {
   int window = 64;
   double max_time = 1.0;                  // seconds per repetition at most; 0: no limit
   std::vector<std::string> argv() const;  // "--json --kernels ... --max-time S"
+  // Seconds a healthy run of these kernels stays well inside: each figure's repetitions and warm-up at
+  // most max_time each, twice over, and 30 s to start; 0 (no bound) when max_time is 0. Invalid sizes or
+  // kernels count as one figure: ftbench-mpi refuses them at once anyway.
+  int time_limit_s() const;
 };
 
 // An ftmpi job as ftrun is told to start it.
@@ -32,8 +36,15 @@ struct JobSpec {
   std::vector<std::string> params;  // K=V
 };
 
+// Whether the job may wait for ever on a lost frame: reliability turned off (its last engine.reliability
+// parameter, else FTMPI_ENGINE_RELIABILITY) where frames cross a network path (--paths other than shm
+// alone, or ranks on other hosts). A dropped datagram is then never resent.
+bool may_lose_frames(const JobSpec& job);
+
 struct RunOutcome {
   int status = 0;  // the launcher's exit status (124: ftrun's --timeout was reached)
+  int time_limit_s = 0;  // the ftrun --timeout it ran under; 0: none
+  bool may_lose = false; // may_lose_frames(its job): a time limit reached is most likely a lost frame
   std::string library;
   std::vector<Result> results;
   std::vector<RailTraffic> rails;  // ftmpi jobs only

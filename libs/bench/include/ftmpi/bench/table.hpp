@@ -28,6 +28,9 @@ struct TableOptions {
   int rounds = 1;  // interleaved rounds; each figure is their median
   std::vector<PeerMpi> peers;
   bool repeat_disturbed = true;  // repeat a run the machine disturbed (DisturbanceWatch)
+  // Every ftmpi job ends after this many seconds (ftrun --timeout); 0: rows without reliability on a
+  // network path get 10 + 50 x scale (a row that reaches it has no figures), the others none.
+  int time_limit_s = 0;
   // Sizes of the curves for the picture (`table --svg`): a latency and bandwidth sweep per path and rail
   // set with its default reliability, and per peer and transport, after the rounds. Empty: no curves.
   std::string curve_sizes;
