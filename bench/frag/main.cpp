@@ -1,7 +1,8 @@
-// frag_bench: checksums against memcpy, then the fragmenter and wire header.
-//   frag_bench [--rounds N] [checksums | fragmenter]
+// frag_bench: checksums against memcpy, checksums after a pause, then the fragmenter and wire header.
+//   frag_bench [--rounds N] [checksums | pause | fragmenter]
 // --rounds repeats every checksum measurement N times, interleaved (one round measures each cell once),
-// and reports the median of the rounds; a section name runs that section alone.
+// and reports the median of the rounds (pause: pools the rounds' calls); a section name runs that
+// section alone.
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -19,17 +20,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "frag_bench: --rounds takes 1 to 100, not '%s'\n", argv[i]);
         return 2;
       }
-    } else if (arg == "checksums" || arg == "fragmenter") {
+    } else if (arg == "checksums" || arg == "pause" || arg == "fragmenter") {
       only = arg;
     } else {
       std::fprintf(
           stderr,
-          "frag_bench: unknown argument '%s' (usage: frag_bench [--rounds N] [checksums | fragmenter])\n",
+          "frag_bench: unknown argument '%s' (usage: frag_bench [--rounds N] [checksums | pause | fragmenter])\n",
           argv[i]);
       return 2;
     }
   }
   if (only.empty() || only == "checksums") ftmpi::bench::run_checksum_bench(rounds);
+  if (only.empty() || only == "pause") ftmpi::bench::run_pause_bench(rounds);
   if (only.empty() || only == "fragmenter") ftmpi::bench::run_fragmenter_bench();
   return 0;
 }
