@@ -62,7 +62,6 @@ class IdleSocket {
 };
 
 struct Cell {
-  std::string name;
   std::function<void()> call;
   std::vector<std::uint64_t> cycles;
 };
@@ -97,11 +96,11 @@ void run_pause_bench(int rounds) {
   for (const std::size_t n : {std::size_t{8192}, std::size_t{65536}}) {
     for (const int wait_us : {0, 5, 20}) {
       std::vector<Cell> cells;
-      cells.push_back({"memcpy", [&] { std::memcpy(dst.data(), payload, n); }, {}});
+      cells.push_back({[&] { std::memcpy(dst.data(), payload, n); }, {}});
       for (const ChecksumEngine* e : engines)
-        cells.push_back({"copy", [&, e] { sink ^= e->copy_crc32c(dst.data(), payload, n, sink); }, {}});
+        cells.push_back({[&, e] { sink ^= e->copy_crc32c(dst.data(), payload, n, sink); }, {}});
       for (const ChecksumEngine* e : engines)
-        cells.push_back({"crc", [&, e] { sink ^= e->crc32c(payload, n, sink); }, {}});
+        cells.push_back({[&, e] { sink ^= e->crc32c(payload, n, sink); }, {}});
       const auto wait = static_cast<std::uint64_t>(wait_us * 1000.0 * per_ns);
       for (int round = 0; round < rounds; ++round) {
         for (int i = 0; i < kCallsPerCell; ++i) {

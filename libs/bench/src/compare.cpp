@@ -67,7 +67,7 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
     report.bound = job.bind_to == "core";
   }
   // Without reliability on a network path a lost datagram is waited for for ever: bounded then.
-  job.timeout_s = sweep.time_limit_s > 0 ? sweep.time_limit_s : may_lose_frames(job) ? sweep.kernels.time_limit_s() : 0;
+  job.timeout_s = job_time_limit(job, sweep.time_limit_s, sweep.kernels.time_limit_s());
   if (progress.start) progress.start(sweep.rounds * static_cast<int>(mpis));
   DisturbanceWatch watch(sweep.repeat_disturbed ? std::function<double()>(cacheline_ns) : std::function<double()>{});
   for (int round = 0; round < sweep.rounds; ++round) {

@@ -55,6 +55,11 @@ bool may_lose_frames(const JobSpec& job) {
   return !job.hosts.empty() || (!job.paths.empty() && job.paths != "shm");
 }
 
+int job_time_limit(const JobSpec& job, int asked, int if_frames_may_be_lost) {
+  if (asked > 0) return asked;
+  return may_lose_frames(job) ? if_frames_may_be_lost : 0;
+}
+
 base::Status RunOutcome::failure(const std::string& what) const {
   // A job that refused its arguments (status 2, ftbench-mpi's or ftrun's usage errors) said what is wrong.
   if (status == 2 && !diagnostics.empty()) {

@@ -207,17 +207,14 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
       if (row.reliability) job.params.push_back("engine.checksum=" + row.checksum);
       // Without reliability a datagram the kernel drops is never resent and the job waits for it for
       // ever: such a row gets a time limit, and no figures when it is reached.
-      const bool may_lose = may_lose_frames(job);
-      job.timeout_s = options.time_limit_s > 0 ? options.time_limit_s
-                      : may_lose              ? static_cast<int>(10 + 50 * std::min(options.scale, 1.0))
-                                              : 0;
+      job.timeout_s = job_time_limit(job, options.time_limit_s, static_cast<int>(10 + 50 * std::min(options.scale, 1.0)));
       RunOutcome outcome;
       measure(row_label(row) + of_round, [&] {
         outcome = run_ftmpi(job, kernels);
         return outcome.ok();
       });
       if (!outcome.ok()) {
-        if (!may_lose || outcome.status != 124) return outcome.failure("ftrun (" + row_label(row) + ")");
+        if (!outcome.may_lose || outcome.status != 124) return outcome.failure("ftrun (" + row_label(row) + ")");
         continue;
       }
       report.library = outcome.library;
@@ -236,7 +233,7 @@ base::Result<TableReport> run_table(const TableOptions& options, const TableProg
   sweep.sizes = options.curve_sizes;
   for (const TableRow* row : curve_rows) {
     JobSpec job = job_for(row->path, row->rails);
-    job.timeout_s = options.time_limit_s > 0 ? options.time_limit_s : may_lose_frames(job) ? sweep.time_limit_s() : 0;
+    job.timeout_s = job_time_limit(job, options.time_limit_s, sweep.time_limit_s());
     const std::string name = "ftmpi " + row->path + (row->rails.empty() ? "" : " " + joined(row->rails));
     RunOutcome outcome;
     measure(name + " (curve)", [&] {

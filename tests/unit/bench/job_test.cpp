@@ -75,3 +75,11 @@ BOOST_AUTO_TEST_CASE(a_time_limit_grows_with_the_figures_their_repetitions_and_m
   k.max_time = 0;  // no bound on a repetition: none on the job
   BOOST_TEST(k.time_limit_s() == 0);
 }
+
+BOOST_AUTO_TEST_CASE(a_job_gets_the_limit_asked_for_else_one_only_where_it_may_lose_frames) {
+  const NoReliabilityEnv env;
+  BOOST_TEST(job_time_limit(job("udp", {"engine.reliability=off"}), 0, 42) == 42);
+  BOOST_TEST(job_time_limit(job("udp", {}), 0, 42) == 0);
+  BOOST_TEST(job_time_limit(job("udp", {}), 7, 42) == 7);  // --time-limit: any job
+  BOOST_TEST(job_time_limit(job("udp", {"engine.reliability=off"}), 7, 42) == 7);
+}

@@ -40,6 +40,9 @@ struct JobSpec {
 // parameter, else FTMPI_ENGINE_RELIABILITY) where frames cross a network path (--paths other than shm
 // alone, or ranks on other hosts). A dropped datagram is then never resent.
 bool may_lose_frames(const JobSpec& job);
+// The ftrun --timeout for `job`: `asked` (ftbench --time-limit) when given, else `if_frames_may_be_lost`
+// when may_lose_frames(job), else 0 (none).
+int job_time_limit(const JobSpec& job, int asked, int if_frames_may_be_lost);
 
 struct RunOutcome {
   int status = 0;  // the launcher's exit status (124: ftrun's --timeout was reached)
