@@ -16,12 +16,19 @@
 #           installs them): the sweep's JSON has both peers' figures and a ratio per result, the picture
 #           a curve per MPI; `table --against` has each peer on shared memory and on the network, and a
 #           ratio to the best peer on each row
+#   variant ftmpi beside two variants of itself over UDP, two rounds (--variant): the JSON has each
+#           variant's parameters as given (a value with commas kept whole), its figures, its own job's
+#           traffic (the variant that drops its first 2 KB resent frames), and per result a ratio to each
+#           variant over both rounds; the Markdown a column per variant and per ratio; a variant whose
+#           parameter ftrun refuses stops the sweep with ftrun's reason and status 2
 #   lost    reliability off over UDP while every frame is dropped (path.fault=drop=1): the job can never
-#           finish, and ftbench ends it at --time-limit with status 1 and a line naming the limit and
+#           finish, and ftbench ends it at --time-limit, runs it twice more (a lost frame is what such a
+#           job most likely waited for), then exits with status 1 and a line naming the limit and
 #           the missing reliability, instead of waiting for ever; the same job with reliability on
 #           resends until it stops dropping (drop=1 for its first 2 KB of traffic only) and prints its figure
 #   errors  an unknown kernel, a bad size, an unknown or repeated path (before any peer is built), fewer than 2 ranks, an unknown MPI to compare
-#           with, one that is not installed, --csv for the table, a --time-limit of 0: each one line saying what is wrong and
+#           with, one that is not installed, --csv for the table, a --time-limit of 0, a malformed or
+#           repeated --variant, --variant for the table: each one line saying what is wrong and
 #           exit status 2
 set -uo pipefail
 case_name=${1:?usage: ftbench_test.sh CASE FTBENCH}
@@ -128,12 +135,45 @@ against)
   done
   [ "$(jq '[.rows[] | select(.note == null and (.ratio_to_best_peer.latency_0_us <= 0 or .ratio_to_best_peer.bandwidth_1m_MBps <= 0))] | length' \
       "$work/table.json")" -eq 0 ] || fail "a row with figures has no ratio to the best peer" ;;
+variant)
+  "$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1 --sizes 0,1k --kernels lat --rounds 2 --json \
+    --variant off:engine.reliability=off --variant lossy:path.fault=drop=1,for=2KB,engine.retransmit.min=1ms \
+    > "$work/v.json" 2> "$work/v.log" || { cat "$work/v.log"; fail "ftbench with variants exited $?"; }
+  cat "$work/v.json"
+  jq -e '.variants | keys == ["lossy", "off"]' "$work/v.json" > /dev/null || fail "not both variants in the JSON"
+  jq -e '.variants.off.params == ["engine.reliability=off"] and
+         .variants.lossy.params == ["path.fault=drop=1,for=2KB", "engine.retransmit.min=1ms"]' "$work/v.json" > /dev/null ||
+    fail "the variants' parameters are not as given"
+  jq -e '[.variants[].results[] | select(.value > 0)] | length == 4' "$work/v.json" > /dev/null ||
+    fail "not a figure per variant, kernel and size"
+  # Each variant ran its own job: only the lossy one had frames to resend.
+  jq -e '[.variants.lossy.rails[].retransmits] | add > 0' "$work/v.json" > /dev/null ||
+    fail "the lossy variant resent nothing: its parameters did not reach its job"
+  jq -e '[.variants.off.rails[].retransmits] | add == 0' "$work/v.json" > /dev/null ||
+    fail "the variant without reliability resent frames"
+  jq -e '[.results[] | .ratio_to_variant | .off, .lossy | select(.rounds == 2 and .median > 0 and
+          .low_quartile <= .median and .median <= .high_quartile)] | length == 4' "$work/v.json" > /dev/null ||
+    fail "not a ratio to each variant over both rounds per result"
+  jq -e 'has("peers") | not' "$work/v.json" > /dev/null || fail "variants reported as peers"
+  "$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1 --sizes 0 --kernels lat --rounds 2 \
+    --variant off:engine.reliability=off > "$work/v.md" 2> "$work/v.log" || { cat "$work/v.log"; fail "ftbench (Markdown) exited $?"; }
+  cat "$work/v.md"
+  grep -q "^  off: ftmpi .*, with engine.reliability=off$" "$work/v.md" || fail "the Markdown does not say what the variant is"
+  grep -Eq "^\| 0 B \| [0-9.]+ \| [0-9.]+ \| [0-9.]+x \([0-9.]+-[0-9.]+\) \|$" "$work/v.md" ||
+    fail "no row with both figures and the ratio with its quartiles"
+  out=$("$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1 --sizes 0 --kernels lat --variant bad:engine.reliability=sometimes 2>&1)
+  status=$?
+  echo "$out"
+  [ "$status" -eq 2 ] || fail "a variant with a refused parameter exited $status, not 2"
+  echo "$out" | grep -q "engine.reliability" || fail "ftrun's reason for refusing the variant is not said" ;;
 lost)
   "$ftbench" "${quick[@]}" --paths udp --rails 127.0.0.1 --sizes 0 --kernels lat --time-limit 3 \
     --param engine.reliability=off --param path.fault=drop=1 > "$work/out.log" 2>&1
   status=$?
   cat "$work/out.log"
   [ "$status" -eq 1 ] || fail "ftbench exited $status, not 1, when its job could not finish"
+  [ "$(grep -c "ended at its time limit of 3 s without reliability (a frame lost): running it again" "$work/out.log")" -eq 2 ] ||
+    fail "the job was not run again twice before ftbench gave up"
   grep -q "did not finish within its time limit of 3 s: with engine.reliability=off" "$work/out.log" ||
     fail "ftbench does not say that the job reached its time limit without reliability"
   # With reliability the same losses are repaired: drop every frame for a while, then none.
@@ -163,6 +203,10 @@ errors)
   expect "mpicc.mpich is not installed (apt-get install libmpich-dev mpich)" env PATH=/nonexistent "$ftbench" --against mpich "${quick[@]}"
   expect "table prints Markdown or --json" "$ftbench" table --csv "${quick[@]}"
   expect "--time-limit: Value 0 not in range 1" "$ftbench" --time-limit 0 "${quick[@]}"
+  expect "--variant 'off': no ':' after its name" "$ftbench" --variant off "${quick[@]}"
+  expect "--variant 'openmpi:engine.reliability=off': 'openmpi' names a peer MPI" "$ftbench" --variant openmpi:engine.reliability=off "${quick[@]}"
+  expect "two variants named 'off'" "$ftbench" --variant off:engine.reliability=off --variant off:engine.checksum=none "${quick[@]}"
+  expect "variant belongs to the sweep" "$ftbench" table --variant off:engine.reliability=off "${quick[@]}"
   echo "ftbench_test: every bad input said so with status 2" ;;
 *) echo "ftbench_test.sh: unknown case '$case_name'" >&2; exit 2 ;;
 esac

@@ -85,8 +85,13 @@ int run(int argc, char** argv) {
   app.add_option("-H,--host", sweep.job.hosts, "Hosts of the ranks (ftrun --host: H[:N],...); default: this host");
   app.add_option("--launch-agent", sweep.job.launch_agent, "How ranks on other hosts are started (ftrun --launch-agent)");
   app.add_option("--svg", svg_out, "Also draw the figures against message size here (SVG)");
+  std::vector<std::string> variants;
+  app.add_option("--variant", variants, "ftmpi again with other runtime parameters, measured beside it, interleaved, "
+                 "with ftmpi's ratio to it round by round: NAME:K=V[,K=V...], e.g. off:engine.reliability=off "
+                 "(repeatable)")->type_name("NAME:K=V");
   app.add_option("--against", peers, "Other MPIs measured beside ftmpi, interleaved: openmpi,mpich");
-  app.add_option("--rounds", rounds, "Interleaved rounds; each figure is their median (default 1, 3 with --against)")
+  app.add_option("--rounds", rounds, "Interleaved rounds; each figure is their median (default 1, 3 with --against "
+                 "or --variant)")
       ->check(CLI::Range(1, 101));
   int time_limit_s = 0;
   app.add_option("--time-limit", time_limit_s, "End ftmpi's job after S seconds with an error (default: a bound from the "
@@ -95,7 +100,7 @@ int run(int argc, char** argv) {
   app.add_flag("--keep-disturbed", keep_disturbed,
                "Do not watch for a disturbed machine (other work, a slow host) nor repeat what it disturbed");
   auto* json_flag = app.add_flag("--json", json, "One JSON object");
-  app.add_flag("--csv", csv, "kernel,bytes,value,unit lines (mpi,... with --against)")->excludes(json_flag);
+  app.add_flag("--csv", csv, "kernel,bytes,value,unit lines (mpi,... with --against or --variant)")->excludes(json_flag);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -112,12 +117,27 @@ int run(int argc, char** argv) {
     if (!found) return failed(found.status());
     sweep.peers = table_options.peers = *found;
   }
-  if (rounds == 0) rounds = peers.empty() ? 1 : 3;
+  for (const std::string& text : variants) {
+    auto variant = bench::parse_variant(text);
+    if (!variant) return failed(variant.status());
+    for (const bench::Variant& other : sweep.variants) {
+      if (other.name == variant->name) {
+        std::cerr << "ftbench: --variant: two variants named '" << other.name << "'\n";
+        return kExitUsage;
+      }
+    }
+    sweep.variants.push_back(*variant);
+  }
+  if (rounds == 0) rounds = peers.empty() && variants.empty() ? 1 : 3;
   std::unique_ptr<bench::ProgressLine> line;
 
   if (table) {
     if (csv) {
       std::cerr << "ftbench: table prints Markdown or --json (--csv belongs to the sweep)\n";
+      return kExitUsage;
+    }
+    if (!variants.empty()) {
+      std::cerr << "ftbench: table measures its own settings per row (--variant belongs to the sweep)\n";
       return kExitUsage;
     }
     if (!rails.empty()) table_options.rails = bench::split(rails);
@@ -143,12 +163,12 @@ int run(int argc, char** argv) {
   sweep.job.rails = rails;
   sweep.rounds = rounds;
   sweep.time_limit_s = time_limit_s;
-  sweep.repeat_disturbed = !keep_disturbed && (rounds > 1 || !sweep.peers.empty());
+  sweep.repeat_disturbed = !keep_disturbed && (rounds > 1 || !sweep.peers.empty() || !sweep.variants.empty());
   auto report = bench::run_sweep(sweep, progress_of(line, "ftbench"));
   line.reset();
   if (!report) return failed(report.status());
   if (!svg_out.empty()) {
-    const std::string title = sweep.peers.empty()
+    const std::string title = report->names.size() == 1
         ? report->libraries[0] + ", " + std::to_string(sweep.job.ranks) + " ranks"
         : std::to_string(sweep.job.ranks) + " ranks, medians of " + std::to_string(rounds) + " rounds";
     if (auto s = base::write_file(svg_out, bench::sweep_svg(*report, title)); !s) return failed(s);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -14,6 +15,65 @@ namespace ftmpi::bench {
 
 using base::Errc;
 using base::Status;
+
+namespace {
+// How many times a run that lost a frame without reliability is run again before the sweep fails.
+constexpr int kLostFrameRetries = 2;
+}  // namespace
+
+base::Result<Variant> parse_variant(std::string_view text) {
+  auto bad = [text](const std::string& why) {
+    return Status(Errc::invalid_argument, "--variant '" + std::string(text) + "': " + why +
+                                              " (NAME:K=V[,K=V...], e.g. off:engine.reliability=off)");
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return bad("no ':' after its name");
+  Variant variant;
+  variant.name = std::string(text.substr(0, colon));
+  if (variant.name.empty()) return bad("no name before ':'");
+  for (const char c : variant.name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-' && c != '_' && c != '.') {
+      return bad("a name is letters, digits, '-', '_' and '.'");
+    }
+  }
+  if (variant.name == "ftmpi") return bad("ftmpi names the job as given");
+  for (const PeerMpi& peer : known_peers()) {
+    if (variant.name == peer.name) return bad("'" + peer.name + "' names a peer MPI (--against)");
+  }
+  const std::string_view list = text.substr(colon + 1);
+  if (list.empty()) return bad("no parameter after ':'");
+  // Parameter names are dotted (engine.reliability); a piece whose name is not continues the value before
+  // it, which may hold commas and '=' of its own (path.fault=drop=1,for=2KB).
+  for (const std::string& piece : split(list)) {
+    const std::size_t eq = piece.find('=');
+    const bool parameter = eq != std::string::npos && piece.find('.') < eq;
+    if (parameter) {
+      variant.params.push_back(piece);
+    } else if (variant.params.empty()) {
+      return bad("'" + piece + "' is not K=V with a parameter's name (engine.reliability=off)");
+    } else {
+      variant.params.back() += "," + piece;
+    }
+  }
+  return variant;
+}
+
+RatioSpread ratio_spread(std::vector<double> ratios) {
+  RatioSpread spread;
+  spread.rounds = ratios.size();
+  if (ratios.empty()) return spread;
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&ratios](double p) {
+    const double position = p * static_cast<double>(ratios.size() - 1);
+    const auto below = static_cast<std::size_t>(position);
+    const std::size_t above = std::min(below + 1, ratios.size() - 1);
+    return ratios[below] + (ratios[above] - ratios[below]) * (position - static_cast<double>(below));
+  };
+  spread.low = at(0.25);
+  spread.median = at(0.5);
+  spread.high = at(0.75);
+  return spread;
+}
 
 double SweepReport::median_of(std::size_t m, const Result& r) const {
   if (m >= samples.size()) return 0.0;
@@ -29,11 +89,23 @@ std::vector<Result> SweepReport::medians(std::size_t m) const {
 
 double SweepReport::ratio_to_best_peer(const Result& r) const {
   double best = 0;
-  for (std::size_t m = 1; m < samples.size(); ++m) {
+  for (std::size_t m = 1 + variant_params.size(); m < samples.size(); ++m) {
     const double v = median_of(m, r);
     if (v > 0 && (best == 0 || (higher_is_better(r.unit) ? v > best : v < best))) best = v;
   }
   return best > 0 ? median_of(0, r) / best : 0.0;
+}
+
+RatioSpread SweepReport::ratio_by_round(std::size_t m, const Result& r) const {
+  if (m == 0 || m >= samples.size()) return {};
+  const auto ours = samples[0].find({r.kernel, r.bytes});
+  const auto theirs = samples[m].find({r.kernel, r.bytes});
+  if (ours == samples[0].end() || theirs == samples[m].end()) return {};
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < std::min(ours->second.size(), theirs->second.size()); ++i) {
+    if (ours->second[i] > 0 && theirs->second[i] > 0) ratios.push_back(ours->second[i] / theirs->second[i]);
+  }
+  return ratio_spread(std::move(ratios));
 }
 
 base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& progress) {
@@ -44,8 +116,14 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   report.ranks = sweep.job.ranks;
   report.rounds = sweep.rounds;
   report.names.push_back("ftmpi");
+  for (const Variant& v : sweep.variants) {
+    report.names.push_back(v.name);
+    report.variant_params.push_back(v.params);
+  }
+  report.variant_rails.resize(sweep.variants.size());
   for (const PeerMpi& p : sweep.peers) report.names.push_back(p.name);
   const std::size_t mpis = report.names.size();
+  const std::size_t first_peer = 1 + sweep.variants.size();
   report.samples.resize(mpis);
   report.libraries.resize(mpis);
   report.transports.resize(mpis);
@@ -58,44 +136,64 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
     if (!built) return built.status();
     binaries.push_back(*built);
   }
-  // Beside peers, every MPI is bound the same way: to cores when there are enough, else not at all.
+  // Beside peers or variants, every job is bound the same way: to cores when there are enough, else not at
+  // all (unbound ranks move between cores, and their figures with them).
   JobSpec job = sweep.job;
-  if (!sweep.peers.empty() && job.bind_to.empty()) {
+  if ((!sweep.peers.empty() || !sweep.variants.empty()) && job.bind_to.empty()) {
     report.bound = job.ranks <= ::sysconf(_SC_NPROCESSORS_ONLN);
     job.bind_to = report.bound ? "core" : "none";
   } else {
     report.bound = job.bind_to == "core";
   }
-  // Without reliability on a network path a lost datagram is waited for for ever: bounded then.
-  job.timeout_s = job_time_limit(job, sweep.time_limit_s, sweep.kernels.time_limit_s());
+  // ftmpi's job and each variant's. Without reliability on a network path a lost datagram is waited for
+  // for ever: bounded then.
+  std::vector<JobSpec> jobs(first_peer, job);
+  for (std::size_t v = 0; v < sweep.variants.size(); ++v) {
+    const std::vector<std::string>& extra = sweep.variants[v].params;
+    jobs[1 + v].params.insert(jobs[1 + v].params.end(), extra.begin(), extra.end());
+  }
+  for (JobSpec& j : jobs) j.timeout_s = job_time_limit(j, sweep.time_limit_s, sweep.kernels.time_limit_s());
   if (progress.start) progress.start(sweep.rounds * static_cast<int>(mpis));
   DisturbanceWatch watch(sweep.repeat_disturbed ? std::function<double()>(cacheline_ns) : std::function<double()>{});
+  int lost_runs = 0;
   for (int round = 0; round < sweep.rounds; ++round) {
-    for (std::size_t m = 0; m < mpis; ++m) {
+    // Each round starts one later in the order, so that no MPI always runs first (or right after another).
+    for (std::size_t k = 0; k < mpis; ++k) {
+      const std::size_t m = (k + static_cast<std::size_t>(round)) % mpis;
       const std::string label = report.names[m] + (sweep.rounds > 1 ? " (round " + std::to_string(round + 1) + " of " + std::to_string(sweep.rounds) + ")" : "");
       if (progress.begin) progress.begin(label);
       RunOutcome outcome;
       std::string what = "ftrun";
       auto run = [&] {
-        if (m == 0) {
-          outcome = run_ftmpi(job, sweep.kernels);
+        if (m < first_peer) {
+          outcome = run_ftmpi(jobs[m], sweep.kernels);
         } else {
-          const PeerLaunch launch = peer_launch(sweep.peers[m - 1], job.ranks, report.bound, transport, binaries[m - 1]);
+          const PeerLaunch launch = peer_launch(sweep.peers[m - first_peer], job.ranks, report.bound, transport, binaries[m - first_peer]);
           what = launch.command.front();
           report.transports[m] = launch.transport;
           outcome = run_peer(launch, sweep.kernels);
         }
         return outcome.ok();
       };
-      if (sweep.repeat_disturbed) {
-        watch.measure(job.ranks, run, [&](const std::string& why) { if (progress.say) progress.say(label + ": " + why); });
-      } else {
-        run();
+      // A job without reliability that lost a frame waited out its time limit: run again, twice at most.
+      for (int attempt = 0;; ++attempt) {
+        if (sweep.repeat_disturbed) {
+          watch.measure(job.ranks, run, [&](const std::string& why) { if (progress.say) progress.say(label + ": " + why); });
+        } else {
+          run();
+        }
+        if (outcome.ok() || !outcome.may_lose || outcome.status != 124 || attempt == kLostFrameRetries) break;
+        ++lost_runs;
+        if (progress.say) {
+          progress.say(label + ": ended at its time limit of " + std::to_string(outcome.time_limit_s) +
+                       " s without reliability (a frame lost): running it again");
+        }
       }
       if (progress.end) progress.end();
       if (!outcome.ok()) return outcome.failure(what);
       report.libraries[m] = outcome.library;
       if (m == 0) report.rails = outcome.rails;
+      if (report.is_variant(m)) report.variant_rails[m - 1] = outcome.rails;
       for (const Result& r : outcome.results) {
         report.samples[m][{r.kernel, r.bytes}].push_back(r.value);
         if (m == 0 && round == 0) report.order.push_back(r);
@@ -104,6 +202,11 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   }
   for (Result& r : report.order) r.value = report.median_of(0, r);
   if (sweep.repeat_disturbed) report.conditions = watch.summary();
+  if (lost_runs > 0) {
+    report.conditions += std::string(report.conditions.empty() ? "" : "; ") + std::to_string(lost_runs) +
+                         (lost_runs == 1 ? " run" : " runs") +
+                         " without reliability lost a frame, waited out the time limit and ran again";
+  }
   return report;
 }
 
@@ -148,7 +251,18 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
     out += std::to_string(report.ranks) + " ranks" + (report.bound ? ", bound to cores" : ", unbound") + (report.rounds > 1 ? "; medians of " + std::to_string(report.rounds) + " interleaved rounds\n" : "; one round\n");
     for (std::size_t m = 0; m < report.names.size(); ++m) {
       const bool said = m < report.transports.size() && !report.transports[m].empty();
-      out += "  " + report.names[m] + ": " + report.libraries[m] + (said ? ", over " + report.transports[m] : "") + "\n";
+      out += "  " + report.names[m] + ": " + report.libraries[m] + (said ? ", over " + report.transports[m] : "");
+      if (report.is_variant(m)) {
+        std::string params;
+        for (const std::string& p : report.variant_params[m - 1]) params += (params.empty() ? "" : " ") + p;
+        out += ", with " + params;
+      }
+      out += "\n";
+    }
+    const bool peers = report.names.size() > 1 + report.variant_params.size();
+    if (!report.variant_params.empty()) {
+      out += std::string("  ftmpi / a variant: the two runs of each round divided, the median of the rounds") +
+             (report.rounds > 1 ? " (quartiles)" : "") + "\n";
     }
     std::string kernel;
     for (const Result& r : report.order) {
@@ -156,14 +270,28 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
         kernel = r.kernel;
         out += "\n" + kernel + " (" + r.unit + ", " + (higher_is_better(r.unit) ? "higher" : "lower") + " is better)\n\n| size |";
         for (const std::string& n : report.names) out += " " + n + " |";
-        out += " ftmpi / best peer |\n|---:|";
-        for (std::size_t m = 0; m <= report.names.size(); ++m) out += "---:|";
+        for (std::size_t v = 0; v < report.variant_params.size(); ++v) out += " ftmpi / " + report.names[1 + v] + " |";
+        if (peers) out += " ftmpi / best peer |";
+        out += "\n|---:|";
+        for (std::size_t m = 0; m < report.names.size() + report.variant_params.size() + (peers ? 1 : 0); ++m) out += "---:|";
         out += "\n";
       }
       out += "| " + size_text(r.bytes) + " |";
       for (std::size_t m = 0; m < report.names.size(); ++m) out += " " + figure_text(report.median_of(m, r)) + " |";
-      const double ratio = report.ratio_to_best_peer(r);
-      out += " " + (ratio > 0 ? figure_text(ratio) + "x" : std::string("-")) + " |\n";
+      for (std::size_t v = 0; v < report.variant_params.size(); ++v) {
+        const RatioSpread spread = report.ratio_by_round(1 + v, r);
+        std::string cell = "-";
+        if (spread.rounds > 0) {
+          cell = figure_text(spread.median) + "x";
+          if (spread.rounds > 1) cell += " (" + figure_text(spread.low) + "-" + figure_text(spread.high) + ")";
+        }
+        out += " " + cell + " |";
+      }
+      if (peers) {
+        const double ratio = report.ratio_to_best_peer(r);
+        out += " " + (ratio > 0 ? figure_text(ratio) + "x" : std::string("-")) + " |";
+      }
+      out += "\n";
     }
   }
   if (!report.rails.empty()) out += "\nftmpi's rails (the last run, every rank's counters added):\n" + traffic_text(report.rails);
@@ -173,23 +301,50 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
 
 std::string sweep_json(const SweepReport& report) {
   base::JsonWriter w;
-  const bool peers = report.names.size() > 1;
+  const std::size_t variants = report.variant_params.size();
+  const bool peers = report.names.size() > 1 + variants;
   w.begin_object().field("library", report.libraries.empty() ? "" : report.libraries[0]).field("ranks", report.ranks);
   w.field("rounds", report.rounds).key("results").begin_array();
   for (const Result& r : report.order) {
     w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", r.value).field("unit", r.unit);
     if (peers) w.field("ratio_to_best_peer", report.ratio_to_best_peer(r));
+    if (variants > 0) {
+      w.key("ratio_to_variant").begin_object();
+      for (std::size_t v = 0; v < variants; ++v) {
+        const RatioSpread spread = report.ratio_by_round(1 + v, r);
+        w.key(report.names[1 + v]).begin_object().field("median", spread.median).field("low_quartile", spread.low);
+        w.field("high_quartile", spread.high).field("rounds", static_cast<std::uint64_t>(spread.rounds)).end_object();
+      }
+      w.end_object();
+    }
     w.end_object();
   }
-  w.end_array().key("rails").begin_array();
-  for (const RailTraffic& t : report.rails) {
-    w.begin_object().field("rail", t.name).field("bytes_sent", t.bytes_sent).field("retransmits", t.retransmits);
-    w.field("timeouts", t.timeouts).field("checksum_failures", t.checksum_failures).end_object();
+  auto rails = [&w](const std::vector<RailTraffic>& traffic) {
+    w.begin_array();
+    for (const RailTraffic& t : traffic) {
+      w.begin_object().field("rail", t.name).field("bytes_sent", t.bytes_sent).field("retransmits", t.retransmits);
+      w.field("timeouts", t.timeouts).field("checksum_failures", t.checksum_failures).end_object();
+    }
+    w.end_array();
+  };
+  w.end_array().key("rails");
+  rails(report.rails);
+  if (variants > 0) {
+    w.key("variants").begin_object();
+    for (std::size_t v = 0; v < variants; ++v) {
+      w.key(report.names[1 + v]).begin_object().field("library", report.libraries[1 + v]).key("params").begin_array();
+      for (const std::string& p : report.variant_params[v]) w.value(p);
+      w.end_array().key("results");
+      write_results(w, report.medians(1 + v));
+      w.key("rails");
+      rails(v < report.variant_rails.size() ? report.variant_rails[v] : std::vector<RailTraffic>{});
+      w.end_object();
+    }
+    w.end_object();
   }
-  w.end_array();
   if (peers) {
     w.key("peers").begin_object();
-    for (std::size_t m = 1; m < report.names.size(); ++m) {
+    for (std::size_t m = 1 + variants; m < report.names.size(); ++m) {
       w.key(report.names[m]).begin_object().field("library", report.libraries[m]);
       if (m < report.transports.size() && !report.transports[m].empty()) w.field("transport", report.transports[m]);
       w.key("results");
@@ -204,7 +359,7 @@ std::string sweep_json(const SweepReport& report) {
 }
 
 std::string sweep_csv(const SweepReport& report) {
-  // The MPI's name leads each line only when there are several.
+  // The MPI's name (ftmpi, a variant's, a peer's) leads each line only when there are several.
   const bool peers = report.names.size() > 1;
   std::string out = peers ? "mpi,kernel,bytes,value,unit\n" : "kernel,bytes,value,unit\n";
   for (std::size_t m = 0; m < report.names.size(); ++m) {

@@ -51,9 +51,187 @@ SweepReport beside_peers() {
   return report;
 }
 
+// ftmpi beside two variants of itself (no peers): "off" in rounds 1-4, "nocrc" with one round unmeasured.
+SweepReport beside_variants() {
+  SweepReport report;
+  report.ranks = 2;
+  report.rounds = 4;
+  report.bound = true;
+  report.names = {"ftmpi", "off", "nocrc"};
+  report.libraries = {"ftmpi 0.3 (test)", "ftmpi 0.3 (test)", "ftmpi 0.3 (test)"};
+  report.transports = {"", "", ""};
+  report.variant_params = {{"engine.reliability=off"}, {"engine.checksum=none", "path.fault=drop=1,for=2KB"}};
+  report.variant_rails = {{{"udp lo 127.0.0.1", 50, 0, 0, 0}}, {{"udp lo 127.0.0.1", 70, 4, 1, 0}}};
+  report.samples.resize(3);
+  // Round by round ftmpi / off is 1.10, 1.00, 1.20, 1.05 at 8 KB (sorted 1.00 1.05 1.10 1.20: median 1.075,
+  // quartiles 1.0375 and 1.125), while the ratio of the medians would be 1.15 / 1.0.
+  report.samples[0][{"lat", 8192}] = {1.1, 1.2, 1.2, 1.05};
+  report.samples[1][{"lat", 8192}] = {1.0, 1.2, 1.0, 1.0};
+  report.samples[2][{"lat", 8192}] = {1.0, 0.0, 1.2, 1.05};  // a 0 is no figure: 3 rounds count
+  report.samples[0][{"bw", 1u << 20}] = {900, 800};
+  report.samples[1][{"bw", 1u << 20}] = {1000, 1000, 1000};  // more rounds than ftmpi: paired up to 2
+  report.order = {{"lat", 8192, 1.15, "us"}, {"bw", 1u << 20, 850, "MB/s"}};
+  report.rails = {{"udp lo 127.0.0.1", 60, 0, 0, 0}};
+  return report;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(compare)
+
+BOOST_AUTO_TEST_CASE(a_variant_is_a_name_and_parameters) {
+  auto v = parse_variant("off:engine.reliability=off");
+  BOOST_TEST_REQUIRE(v.is_ok(), v.status().to_string());
+  BOOST_TEST(v->name == "off");
+  BOOST_TEST(v->params == std::vector<std::string>{"engine.reliability=off"});
+  v = parse_variant("lossy-2.a_b:engine.reliability=force,path.fault=drop=1,for=2KB,engine.checksum=none");
+  BOOST_TEST_REQUIRE(v.is_ok(), v.status().to_string());
+  BOOST_TEST(v->name == "lossy-2.a_b");
+  // A piece that does not start with a parameter's (dotted) name belongs to the value before it.
+  BOOST_TEST(v->params == (std::vector<std::string>{"engine.reliability=force", "path.fault=drop=1,for=2KB",
+                                                    "engine.checksum=none"}));
+  BOOST_TEST(parse_variant("x:path.fault=drop=1,for=2KB")->params == std::vector<std::string>{"path.fault=drop=1,for=2KB"});
+  for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+           {"off", "no ':' after its name"},
+           {":engine.reliability=off", "no name before ':'"},
+           {"off:", "no parameter after ':'"},
+           {"a b:x=1", "a name is letters, digits"},
+           {"ftmpi:x=1", "ftmpi names the job as given"},
+           {"openmpi:x=1", "'openmpi' names a peer MPI"},
+           {"mpich:x=1", "'mpich' names a peer MPI"},
+           {"off:reliability", "'reliability' is not K=V"},
+           {"off:reliability=off", "'reliability=off' is not K=V with a parameter's name"},
+           {"off:=off", "'=off' is not K=V"},
+           {"off:for=2KB,engine.reliability=off", "'for=2KB' is not K=V"}}) {
+    auto bad = parse_variant(text);
+    BOOST_TEST_REQUIRE(!bad.is_ok(), text);
+    BOOST_TEST((bad.status().code() == ftmpi::base::Errc::invalid_argument));
+    BOOST_TEST(bad.status().message().find("--variant '" + text + "': " + why) == 0u, bad.status().message());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ratio_spread_is_the_median_and_the_quartiles) {
+  RatioSpread s = ratio_spread({1.2, 1.0, 1.1, 1.05});
+  BOOST_TEST(s.rounds == 4u);
+  BOOST_TEST(s.median == 1.075, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.low == 1.0375, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.high == 1.125, boost::test_tools::tolerance(1e-12));
+  s = ratio_spread({3.0, 1.0, 2.0, 5.0, 4.0});  // odd: the middle one; quartiles fall on values
+  BOOST_TEST(s.median == 3.0);
+  BOOST_TEST(s.low == 2.0);
+  BOOST_TEST(s.high == 4.0);
+  s = ratio_spread({0.9});
+  BOOST_TEST(s.rounds == 1u);
+  BOOST_TEST((s.median == 0.9 && s.low == 0.9 && s.high == 0.9));
+  s = ratio_spread({});
+  BOOST_TEST((s.rounds == 0u && s.median == 0.0));
+}
+
+BOOST_AUTO_TEST_CASE(ratio_to_a_variant_pairs_the_runs_of_each_round) {
+  const SweepReport r = beside_variants();
+  BOOST_TEST(r.is_variant(1));
+  BOOST_TEST(r.is_variant(2));
+  BOOST_TEST(!r.is_variant(0));
+  BOOST_TEST(!r.is_variant(3));
+  RatioSpread s = r.ratio_by_round(1, kLat8k);
+  BOOST_TEST(s.rounds == 4u);
+  BOOST_TEST(s.median == 1.075, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.low == 1.0375, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(s.high == 1.125, boost::test_tools::tolerance(1e-12));
+  s = r.ratio_by_round(2, kLat8k);  // 1.1, (none), 1.0, 1.0
+  BOOST_TEST(s.rounds == 3u);
+  BOOST_TEST(s.median == 1.0, boost::test_tools::tolerance(1e-12));
+  s = r.ratio_by_round(1, kBw1m);  // 0.9, 0.8
+  BOOST_TEST(s.rounds == 2u);
+  BOOST_TEST(s.median == 0.85, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(r.ratio_by_round(2, kBw1m).rounds == 0u);  // nocrc has no bw
+  BOOST_TEST(r.ratio_by_round(0, kLat8k).rounds == 0u);
+  BOOST_TEST(r.ratio_by_round(3, kLat8k).rounds == 0u);
+  // Variants are not peers: no ratio to a best peer without peers.
+  BOOST_TEST(r.ratio_to_best_peer(kLat8k) == 0.0);
+  // Beside peers too, the best peer is a peer's figure, never a faster variant's.
+  SweepReport both = r;
+  both.names.push_back("openmpi");
+  both.libraries.push_back("Open MPI v4.1.4");
+  both.transports.push_back("tcp lo");
+  both.samples.resize(4);
+  both.samples[3][{"lat", 8192}] = {2.3};
+  BOOST_TEST(both.ratio_to_best_peer(kLat8k) == 0.5, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(markdown_beside_variants_has_a_ratio_column_each) {
+  const std::string md = sweep_markdown(beside_variants(), "unused");
+  BOOST_TEST(md.find("2 ranks, bound to cores; medians of 4 interleaved rounds\n") == 0u, md);
+  BOOST_TEST(md.find("  off: ftmpi 0.3 (test), with engine.reliability=off\n"
+                     "  nocrc: ftmpi 0.3 (test), with engine.checksum=none path.fault=drop=1,for=2KB\n"
+                     "  ftmpi / a variant: the two runs of each round divided, the median of the rounds (quartiles)\n") !=
+                 std::string::npos, md);
+  BOOST_TEST(md.find("| size | ftmpi | off | nocrc | ftmpi / off | ftmpi / nocrc |\n|---:|---:|---:|---:|---:|---:|\n"
+                     "| 8 KB | 1.150 | 1.000 | 1.025 | 1.075x (1.038-1.125) | 1.000x (1.000-1.050) |\n") != std::string::npos,
+             md);
+  BOOST_TEST(md.find("| 1 MB | 850 | 1000 | 0.000 | 0.850x (0.825-0.875) | - |\n") != std::string::npos, md);
+  BOOST_TEST(md.find("best peer") == std::string::npos, md);
+  // One round: the ratio alone.
+  SweepReport one = beside_variants();
+  one.rounds = 1;
+  for (auto& m : one.samples)
+    for (auto& [key, values] : m) values.resize(1);
+  const std::string md1 = sweep_markdown(one, "");
+  BOOST_TEST(md1.find("one round\n") != std::string::npos, md1);
+  BOOST_TEST(md1.find("(quartiles)") == std::string::npos, md1);
+  BOOST_TEST(md1.find("| 8 KB | 1.100 | 1.000 | 1.000 | 1.100x | 1.100x |\n") != std::string::npos, md1);
+  // Beside a peer as well: the variants' columns, then the best peer's.
+  SweepReport both = beside_variants();
+  both.names.push_back("openmpi");
+  both.libraries.push_back("Open MPI v4.1.4");
+  both.transports.push_back("tcp lo");
+  both.samples.resize(4);
+  both.samples[3][{"lat", 8192}] = {2.3};
+  const std::string md2 = sweep_markdown(both, "");
+  BOOST_TEST(md2.find("| size | ftmpi | off | nocrc | openmpi | ftmpi / off | ftmpi / nocrc | ftmpi / best peer |\n"
+                      "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+                      "| 8 KB | 1.150 | 1.000 | 1.025 | 2.300 | 1.075x (1.038-1.125) | 1.000x (1.000-1.050) | 0.500x |\n") !=
+                 std::string::npos,
+             md2);
+  BOOST_TEST(md2.find("  openmpi: Open MPI v4.1.4, over tcp lo\n") != std::string::npos, md2);
+}
+
+BOOST_AUTO_TEST_CASE(json_beside_variants) {
+  auto doc = parse_json(sweep_json(beside_variants()));
+  BOOST_TEST_REQUIRE(doc.is_ok(), doc.status().to_string());
+  const JsonValue& j = *doc;
+  BOOST_TEST_REQUIRE(j["results"].items().size() == 2u);
+  const JsonValue& lat = j["results"][0];
+  BOOST_TEST(lat.find("ratio_to_best_peer") == nullptr);
+  BOOST_TEST(lat["ratio_to_variant"]["off"]["median"].as_number() == 1.075, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(lat["ratio_to_variant"]["off"]["low_quartile"].as_number() == 1.0375, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(lat["ratio_to_variant"]["off"]["high_quartile"].as_number() == 1.125, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(lat["ratio_to_variant"]["off"]["rounds"].as_u64() == 4u);
+  BOOST_TEST(lat["ratio_to_variant"]["nocrc"]["rounds"].as_u64() == 3u);
+  BOOST_TEST(j["results"][1]["ratio_to_variant"]["nocrc"]["rounds"].as_u64() == 0u);
+  BOOST_TEST(j.find("peers") == nullptr);
+  BOOST_TEST_REQUIRE(j["variants"].members().size() == 2u);
+  const JsonValue& nocrc = j["variants"]["nocrc"];
+  BOOST_TEST(nocrc["library"].as_string() == "ftmpi 0.3 (test)");
+  BOOST_TEST_REQUIRE(nocrc["params"].items().size() == 2u);
+  BOOST_TEST(nocrc["params"][1].as_string() == "path.fault=drop=1,for=2KB");
+  BOOST_TEST(nocrc["results"][0]["value"].as_number() == 1.025, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(nocrc["rails"][0]["retransmits"].as_u64() == 4u);
+  BOOST_TEST(j["variants"]["off"]["rails"][0]["bytes_sent"].as_u64() == 50u);
+  BOOST_TEST(j["rails"][0]["bytes_sent"].as_u64() == 60u);  // ftmpi's own
+}
+
+BOOST_AUTO_TEST_CASE(csv_beside_variants_names_them_as_mpis) {
+  const std::string csv = sweep_csv(beside_variants());
+  BOOST_TEST(csv ==
+             "mpi,kernel,bytes,value,unit\n"
+             "ftmpi,lat,8192,1.15,us\n"
+             "ftmpi,bw,1048576,850,MB/s\n"
+             "off,lat,8192,1,us\n"
+             "off,bw,1048576,1000,MB/s\n"
+             "nocrc,lat,8192,1.025,us\n"
+             "nocrc,bw,1048576,0,MB/s\n");
+}
 
 BOOST_AUTO_TEST_CASE(median_of_each_mpi_for_a_kernel_and_size) {
   const SweepReport r = beside_peers();
