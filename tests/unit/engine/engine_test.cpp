@@ -449,7 +449,8 @@ BOOST_AUTO_TEST_CASE(a_stream_kept_by_reference_completes_once_the_peer_has_ever
       BOOST_REQUIRE(data_frames > 40u);  // 200,000 bytes in frames of 4 KiB
       if (by_reference) {
         BOOST_TEST(headers_only == data_frames);
-        BOOST_TEST(w.ranks[0]->counters().frames_by_reference == data_frames);
+        // The stream's frames, and the first fragment its RTS carried.
+        BOOST_TEST(w.ranks[0]->counters().frames_by_reference == data_frames + 1);
         BOOST_TEST(!w.complete(0, s));  // the receiver has not acknowledged a frame yet
       } else {
         BOOST_TEST(headers_only == 0u);
@@ -460,6 +461,51 @@ BOOST_AUTO_TEST_CASE(a_stream_kept_by_reference_completes_once_the_peer_has_ever
       BOOST_TEST(w.faults[0]->counters().dropped >= 1u);
       BOOST_TEST(w.ranks[0]->counters().retransmits >= 1u);
       BOOST_TEST((got == sent));
+      w.ranks[0]->release(s);
+      w.ranks[1]->release(r);
+      w.run_until([&] { return w.ranks[0]->peer(1).retained.empty(); });
+    }
+  }
+}
+
+// A rendezvous's first fragment, carried by its RTS, is lent as its stream is: kept as a header, the
+// payload read from the send buffer when resent, and the send not complete before the receiver has it.
+// Here a synchronous send small enough for its RTS to carry all of it, the RTS lost once.
+BOOST_AUTO_TEST_CASE(a_rendezvous_first_fragment_is_kept_by_reference) {
+  for (const bool by_reference : {true, false}) {
+    BOOST_TEST_CONTEXT((by_reference ? "by reference" : "copied")) {
+      EngineConfig config = plain_config();
+      config.reliability = Reliability::force;
+      config.retain_by_reference = by_reference;
+      config.retransmit_min = std::chrono::milliseconds(1);  // the lost RTS's resend, by timer
+      World w(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+      const auto sent = pattern(3000, 13);
+      std::vector<std::byte> got(sent.size());
+      Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 6);
+      w.faults[0]->set_specs({path::parse_fault_spec("drop=1").value()});
+      Request* s = w.ranks[0]->isend(w.world(0), sent.data(), sent.size(), 1, 6, SendMode::synchronous);
+      w.faults[0]->set_specs({});
+      BOOST_TEST(w.faults[0]->counters().dropped == 1u);
+      const Peer& to = w.ranks[0]->peer(1);
+      BOOST_REQUIRE(to.retained.size() == 1u);
+      const RetainedFrame& rts = to.retained.front();
+      if (by_reference) {
+        BOOST_TEST(rts.lender == s);
+        BOOST_TEST(rts.bytes.size() == frag::kHeaderSize);
+        BOOST_TEST(rts.payload.size() == sent.size());
+        BOOST_TEST((rts.payload.data() == reinterpret_cast<const std::byte*>(sent.data())));
+        BOOST_TEST(w.ranks[0]->counters().frames_by_reference == 1u);
+      } else {
+        BOOST_TEST(rts.lender == nullptr);
+        BOOST_TEST(rts.bytes.size() == frag::kHeaderSize + sent.size());
+        BOOST_TEST(w.ranks[0]->counters().frames_by_reference == 0u);
+      }
+      BOOST_TEST(!w.complete(0, s));
+      w.run_until([&] { return w.complete(0, s) && w.complete(1, r); });
+      BOOST_TEST(w.ranks[0]->counters().retransmits >= 1u);
+      BOOST_TEST((got == sent));
+      // Lent, the send completed only once its RTS arrived: nothing keeps its buffer any more.
+      if (by_reference) BOOST_TEST(to.retained.empty());
       w.ranks[0]->release(s);
       w.ranks[1]->release(r);
       w.run_until([&] { return w.ranks[0]->peer(1).retained.empty(); });

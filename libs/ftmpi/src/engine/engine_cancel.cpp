@@ -114,6 +114,8 @@ void EngineCore::handle_cancel_reply(Peer& peer, const frag::FrameHeader& h) {
     return;
   }
   ++counters_.sends_cancelled;
+  // Its RTS may still be kept by reference to the buffer the program gets back now: copied first.
+  if (r->frames_lent != 0) take_back_lent_frames(*r);
   r->completion = Completion{};
   r->completion.cancelled = true;
   complete(r);

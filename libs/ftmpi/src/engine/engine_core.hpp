@@ -561,6 +561,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void send_control(Peer& peer, frag::FrameType type, std::uint64_t msg_seq, std::uint64_t sender_cookie,
                     std::uint64_t receiver_cookie);
   void send_ack(Peer& peer);
+  Request* lender_for(Request& r) const noexcept;
   void send_fragment(Peer& peer, Request& r, std::uint32_t route, std::size_t offset, std::size_t len);
   void send_fragments(Peer& peer, Request& r, std::size_t from, std::size_t to);
   // Fills in a send's fields and gives it the peer's next message sequence number.

@@ -349,8 +349,10 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
         r->send_state = SendState::streaming;
         streaming_.push_back(r);
         push_streams();
-      } else {
+      } else if (r->frames_lent == 0) {
         complete(r);
+      } else {
+        r->send_state = SendState::awaiting_acks;  // its RTS, lent, is not acknowledged yet
       }
       break;
     }

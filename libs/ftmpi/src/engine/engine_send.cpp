@@ -179,6 +179,13 @@ void EngineCore::send_ack(Peer& peer) {
   send_frame(peer, h, {});
 }
 
+// A rendezvous send from one contiguous buffer lends it to the frames kept for resending: the send waits
+// for the peer anyway, and completes once every lent frame arrived (frame_received). Not once released
+// (MPI_Request_free): see take_back_lent_frames.
+Request* EngineCore::lender_for(Request& r) const noexcept {
+  return r.layout == nullptr && !r.released && config_.retain_by_reference && !config_.payload_mac ? &r : nullptr;
+}
+
 // One DATA fragment of a send: `len` bytes at `offset`, on `route`.
 void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std::size_t offset, std::size_t len) {
   const bool bulk = r.receiver_cookie != 0;
@@ -194,11 +201,7 @@ void EngineCore::send_fragment(Peer& peer, Request& r, std::uint32_t route, std:
     h.sender_request = r.cookie();
     h.receiver_request = r.receiver_cookie;
   }
-  // A stream after the CTS from one contiguous buffer lends it: its send waits for the peer anyway.
-  // Not once released (MPI_Request_free): see take_back_lent_frames.
-  Request* lender =
-      bulk && r.layout == nullptr && !r.released && config_.retain_by_reference && !config_.payload_mac ? &r : nullptr;
-  send_frame(peer, route, h, Payload::of(r, offset, len), bulk, lender);
+  send_frame(peer, route, h, Payload::of(r, offset, len), bulk, bulk ? lender_for(r) : nullptr);
 }
 
 // DATA fragments for bytes [from, to) of a send: each goes on the least loaded working rail, cut at
@@ -356,7 +359,11 @@ Request* EngineCore::start_send(const CommView& comm, const void* buf, std::size
   h.payload_length = static_cast<std::uint32_t>(first);
   r->next_offset = first;
   r->send_state = SendState::awaiting_cts;
-  send_frame(peer, h, Payload::of(*r, 0, first));
+  // The first fragment is lent as the stream's frames are (send_fragment): a rendezvous send waits for
+  // its receiver anyway, so it need not be copied to be kept (up to a frame of it: most of a message
+  // just above the eager limit).
+  send_frame(peer, pick_route(peer), h, Payload::of(*r, 0, first), /*bulk=*/false,
+             first > 0 ? lender_for(*r) : nullptr);
   return r;
 }
 
