@@ -40,7 +40,7 @@ struct EngineCounters {
   base::Count single_copies_gathered = 0;  // single copies read in one system call with others of their peer
   base::Count split_copies = 0;  // single copies received in two halves, the sender writing the second
   base::Count split_copy_rereads = 0;  // split copies where the receiver moved a half the other side could not
-  base::Count frames_by_reference = 0;  // stream frames kept for resending by reference to the send buffer
+  base::Count frames_by_reference = 0;  // rendezvous frames kept for resending by reference to the send buffer
   base::Count frames_copied_after_send = 0;  // eager frames sent from the send buffer, copied for resending after
   base::Count sends_cancelled = 0;  // our sends the receiver withdrew before matching them (MPI_Cancel)
   base::Count messages_withdrawn = 0;  // peers' messages withdrawn from our matching at their request

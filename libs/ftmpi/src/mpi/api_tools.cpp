@@ -99,7 +99,7 @@ const PerformanceVariable kPerformanceVariables[] = {
     {"engine.split_copy_rereads", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::split_copy_rereads,
      "split copies where the receiver read a half the other side could not move"},
     {"engine.frames_by_reference", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::frames_by_reference,
-     "stream frames kept for resending by reference to the send buffer, not copied"},
+     "rendezvous frames kept for resending by reference to the send buffer, not copied"},
     {"engine.frames_copied_after_send", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::frames_copied_after_send,
      "eager frames sent from the send buffer and copied for resending once the path had them"},
     {"engine.sends_cancelled", MPI_T_PVAR_CLASS_COUNTER, &engine::EngineCounters::sends_cancelled,
