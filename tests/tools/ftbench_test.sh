@@ -28,7 +28,8 @@
 #           resends until it stops dropping (drop=1 for its first 2 KB of traffic only) and prints its figure
 #   errors  an unknown kernel, a bad size, an unknown or repeated path (before any peer is built), fewer than 2 ranks, an unknown MPI to compare
 #           with, one that is not installed, --csv for the table, a --time-limit of 0, a malformed or
-#           repeated --variant, --variant for the table: each one line saying what is wrong and
+#           repeated --variant, one setting what --paths sets, --variant for the table: each one line
+#           saying what is wrong and
 #           exit status 2
 set -uo pipefail
 case_name=${1:?usage: ftbench_test.sh CASE FTBENCH}
@@ -206,6 +207,7 @@ errors)
   expect "--variant 'off': no ':' after its name" "$ftbench" --variant off "${quick[@]}"
   expect "--variant 'openmpi:engine.reliability=off': 'openmpi' names a peer MPI" "$ftbench" --variant openmpi:engine.reliability=off "${quick[@]}"
   expect "two variants named 'off'" "$ftbench" --variant off:engine.reliability=off --variant off:engine.checksum=none "${quick[@]}"
+  expect "--variant 'shm': --paths sets path.kinds for every job" "$ftbench" --paths udp --variant shm:path.kinds=shm "${quick[@]}"
   expect "variant belongs to the sweep" "$ftbench" table --variant off:engine.reliability=off "${quick[@]}"
   echo "ftbench_test: every bad input said so with status 2" ;;
 *) echo "ftbench_test.sh: unknown case '$case_name'" >&2; exit 2 ;;

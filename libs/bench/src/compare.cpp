@@ -112,6 +112,23 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   if (!sweep.job.hosts.empty() && !sweep.peers.empty()) {
     return Status(Errc::invalid_argument, "--against measures the peers on this host only: not with --host");
   }
+  for (std::size_t v = 0; v < sweep.variants.size(); ++v) {
+    const Variant& variant = sweep.variants[v];
+    for (std::size_t w = 0; w < v; ++w) {
+      if (sweep.variants[w].name == variant.name) {
+        return Status(Errc::invalid_argument, "--variant: two variants named '" + variant.name + "'");
+      }
+    }
+    for (const std::string& p : variant.params) {
+      const bool kinds = p.starts_with("path.kinds=") && !sweep.job.paths.empty();
+      const bool rails = p.starts_with("path.rails=") && !sweep.job.rails.empty();
+      if (kinds || rails) {
+        return Status(Errc::invalid_argument, "--variant '" + variant.name + "': " + (kinds ? "--paths" : "--rails") +
+                                                  " sets " + (kinds ? "path.kinds" : "path.rails") +
+                                                  " for every job; leave it out to vary it");
+      }
+    }
+  }
   SweepReport report;
   report.ranks = sweep.job.ranks;
   report.rounds = sweep.rounds;
@@ -157,7 +174,7 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   DisturbanceWatch watch(sweep.repeat_disturbed ? std::function<double()>(cacheline_ns) : std::function<double()>{});
   int lost_runs = 0;
   for (int round = 0; round < sweep.rounds; ++round) {
-    // Each round starts one later in the order, so that no MPI always runs first (or right after another).
+    // Each round starts one later in the order, so that no MPI always runs first.
     for (std::size_t k = 0; k < mpis; ++k) {
       const std::size_t m = (k + static_cast<std::size_t>(round)) % mpis;
       const std::string label = report.names[m] + (sweep.rounds > 1 ? " (round " + std::to_string(round + 1) + " of " + std::to_string(sweep.rounds) + ")" : "");

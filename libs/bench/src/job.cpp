@@ -44,15 +44,27 @@ int KernelArgs::time_limit_s() const {
   return static_cast<int>(std::min(std::ceil(seconds), 1e6));
 }
 
-bool may_lose_frames(const JobSpec& job) {
-  constexpr std::string_view kKey = "engine.reliability=";
-  std::string_view reliability;
-  if (const char* env = std::getenv("FTMPI_ENGINE_RELIABILITY")) reliability = env;
+namespace {
+
+// A parameter as the job's ranks get it: its last `--param`, else the environment's FTMPI_ form, else "".
+std::string_view parameter(const JobSpec& job, std::string_view name, const char* env_name) {
+  std::string_view value;
+  if (const char* env = std::getenv(env_name)) value = env;
   for (const std::string& p : job.params) {
-    if (std::string_view(p).starts_with(kKey)) reliability = std::string_view(p).substr(kKey.size());
+    const std::string_view kv(p);
+    if (kv.size() > name.size() && kv.starts_with(name) && kv[name.size()] == '=') value = kv.substr(name.size() + 1);
   }
-  if (reliability != "off") return false;
-  return !job.hosts.empty() || (!job.paths.empty() && job.paths != "shm");
+  return value;
+}
+
+}  // namespace
+
+bool may_lose_frames(const JobSpec& job) {
+  if (parameter(job, "engine.reliability", "FTMPI_ENGINE_RELIABILITY") != "off") return false;
+  // ftrun's --paths wins over a path.kinds parameter (it is applied after them).
+  const std::string_view paths = !job.paths.empty() ? std::string_view(job.paths)
+                                                    : parameter(job, "path.kinds", "FTMPI_PATH_KINDS");
+  return !job.hosts.empty() || (!paths.empty() && paths != "shm");
 }
 
 int job_time_limit(const JobSpec& job, int asked, int if_frames_may_be_lost) {

@@ -68,8 +68,8 @@ SweepReport beside_variants() {
   report.samples[0][{"lat", 8192}] = {1.1, 1.2, 1.2, 1.05};
   report.samples[1][{"lat", 8192}] = {1.0, 1.2, 1.0, 1.0};
   report.samples[2][{"lat", 8192}] = {1.0, 0.0, 1.2, 1.05};  // a 0 is no figure: 3 rounds count
-  report.samples[0][{"bw", 1u << 20}] = {900, 800};
-  report.samples[1][{"bw", 1u << 20}] = {1000, 1000, 1000};  // more rounds than ftmpi: paired up to 2
+  report.samples[0][{"bw", 1u << 20}] = {900, 800, 0, 1000};  // a 0 is no figure
+  report.samples[1][{"bw", 1u << 20}] = {1000, 1000, 1000, 0};
   report.order = {{"lat", 8192, 1.15, "us"}, {"bw", 1u << 20, 850, "MB/s"}};
   report.rails = {{"udp lo 127.0.0.1", 60, 0, 0, 0}};
   return report;
@@ -141,7 +141,7 @@ BOOST_AUTO_TEST_CASE(ratio_to_a_variant_pairs_the_runs_of_each_round) {
   s = r.ratio_by_round(2, kLat8k);  // 1.1, (none), 1.0, 1.0
   BOOST_TEST(s.rounds == 3u);
   BOOST_TEST(s.median == 1.0, boost::test_tools::tolerance(1e-12));
-  s = r.ratio_by_round(1, kBw1m);  // 0.9, 0.8
+  s = r.ratio_by_round(1, kBw1m);  // 0.9, 0.8 (rounds 3 and 4 lack one figure or the other)
   BOOST_TEST(s.rounds == 2u);
   BOOST_TEST(s.median == 0.85, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(r.ratio_by_round(2, kBw1m).rounds == 0u);  // nocrc has no bw
@@ -157,6 +157,27 @@ BOOST_AUTO_TEST_CASE(ratio_to_a_variant_pairs_the_runs_of_each_round) {
   both.samples.resize(4);
   both.samples[3][{"lat", 8192}] = {2.3};
   BOOST_TEST(both.ratio_to_best_peer(kLat8k) == 0.5, boost::test_tools::tolerance(1e-12));
+}
+
+BOOST_AUTO_TEST_CASE(a_sweep_refuses_variants_it_cannot_measure_before_running_anything) {
+  Sweep sweep;
+  sweep.variants = {{"off", {"engine.reliability=off"}}, {"off", {"engine.checksum=none"}}};
+  auto report = run_sweep(sweep);
+  BOOST_TEST_REQUIRE(!report.is_ok());
+  BOOST_TEST((report.status().code() == ftmpi::base::Errc::invalid_argument));
+  BOOST_TEST(report.status().message() == "--variant: two variants named 'off'");
+  // ftrun applies --paths and --rails after every parameter: such a variant would be the job again.
+  sweep.variants = {{"shm", {"path.kinds=shm"}}};
+  sweep.job.paths = "udp";
+  report = run_sweep(sweep);
+  BOOST_TEST_REQUIRE(!report.is_ok());
+  BOOST_TEST(report.status().message() == "--variant 'shm': --paths sets path.kinds for every job; leave it out to vary it");
+  sweep.job.paths = "";
+  sweep.job.rails = "127.0.0.1";
+  sweep.variants = {{"two", {"engine.checksum=none", "path.rails=127.0.0.1,127.0.0.2"}}};
+  report = run_sweep(sweep);
+  BOOST_TEST_REQUIRE(!report.is_ok());
+  BOOST_TEST(report.status().message() == "--variant 'two': --rails sets path.rails for every job; leave it out to vary it");
 }
 
 BOOST_AUTO_TEST_CASE(markdown_beside_variants_has_a_ratio_column_each) {

@@ -47,6 +47,13 @@ BOOST_AUTO_TEST_CASE(only_reliability_off_on_a_network_path_may_lose_frames) {
   // The last one given counts, as in ftrun.
   BOOST_TEST(!may_lose_frames(job("udp", {"engine.reliability=off", "engine.reliability=force"})));
   BOOST_TEST(may_lose_frames(job("udp", {"engine.reliability=force", "engine.checksum=none", "engine.reliability=off"})));
+  // Without --paths, a path.kinds parameter says the paths (an ftbench --variant's, say); with it, --paths
+  // wins, as in ftrun.
+  BOOST_TEST(may_lose_frames(job("", {"path.kinds=udp", "engine.reliability=off"})));
+  BOOST_TEST(may_lose_frames(job("", {"path.kinds=shm", "path.kinds=shm,udp", "engine.reliability=off"})));
+  BOOST_TEST(!may_lose_frames(job("", {"path.kinds=shm", "engine.reliability=off"})));
+  BOOST_TEST(!may_lose_frames(job("shm", {"path.kinds=udp", "engine.reliability=off"})));
+  BOOST_TEST(!may_lose_frames(job("", {"path.kinds.x=udp", "engine.reliability=off"})));  // not that name
 }
 
 BOOST_AUTO_TEST_CASE(the_environment_turns_reliability_off_unless_a_parameter_says_otherwise) {

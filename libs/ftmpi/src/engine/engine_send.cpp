@@ -180,8 +180,8 @@ void EngineCore::send_ack(Peer& peer) {
 }
 
 // A rendezvous send from one contiguous buffer lends it to the frames kept for resending: the send waits
-// for the peer anyway, and completes once every lent frame arrived (frame_received). Not once released
-// (MPI_Request_free): see take_back_lent_frames.
+// for the peer anyway (its CTS, then its stream), and completes only once every lent frame arrived too
+// (frame_received). Not once released (MPI_Request_free): see take_back_lent_frames.
 Request* EngineCore::lender_for(Request& r) const noexcept {
   return r.layout == nullptr && !r.released && config_.retain_by_reference && !config_.payload_mac ? &r : nullptr;
 }

@@ -16,7 +16,9 @@
 namespace ftmpi::bench {
 
 // ftmpi again with runtime parameters added after the job's own (so they win), measured in the same rounds
-// as the job as given: what a setting costs, e.g. reliability with `off:engine.reliability=off`.
+// as the job as given: what a setting costs, e.g. reliability with `off:engine.reliability=off`. Not
+// path.kinds or path.rails where the sweep gives --paths or --rails: ftrun applies those after every
+// parameter, so run_sweep refuses such a variant rather than measure the job twice.
 struct Variant {
   std::string name;
   std::vector<std::string> params;  // K=V

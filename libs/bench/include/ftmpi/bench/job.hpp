@@ -37,8 +37,9 @@ struct JobSpec {
 };
 
 // Whether the job may wait for ever on a lost frame: reliability turned off (its last engine.reliability
-// parameter, else FTMPI_ENGINE_RELIABILITY) where frames cross a network path (--paths other than shm
-// alone, or ranks on other hosts). A dropped datagram is then never resent.
+// parameter, else FTMPI_ENGINE_RELIABILITY) where frames cross a network path (--paths, else its last
+// path.kinds parameter, else FTMPI_PATH_KINDS, other than shm alone; or ranks on other hosts). A dropped
+// datagram is then never resent.
 bool may_lose_frames(const JobSpec& job);
 // The ftrun --timeout for `job`: `asked` (ftbench --time-limit) when given, else `if_frames_may_be_lost`
 // when may_lose_frames(job), else 0 (none).

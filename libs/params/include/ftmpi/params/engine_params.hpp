@@ -75,10 +75,9 @@ inline constexpr ParamRow kShmGatherMax{
 inline constexpr ParamRow kRetainByReference{
     "engine.retain.by_reference", ParamType::boolean, "true",
     "keep a tracked rendezvous's frames (its RTS's first fragment and its stream) for resending by "
-    "reference to the send buffer: the CRC is "
-    "read from there and a path that gathers sends from there, no user-space copy; the send completes once "
-    "the peer has received every frame. false: each frame is copied (with its CRC) and the send completes "
-    "once its frames are handed to the paths",
+    "reference to the send buffer: the CRC is read from there and a path that gathers sends from there, "
+    "no user-space copy; the send completes once the peer has received every frame. false: each frame is "
+    "copied (with its CRC) and the send completes once its frames are handed to the paths",
     ParamLevel::advanced};
 inline constexpr ParamRow kRetainAfterSend{
     "engine.retain.after_send", ParamType::boolean, "true",
