@@ -105,6 +105,16 @@ struct World {
 
 EngineConfig plain_config() { return EngineConfig::defaults(); }
 
+// Two ranks over loop paths of 4 KiB frames behind a fault layer, reliability forced, a lost frame resent
+// by its timer after 1 ms: where frames are kept by reference (or, without, copied) and resent.
+World resending_world(bool by_reference = true) {
+  EngineConfig config = plain_config();
+  config.reliability = Reliability::force;
+  config.retain_by_reference = by_reference;
+  config.retransmit_min = std::chrono::milliseconds(1);
+  return World(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+}
+
 // Two ranks of this process that reach each other by single copy from 4 KiB (each reads and writes the
 // other's memory through its own pid).
 struct SingleCopyWorld : World {
@@ -427,11 +437,7 @@ BOOST_AUTO_TEST_CASE(a_corrupt_eager_frame_leaves_its_receive_to_the_good_copy) 
 BOOST_AUTO_TEST_CASE(a_stream_kept_by_reference_completes_once_the_peer_has_every_frame) {
   for (const bool by_reference : {true, false}) {
     BOOST_TEST_CONTEXT((by_reference ? "by reference" : "copied")) {
-      EngineConfig config = plain_config();
-      config.reliability = Reliability::force;
-      config.retain_by_reference = by_reference;
-      config.retransmit_min = std::chrono::milliseconds(1);  // the lost frame's resend, by timer
-      World w(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+      World w = resending_world(by_reference);
       const auto sent = pattern(200'000, 11);
       std::vector<std::byte> got(sent.size());
       Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 5);
@@ -474,11 +480,7 @@ BOOST_AUTO_TEST_CASE(a_stream_kept_by_reference_completes_once_the_peer_has_ever
 BOOST_AUTO_TEST_CASE(a_rendezvous_first_fragment_is_kept_by_reference) {
   for (const bool by_reference : {true, false}) {
     BOOST_TEST_CONTEXT((by_reference ? "by reference" : "copied")) {
-      EngineConfig config = plain_config();
-      config.reliability = Reliability::force;
-      config.retain_by_reference = by_reference;
-      config.retransmit_min = std::chrono::milliseconds(1);  // the lost RTS's resend, by timer
-      World w(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+      World w = resending_world(by_reference);
       const auto sent = pattern(3000, 13);
       std::vector<std::byte> got(sent.size());
       Request* r = w.ranks[1]->irecv(w.world(1), got.data(), got.size(), 0, 6);
@@ -519,10 +521,7 @@ BOOST_AUTO_TEST_CASE(a_rendezvous_first_fragment_is_kept_by_reference) {
 // receive still gets every original byte (from the send buffer, they would fail their checksum for
 // ever, or read freed memory).
 BOOST_AUTO_TEST_CASE(a_send_released_before_it_completes_lends_its_buffer_no_longer) {
-  EngineConfig config = plain_config();
-  config.reliability = Reliability::force;
-  config.retransmit_min = std::chrono::milliseconds(1);
-  World w(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+  World w = resending_world();
   auto sent = std::make_unique<std::vector<std::byte>>(pattern(200'000, 12));
   const std::vector<std::byte> original = *sent;
   std::vector<std::byte> got(original.size());
@@ -551,10 +550,7 @@ BOOST_AUTO_TEST_CASE(a_send_released_before_it_completes_lends_its_buffer_no_lon
 // message (a synchronous send under a frame), so nothing is read from the buffer after the release,
 // which overwrites and frees it; the receive, posted later, still gets the original bytes.
 BOOST_AUTO_TEST_CASE(a_send_released_before_its_cts_takes_back_its_rts) {
-  EngineConfig config = plain_config();
-  config.reliability = Reliability::force;
-  config.retransmit_min = std::chrono::milliseconds(1);
-  World w(2, config, path::LoopOptions{4096, true}, {}, /*fault_layer=*/true);
+  World w = resending_world();
   auto sent = std::make_unique<std::vector<std::byte>>(pattern(3000, 14));
   const std::vector<std::byte> original = *sent;
   // The RTS is lost, so it is still kept when the send is released.
