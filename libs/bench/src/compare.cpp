@@ -89,7 +89,7 @@ std::vector<Result> SweepReport::medians(std::size_t m) const {
 
 double SweepReport::ratio_to_best_peer(const Result& r) const {
   double best = 0;
-  for (std::size_t m = 1 + variant_params.size(); m < samples.size(); ++m) {
+  for (std::size_t m = first_peer(); m < samples.size(); ++m) {
     const double v = median_of(m, r);
     if (v > 0 && (best == 0 || (higher_is_better(r.unit) ? v > best : v < best))) best = v;
   }
@@ -140,7 +140,7 @@ base::Result<SweepReport> run_sweep(const Sweep& sweep, const TableProgress& pro
   report.variant_rails.resize(sweep.variants.size());
   for (const PeerMpi& p : sweep.peers) report.names.push_back(p.name);
   const std::size_t mpis = report.names.size();
-  const std::size_t first_peer = 1 + sweep.variants.size();
+  const std::size_t first_peer = report.first_peer();
   report.samples.resize(mpis);
   report.libraries.resize(mpis);
   report.transports.resize(mpis);
@@ -276,7 +276,7 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
       }
       out += "\n";
     }
-    const bool peers = report.names.size() > 1 + report.variant_params.size();
+    const bool peers = report.has_peers();
     if (!report.variant_params.empty()) {
       out += std::string("  ftmpi / a variant: the two runs of each round divided, the median of the rounds") +
              (report.rounds > 1 ? " (quartiles)" : "") + "\n";
@@ -319,7 +319,7 @@ std::string sweep_markdown(const SweepReport& report, const std::string& heading
 std::string sweep_json(const SweepReport& report) {
   base::JsonWriter w;
   const std::size_t variants = report.variant_params.size();
-  const bool peers = report.names.size() > 1 + variants;
+  const bool peers = report.has_peers();
   w.begin_object().field("library", report.libraries.empty() ? "" : report.libraries[0]).field("ranks", report.ranks);
   w.field("rounds", report.rounds).key("results").begin_array();
   for (const Result& r : report.order) {
@@ -361,7 +361,7 @@ std::string sweep_json(const SweepReport& report) {
   }
   if (peers) {
     w.key("peers").begin_object();
-    for (std::size_t m = 1 + variants; m < report.names.size(); ++m) {
+    for (std::size_t m = report.first_peer(); m < report.names.size(); ++m) {
       w.key(report.names[m]).begin_object().field("library", report.libraries[m]);
       if (m < report.transports.size() && !report.transports[m].empty()) w.field("transport", report.transports[m]);
       w.key("results");

@@ -68,6 +68,8 @@ struct SweepReport {
   // most, so this ratio drifts less with the host than the ratio of the medians does.
   RatioSpread ratio_by_round(std::size_t m, const Result& r) const;
   bool is_variant(std::size_t m) const { return m >= 1 && m <= variant_params.size(); }
+  std::size_t first_peer() const { return 1 + variant_params.size(); }  // names[first_peer()] on are peers
+  bool has_peers() const { return names.size() > first_peer(); }
   // every round's figure per MPI, in round order, by (kernel, bytes)
   std::vector<std::map<std::pair<std::string, std::uint64_t>, std::vector<double>>> samples;
 };
