@@ -31,6 +31,7 @@ struct UdpPathTestAccess {
   static void fake_sends(UdpPath& path) {
     path.send_batch_ = &fake_sendmmsg;
     path.send_one_ = &fake_sendmsg;
+    path.send_to_ = &fake_sendto;
   }
 
   // Waits (at most `limit`) until both of the path's sockets hold a datagram: loopback usually queues
@@ -63,7 +64,12 @@ struct UdpPathTestAccess {
   static inline int allowed = -1;
   static inline int err = EAGAIN;
 
+  // Calls of each, so that a test can say which call a frame went by.
+  static inline int sendmmsg_calls = 0;
+  static inline int sendto_calls = 0;
+
   static int fake_sendmmsg(int fd, ::mmsghdr* messages, unsigned count, int flags) {
+    ++sendmmsg_calls;
     if (allowed < 0) return ::sendmmsg(fd, messages, count, flags);
     if (allowed == 0) {
       errno = err;
@@ -82,6 +88,18 @@ struct UdpPathTestAccess {
     }
     --allowed;
     return ::sendmsg(fd, message, flags);
+  }
+  // The same for sendto (a frame in one piece).
+  static ::ssize_t fake_sendto(int fd, const void* bytes, std::size_t size, int flags, const ::sockaddr* to,
+                               ::socklen_t to_length) {
+    ++sendto_calls;
+    if (allowed < 0) return ::sendto(fd, bytes, size, flags, to, to_length);
+    if (allowed == 0) {
+      errno = err;
+      return -1;
+    }
+    --allowed;
+    return ::sendto(fd, bytes, size, flags, to, to_length);
   }
 };
 
@@ -384,6 +402,45 @@ class GatheredFrame final : public FrameWriter {
   bool bulk_;
 };
 
+// A frame that lies in one piece goes by sendto, the send call with the least for the kernel to copy in
+// (no msghdr, no iovec); with no room it waits in the queue, which a poll sends by sendmmsg.
+BOOST_AUTO_TEST_CASE(a_frame_in_one_piece_goes_by_sendto_and_waits_in_the_queue_when_there_is_no_room) {
+  UdpOptions options = options_for(2, 9000);
+  options.gso = false;
+  auto paths = make_mesh(2, options);
+  Access::fake_sends(*paths[0]);
+  CollectingSink sink;
+  const auto receive = [&](std::size_t n) {
+    return poll_until([&] { return sink.frames.size() == n; }, [&] { paths[1]->poll(sink, 64); });
+  };
+  std::vector<std::byte> bytes(112);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 5 + 1);
+
+  Access::allowed = -1;
+  Access::sendmmsg_calls = Access::sendto_calls = 0;
+  BytesFrame sent(bytes);
+  BOOST_REQUIRE(paths[0]->send(1, sent).is_ok());
+  BOOST_TEST(Access::sendto_calls == 1);
+  BOOST_TEST(Access::sendmmsg_calls == 0);
+  BOOST_TEST(paths[0]->counters().short_socket.frames_sent == 1u);
+  BOOST_REQUIRE(receive(1));
+  BOOST_TEST((sink.frames[0] == bytes));
+
+  Access::allowed = 0;
+  Access::err = EAGAIN;
+  BytesFrame queued(bytes);
+  BOOST_REQUIRE(paths[0]->send(1, queued).is_ok());
+  BOOST_TEST(Access::sendto_calls == 2);
+  BOOST_TEST(paths[0]->queued_frames() == 1u);
+  Access::allowed = -1;
+  paths[0]->poll(sink, 0);
+  BOOST_TEST(!paths[0]->has_queued_frames());
+  BOOST_TEST(Access::sendmmsg_calls == 1);
+  BOOST_REQUIRE(receive(2));
+  BOOST_TEST((sink.frames[1] == bytes));
+  BOOST_TEST(paths[0]->counters().short_socket.send_errors == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_frame_with_its_payload_elsewhere_is_sent_from_two_places_and_queued_whole) {
   UdpOptions options = options_for(2, 9000);
   options.gso = false;  // every frame its own send (a GSO run copies frames together anyway)
@@ -404,9 +461,12 @@ BOOST_AUTO_TEST_CASE(a_frame_with_its_payload_elsewhere_is_sent_from_two_places_
       sink.frames.clear();
       Access::allowed = -1;
       GatheredFrame sent(header, payload, bulk);
+      Access::sendmmsg_calls = Access::sendto_calls = 0;
       BOOST_REQUIRE(paths[0]->send(1, sent).is_ok());
       BOOST_TEST(sent.headers_written == 1);
       BOOST_TEST(sent.writes == 0);
+      BOOST_TEST(Access::sendmmsg_calls == 1);  // two pieces: an iovec each
+      BOOST_TEST(Access::sendto_calls == 0);
       BOOST_REQUIRE(receive(1));
       BOOST_TEST((sink.frames[0] == whole));
 

@@ -221,11 +221,13 @@ class UdpPath final : public Path {
   std::size_t receive_buffer_bytes() const noexcept { return receive_buffer_bytes_; }
 
  private:
-  friend struct UdpPathTestAccess;  // swaps send_batch_ and send_one_ to inject errors loopback never returns
+  friend struct UdpPathTestAccess;  // swaps send_batch_, send_one_ and send_to_ to inject errors loopback never returns
 
   // ::sendmmsg's and ::sendmsg's signatures.
   using SendBatch = int (*)(int fd, ::mmsghdr* messages, unsigned count, int flags);
   using SendOne = ::ssize_t (*)(int fd, const ::msghdr* message, int flags);
+  using SendTo = ::ssize_t (*)(int fd, const void* bytes, std::size_t size, int flags, const ::sockaddr* to,
+                               ::socklen_t to_length);
 
   enum Lane : std::uint8_t { kShort = 0, kLong = 1 };
 
@@ -327,6 +329,7 @@ class UdpPath final : public Path {
   std::vector<::iovec> flush_iov_;
   SendBatch send_batch_;
   SendOne send_one_;
+  SendTo send_to_;
   std::size_t send_buffer_bytes_ = 0;
   std::size_t receive_buffer_bytes_ = 0;
   UdpCounters counters_;
