@@ -426,18 +426,27 @@ BOOST_AUTO_TEST_CASE(a_frame_in_one_piece_goes_by_sendto_and_waits_in_the_queue_
   BOOST_REQUIRE(receive(1));
   BOOST_TEST((sink.frames[0] == bytes));
 
+  // A header whose payload is empty (a zero-byte message) is in one piece too.
+  GatheredFrame header_alone(bytes, {}, false);
+  BOOST_REQUIRE(paths[0]->send(1, header_alone).is_ok());
+  BOOST_TEST(header_alone.headers_written == 1);
+  BOOST_TEST(Access::sendto_calls == 2);
+  BOOST_TEST(Access::sendmmsg_calls == 0);
+  BOOST_REQUIRE(receive(2));
+  BOOST_TEST((sink.frames[1] == bytes));
+
   Access::allowed = 0;
   Access::err = EAGAIN;
-  BytesFrame queued(bytes);
+  GatheredFrame queued(bytes, {}, false);
   BOOST_REQUIRE(paths[0]->send(1, queued).is_ok());
-  BOOST_TEST(Access::sendto_calls == 2);
+  BOOST_TEST(Access::sendto_calls == 3);
   BOOST_TEST(paths[0]->queued_frames() == 1u);
   Access::allowed = -1;
   paths[0]->poll(sink, 0);
   BOOST_TEST(!paths[0]->has_queued_frames());
   BOOST_TEST(Access::sendmmsg_calls == 1);
-  BOOST_REQUIRE(receive(2));
-  BOOST_TEST((sink.frames[1] == bytes));
+  BOOST_REQUIRE(receive(3));
+  BOOST_TEST((sink.frames[2] == bytes));
   BOOST_TEST(paths[0]->counters().short_socket.send_errors == 0u);
 }
 

@@ -476,7 +476,7 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     const std::span<const std::byte> payload = frame.write_header({scratch_.get(), head});
     iov[0] = {scratch_.get(), head};
     iov[1] = {const_cast<std::byte*>(payload.data()), payload.size()};
-    parts = 2;
+    parts = payload.empty() ? 1 : 2;  // a header alone is a frame in one piece
   } else {
     frame.write({scratch_.get(), size});
     iov[0] = {scratch_.get(), size};
