@@ -271,6 +271,14 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
   const PeerGuard peer_lock(*this, h.source);
   Peer& peer = peers_[h.source];
   if (peer.lost) [[unlikely]] return;  // what it was owed and owes is gone: its frames mean nothing now
+  struct FrameClock {
+    Peer& peer;
+    explicit FrameClock(Peer& p) noexcept : peer(p) {
+      peer.handling_frame = true;
+      peer.frame_clock = {};
+    }
+    ~FrameClock() { peer.handling_frame = false; }
+  } frame_clock(peer);
   counters_.bytes_received += frag::kHeaderSize + payload.size();
   Route* arrived_on = arrival_route(peer);
   if (arrived_on != nullptr) {
@@ -404,7 +412,7 @@ std::uint64_t EngineCore::accept_sequenced(Peer& peer, const frag::FrameHeader& 
 }
 
 void EngineCore::owe_ack(Peer& peer) {
-  if (peer.frames_unacked++ == 0) peer.ack_owed_since = Clock::now();
+  if (peer.frames_unacked++ == 0) peer.ack_owed_since = frame_time(peer);
   if (peer.frames_unacked >= config_.ack_every) send_ack(peer);
 }
 

@@ -52,7 +52,7 @@ void EngineCore::handle_ack(Peer& peer, std::uint64_t lirs, std::uint64_t lids) 
   }
   if (lirs > peer.acked_lirs) {
     peer.acked_lirs = lirs;
-    const Clock::time_point now = Clock::now();  // only here: a stream's frames repeat one LIRS
+    const Clock::time_point now = frame_time(peer);  // only here: a stream's frames repeat one LIRS
     // Karn: a resent frame's ACK says nothing of which copy arrived; and frames that LIRS reaches only
     // once a resent frame before them arrived waited for it, so no frame of such an ACK is sampled.
     const RetainedFrame* newest = nullptr;

@@ -60,7 +60,6 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
         spare_frames_.pop_back();
       }
       keep->range = {h.seq_first, h.seq_first + h.seq_count - 1};
-      keep->sent_at = Clock::now();
       keep->route = route_index;
       keep->bulk = bulk;
     }
@@ -108,6 +107,9 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     }
     StoredFrame stored(from_kept, from_sender, bulk);
     sent = route.path->send(peer.rank, stored);
+    // Timed once the path has it: the clock read is off the message's way, and a round trip measured
+    // from here leaves out the sender's own system call.
+    keep->sent_at = Clock::now();
     if (copy_after_send) {
       std::memcpy(keep->bytes.data() + frag::kHeaderSize, from_sender.data(), from_sender.size());
       ++counters_.frames_copied_after_send;

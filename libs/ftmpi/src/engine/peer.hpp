@@ -140,6 +140,10 @@ struct Peer {
   std::uint32_t frames_unacked = 0;
   std::uint64_t last_received_seq = 0;  // first number of the latest frame accepted: its block is SACKed
   Clock::time_point ack_owed_since{};
+  // While a frame from this peer is handled (under its lock): the clock as first read for it, or zero.
+  // Its ACK fields and the ACK it is then owed take one reading (EngineCore::frame_time).
+  bool handling_frame = false;
+  Clock::time_point frame_clock{};
   // Records that later frames must find, by msg_seq: messages of several frames, and every message
   // when reliability is on (a retransmitted RTS must find its record).
   std::unordered_map<std::uint64_t, IncomingMessage*> incoming;
