@@ -388,6 +388,99 @@ BOOST_AUTO_TEST_CASE(forced_reliability_acknowledges_and_frees_every_frame) {
   BOOST_TEST(w.ranks[1]->peer(0).in.lids() == w.ranks[0]->peer(1).out.next_byte() - 1);
 }
 
+// A DATA frame's ACK fields free what they acknowledge at the start of the next progress round, not while
+// the frame is handled: its message (and a reply to it) come first. Fields that acknowledge bytes never
+// sent are refused as the frame arrives, and any other frame (here an ACK) finds the fields before it
+// handled, with its own.
+BOOST_AUTO_TEST_CASE(a_data_frames_ack_frees_at_the_next_round_and_a_forged_one_is_refused_at_once) {
+  EngineConfig config = plain_config();
+  config.reliability = Reliability::force;
+  config.retransmit_min = std::chrono::seconds(30);  // nothing is resent: what is freed, an ACK freed
+  config.retransmit_max = std::chrono::seconds(30);
+  config.ack_delay = std::chrono::seconds(30);  // no ACK frame of its own: only the fields on the reply
+  World w(2, config, path::LoopOptions{4096, true});
+  const Peer& to = w.ranks[0]->peer(1);
+  auto& sink = static_cast<path::FrameSink&>(*w.ranks[0]);
+  const auto send_and_receive = [&](std::uint32_t from, int tag, std::size_t size) {
+    const auto sent = pattern(size, static_cast<std::uint64_t>(tag));
+    std::vector<std::byte> got(size);
+    Request* r = w.ranks[1 - from]->irecv(w.world(1 - from), got.data(), got.size(), static_cast<int>(from), tag);
+    Request* s = w.ranks[from]->isend(w.world(from), sent.data(), sent.size(), 1 - from, tag, SendMode::standard);
+    w.run_until([&] { return w.complete(1 - from, r) && w.complete(from, s); });
+    BOOST_TEST((got == sent));
+    w.ranks[1 - from]->release(r);
+    w.ranks[from]->release(s);
+  };
+  send_and_receive(0, 1, 10);
+  BOOST_REQUIRE(to.retained.size() == 1u);  // kept until an ACK says it arrived
+
+  // Rank 1's reply, its frame handed to rank 0 straight away: delivered, its ACK fields only heard.
+  const auto pong = pattern(20, 2);
+  std::vector<std::byte> got(20);
+  Request* r = w.ranks[0]->irecv(w.world(0), got.data(), got.size(), 1, 2);
+  Request* s = w.ranks[1]->isend(w.world(1), pong.data(), pong.size(), 0, 2, SendMode::standard);
+  const RetainedFrame& reply = w.ranks[1]->peer(0).retained.back();
+  const std::vector<std::byte> reply_frame(reply.bytes.data(), reply.bytes.data() + reply.frame_size());
+  BOOST_REQUIRE(frag::decode(reply_frame, {kJobKey, 2, 0, 4096}).is_ok());
+  sink.on_frame(reply_frame);
+  BOOST_TEST(w.complete(0, r));
+  BOOST_TEST((got == pong));
+  BOOST_TEST(to.retained.size() == 1u);
+  BOOST_TEST(to.ack_pending);
+  BOOST_TEST(to.heard_lirs == 10u);
+  BOOST_TEST(to.acked_lirs == 0u);
+  w.ranks[0]->progress();
+  BOOST_TEST(to.retained.empty());
+  BOOST_TEST(!to.ack_pending);
+  BOOST_TEST(to.acked_lirs == 10u);
+  BOOST_TEST(to.acked_lids == 10u);
+  w.ranks[0]->release(r);
+  w.ranks[1]->release(s);
+
+  // The same reply acknowledging 1000 bytes, of the 10 sent: refused as it arrives.
+  send_and_receive(0, 3, 30);
+  BOOST_REQUIRE(to.retained.size() == 1u);
+  frag::FrameHeader h = frag::decode(reply_frame, {kJobKey, 2, 0, 4096}).value();
+  h.lirs = h.lids = 1000;
+  std::vector<std::byte> forged = reply_frame;
+  frag::encode(h, std::span<std::byte, frag::kHeaderSize>(forged.data(), frag::kHeaderSize));
+  const std::uint64_t malformed = w.ranks[0]->counters().dropped_malformed;
+  sink.on_frame(forged);
+  BOOST_TEST(w.ranks[0]->counters().dropped_malformed == malformed + 1);
+  BOOST_TEST(!to.ack_pending);
+  BOOST_TEST(to.heard_lirs == 10u);
+  w.ranks[0]->progress();
+  BOOST_TEST(to.retained.size() == 1u);
+
+  // The reply again, now acknowledging the second message too (heard, not handled), then an ACK frame
+  // saying the same: it frees at once.
+  h = frag::decode(reply_frame, {kJobKey, 2, 0, 4096}).value();
+  h.lirs = w.ranks[1]->peer(0).in.lirs();
+  h.lids = w.ranks[1]->peer(0).in.lids();
+  BOOST_REQUIRE(h.lids == 40u);
+  std::vector<std::byte> later = reply_frame;
+  frag::encode(h, std::span<std::byte, frag::kHeaderSize>(later.data(), frag::kHeaderSize));
+  sink.on_frame(later);  // a duplicate by its sequence numbers; its ACK fields are new
+  BOOST_TEST(to.ack_pending);
+  BOOST_TEST(to.retained.size() == 1u);
+  frag::FrameHeader ack;
+  ack.type = frag::FrameType::ack;
+  ack.flags = frag::kFlagAckValid;
+  ack.job_key = kJobKey;
+  ack.source = 1;
+  ack.destination = 0;
+  ack.lirs = h.lirs;
+  ack.lids = h.lids;
+  std::array<std::byte, frag::kHeaderSize> ack_frame{};
+  frag::encode(ack, ack_frame);
+  sink.on_frame(ack_frame);
+  BOOST_TEST(w.ranks[0]->counters().dropped_malformed == malformed + 1);
+  BOOST_TEST(!to.ack_pending);
+  BOOST_TEST(to.retained.empty());
+  BOOST_TEST(to.acked_lids == 40u);
+  BOOST_TEST(w.ranks[0]->counters().retransmits == 0u);
+}
+
 // On a reliable peer a whole eager message that a posted receive takes next in order is copied into
 // that receive while its checksum is verified, and only a payload that verifies takes the receive: a
 // corrupt copy that arrives first leaves the receive posted (and is NACKed), so the good one fills it.

@@ -285,7 +285,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
     ++arrived_on->counters.frames_received;
     arrived_on->counters.bytes_received += frag::kHeaderSize + payload.size();
   }
-  if ((h.flags & frag::kFlagAckValid) != 0) handle_ack(peer, h.lirs, h.lids);
+  if ((h.flags & frag::kFlagAckValid) != 0) take_ack(peer, h);
   switch (h.type) {
     case FrameType::ack:
       if (h.seq_count != 0) handle_selective_ack(peer, h.seq_first, h.seq_first + h.seq_count - 1);
@@ -961,6 +961,7 @@ void EngineCore::serve_control_if_pending() {
 
 bool EngineCore::progress_round() {
   bool did = false;
+  if (!acks_pending_.empty()) handle_pending_acks();  // the last round's (take_ack)
   serve_control_if_pending();
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
@@ -977,6 +978,8 @@ bool EngineCore::progress_round() {
 }
 
 bool EngineCore::progress_after_poll(bool did) {
+  // What take_ack left: before peers are forgotten or frames rebound, and in a round that found nothing.
+  if (!acks_pending_.empty() && (!did || lost_pending_ || rebind_pending_)) handle_pending_acks();
   if (lost_pending_) [[unlikely]] {
     forget_lost_peers();
     did = true;

@@ -382,6 +382,7 @@ bool EngineCore::push_streams() {
       ++i;
       continue;
     }
+    if (peer.ack_pending) handle_ack(peer);  // the window as the peer last told it
     while (r->next_offset < r->bytes && !peer.lost) {
       const std::uint32_t index = pick_route(peer);
       const Route& route = peer.rails[index];
