@@ -223,7 +223,7 @@ class UdpPath final : public Path {
  private:
   friend struct UdpPathTestAccess;  // swaps send_batch_, send_one_ and send_to_ to inject errors loopback never returns
 
-  // ::sendmmsg's and ::sendmsg's signatures.
+  // ::sendmmsg's, ::sendmsg's and ::sendto's signatures.
   using SendBatch = int (*)(int fd, ::mmsghdr* messages, unsigned count, int flags);
   using SendOne = ::ssize_t (*)(int fd, const ::msghdr* message, int flags);
   using SendTo = ::ssize_t (*)(int fd, const void* bytes, std::size_t size, int flags, const ::sockaddr* to,
