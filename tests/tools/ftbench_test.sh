@@ -126,6 +126,8 @@ against)
   jq -e '.peers.mpich.library | test("MPICH")' "$work/against.json" > /dev/null || fail "mpich's library is not MPICH"
   [ "$(jq '[.results[] | select(.kernel == "lat" and .ratio_to_best_peer > 0)] | length' "$work/against.json")" -eq 2 ] ||
     fail "not a ratio to the best peer on each latency"
+  [ "$(jq '[.results[] | select(.kernel == "lat" and .ratio_to_peer.openmpi.rounds == 1 and .ratio_to_peer.mpich.median > 0)] | length' "$work/against.json")" -eq 2 ] ||
+    fail "not a round-by-round ratio to each peer on each latency"
   [ "$(grep -c '<polyline' "$work/against.svg")" -eq 6 ] || fail "not a curve per MPI in each of the two panels"
   "$ftbench" table "${quick[@]}" --against openmpi,mpich --rounds 1 --rails 127.0.0.1 --json \
     > "$work/table.json" 2> "$work/err.log" || { cat "$work/err.log"; fail "ftbench table --against exited $?"; }

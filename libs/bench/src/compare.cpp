@@ -324,14 +324,23 @@ std::string sweep_json(const SweepReport& report) {
   w.field("rounds", report.rounds).key("results").begin_array();
   for (const Result& r : report.order) {
     w.begin_object().field("kernel", r.kernel).field("bytes", r.bytes).field("value", r.value).field("unit", r.unit);
-    if (peers) w.field("ratio_to_best_peer", report.ratio_to_best_peer(r));
+    const auto spread_of = [&](std::size_t m) {
+      const RatioSpread spread = report.ratio_by_round(m, r);
+      w.key(report.names[m]).begin_object().field("median", spread.median).field("low_quartile", spread.low);
+      w.field("high_quartile", spread.high).field("rounds", static_cast<std::uint64_t>(spread.rounds)).end_object();
+    };
+    if (peers) {
+      w.field("ratio_to_best_peer", report.ratio_to_best_peer(r));
+      // Each peer's round by round too: a round's runs are seconds apart, the medians' minutes.
+      w.key("ratio_to_peer").begin_object();
+      for (std::size_t m = report.first_peer(); m < report.names.size(); ++m) {
+        if (report.ratio_by_round(m, r).rounds > 0) spread_of(m);
+      }
+      w.end_object();
+    }
     if (variants > 0) {
       w.key("ratio_to_variant").begin_object();
-      for (std::size_t v = 0; v < variants; ++v) {
-        const RatioSpread spread = report.ratio_by_round(1 + v, r);
-        w.key(report.names[1 + v]).begin_object().field("median", spread.median).field("low_quartile", spread.low);
-        w.field("high_quartile", spread.high).field("rounds", static_cast<std::uint64_t>(spread.rounds)).end_object();
-      }
+      for (std::size_t v = 0; v < variants; ++v) spread_of(1 + v);
       w.end_object();
     }
     w.end_object();

@@ -340,6 +340,18 @@ BOOST_AUTO_TEST_CASE(json_beside_peers) {
   BOOST_TEST_REQUIRE(j["results"].items().size() == 3u);
   BOOST_TEST(j["results"][0]["ratio_to_best_peer"].as_number() == 0.2 / 0.15, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(j["results"][2]["ratio_to_best_peer"].as_number() == 10000.0 / 12000.0, boost::test_tools::tolerance(1e-12));
+  // Each peer round by round: at 0 B ftmpi's 0.3, 0.1, 0.2 over Open MPI's 0.15, 0.16, 0.14 is 2.0,
+  // 0.625 and 1.43 (median 0.2 / 0.14, where the medians' ratio is 0.2 / 0.15); MPICH has one round.
+  const JsonValue& by_round = j["results"][0]["ratio_to_peer"];
+  BOOST_TEST(by_round["openmpi"]["median"].as_number() == 0.2 / 0.14, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(by_round["openmpi"]["low_quartile"].as_number() == (0.625 + 0.2 / 0.14) / 2, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(by_round["openmpi"]["high_quartile"].as_number() == (2.0 + 0.2 / 0.14) / 2, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(by_round["openmpi"]["rounds"].as_u64() == 3u);
+  BOOST_TEST(by_round["mpich"]["median"].as_number() == 0.75, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(by_round["mpich"]["rounds"].as_u64() == 1u);
+  // A peer without the figure is left out (MPICH has no 8 KB latency).
+  BOOST_TEST(j["results"][1]["ratio_to_peer"].find("mpich") == nullptr);
+  BOOST_TEST(j["results"][1]["ratio_to_peer"]["openmpi"]["rounds"].as_u64() == 2u);
   BOOST_TEST_REQUIRE(j["rails"].items().size() == 2u);
   BOOST_TEST(j["rails"][0]["rail"].as_string() == "shm");
   BOOST_TEST(j["rails"][0]["bytes_sent"].as_u64() == 300u);

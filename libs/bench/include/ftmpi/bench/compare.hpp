@@ -64,8 +64,8 @@ struct SweepReport {
   double median_of(std::size_t m, const Result& r) const;
   std::vector<Result> medians(std::size_t m) const;  // MPI `m`'s medians, in the order measured
   double ratio_to_best_peer(const Result& r) const;  // 0 without peers
-  // ftmpi's figure over MPI `m`'s (a variant), round by round: a round's two runs were minutes apart at
-  // most, so this ratio drifts less with the host than the ratio of the medians does.
+  // ftmpi's figure over MPI `m`'s (a variant or a peer), round by round: a round's two runs were minutes
+  // apart at most, so this ratio drifts less with the host than the ratio of the medians does.
   RatioSpread ratio_by_round(std::size_t m, const Result& r) const;
   bool is_variant(std::size_t m) const { return m >= 1 && m <= variant_params.size(); }
   std::size_t first_peer() const { return 1 + variant_params.size(); }  // names[first_peer()] on are peers
