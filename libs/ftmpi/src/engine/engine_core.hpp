@@ -471,8 +471,8 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   void handle_message_fragment(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void handle_rendezvous_data(Peer& peer, const frag::FrameHeader& h, std::span<const std::byte> payload);
   void take_ack(Peer& peer, const frag::FrameHeader& h);
-  void handle_ack(Peer& peer);
-  void handle_pending_acks();
+  void apply_ack(Peer& peer);
+  void apply_deferred_acks();
   void handle_selective_ack(Peer& peer, std::uint64_t first, std::uint64_t last);
   void frame_received(Peer& peer, RetainedFrame& frame, Clock::time_point now);
   void handle_nack(Peer& peer, const frag::FrameHeader& h);
@@ -631,7 +631,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   match::Matcher matcher_;
   RequestTable requests_;
   std::vector<Request*> streaming_;       // rendezvous sends with fragments left to send
-  std::vector<std::uint32_t> acks_pending_;  // ranks whose ACK fields wait for the next round (take_ack)
+  std::vector<std::uint32_t> deferred_acks_;  // ranks whose ACK fields wait for the next round (take_ack)
   std::vector<match::Event> events_;      // scratch for the matcher
   std::deque<IncomingMessage> message_store_;    // every message record; a deque never moves them
   std::vector<IncomingMessage*> free_messages_;  // records ready for reuse

@@ -278,7 +278,7 @@ void EngineCore::handle_frame(const frag::FrameHeader& h, std::span<const std::b
       peer.frame_clock = {};
     }
     ~FrameClock() { peer.handling_frame = false; }
-  } frame_clock(peer);
+  } timing(peer);
   counters_.bytes_received += frag::kHeaderSize + payload.size();
   Route* arrived_on = arrival_route(peer);
   if (arrived_on != nullptr) {
@@ -961,7 +961,7 @@ void EngineCore::serve_control_if_pending() {
 
 bool EngineCore::progress_round() {
   bool did = false;
-  if (!acks_pending_.empty()) handle_pending_acks();  // the last round's (take_ack)
+  if (!deferred_acks_.empty()) apply_deferred_acks();  // the last round's (take_ack)
   serve_control_if_pending();
   for (std::uint32_t i = 0; i < paths_.size(); ++i) {
     polling_path_ = i;
@@ -979,7 +979,7 @@ bool EngineCore::progress_round() {
 
 bool EngineCore::progress_after_poll(bool did) {
   // What take_ack left: before peers are forgotten or frames rebound, and in a round that found nothing.
-  if (!acks_pending_.empty() && (!did || lost_pending_ || rebind_pending_)) handle_pending_acks();
+  if (!deferred_acks_.empty() && (!did || lost_pending_ || rebind_pending_)) apply_deferred_acks();
   if (lost_pending_) [[unlikely]] {
     forget_lost_peers();
     did = true;

@@ -46,10 +46,11 @@ std::chrono::nanoseconds frame_timeout(const Route& route, const RetainedFrame& 
 // A frame's ACK fields. Checked at once: fields that acknowledge what was never sent are forged. What they
 // free (kept frames, bytes in flight, the rail's round trip, spare buffers: ~300 instructions) is freed at
 // once, except on a DATA frame to a single-threaded engine: then at the start of the next progress round
-// (handle_pending_acks), so that a message that prompts a reply is delivered, and the reply sent, first:
-// 2% of a zero-byte one-way time over UDP (docs/benchmarks.md). Frames that finish sends (CTS, FIN,
-// cancel replies) and ACK frames still find every ACK before them handled, as do the timers, streams and
-// rebinding (they handle what waits first).
+// (apply_deferred_acks), so that a message that prompts a reply is delivered, and the reply sent, first:
+// 1-2% of a zero-byte one-way time over UDP (docs/benchmarks.md). Every other frame (ACK, NACK, CTS, FIN,
+// credit, cancel) finds the fields before it applied, as do the timers, the streams' windows, rebinding
+// and the forgetting of a lost peer (they apply what waits first). In between, the rails' in-flight
+// figures (pick_route, statistics) are a round old.
 void EngineCore::take_ack(Peer& peer, const frag::FrameHeader& h) {
   const std::uint64_t sent = peer.out.next_byte() - 1;
   if (h.lirs > sent || h.lids > sent || h.lids > h.lirs) {  // acknowledges what we never sent: forged
@@ -64,28 +65,30 @@ void EngineCore::take_ack(Peer& peer, const frag::FrameHeader& h) {
   }
   peer.heard_lids = std::max(peer.heard_lids, h.lids);
   if (h.type == frag::FrameType::data && !base::multi_threaded()) {
-    if (!peer.ack_pending && (peer.heard_lirs > peer.acked_lirs || peer.heard_lids > peer.acked_lids)) {
-      peer.ack_pending = true;
-      acks_pending_.push_back(peer.rank);
+    if (!peer.ack_deferred && (peer.heard_lirs > peer.acked_lirs || peer.heard_lids > peer.acked_lids)) {
+      peer.ack_deferred = true;
+      deferred_acks_.push_back(peer.rank);
     }
     return;
   }
-  handle_ack(peer);
+  apply_ack(peer);
 }
 
-// Every peer's ACK fields that take_ack left for later. Under no peer's lock.
-void EngineCore::handle_pending_acks() {
-  for (const std::uint32_t rank : acks_pending_) {
+// Every peer's ACK fields that take_ack left for later. Under no peer's lock. A peer lost since (its last
+// rail refused a send in the same round) still gets them, until it is forgotten: they arrived before,
+// and a send whose frames it all received completes, as it did when ACKs were applied on arrival.
+void EngineCore::apply_deferred_acks() {
+  for (const std::uint32_t rank : deferred_acks_) {
     const PeerGuard peer_lock(*this, rank);
     Peer& peer = peers_[rank];
-    if (peer.ack_pending && !peer.lost) handle_ack(peer);
+    if (peer.ack_deferred && !peer.forgotten) apply_ack(peer);
   }
-  acks_pending_.clear();
+  deferred_acks_.clear();
 }
 
 // What the newest ACK fields heard from the peer acknowledge, freed (under its lock).
-void EngineCore::handle_ack(Peer& peer) {
-  peer.ack_pending = false;
+void EngineCore::apply_ack(Peer& peer) {
+  peer.ack_deferred = false;
   const std::uint64_t lirs = peer.heard_lirs;
   const std::uint64_t lids = peer.heard_lids;
   const Clock::time_point now = peer.heard_lirs_at;
@@ -309,7 +312,7 @@ bool EngineCore::service_timers() {
     if (!peer.tracking) continue;
     const PeerGuard peer_lock(*this, peer.rank);
     if (peer.lost) continue;
-    if (peer.ack_pending) handle_ack(peer);  // nothing it acknowledged times out
+    if (peer.ack_deferred) apply_ack(peer);  // nothing it acknowledged times out
     if (peer.frames_unacked > 0 && now - peer.ack_owed_since >= config_.ack_delay) {
       send_ack(peer);
       did = true;

@@ -107,8 +107,8 @@ void EngineCore::send_frame(Peer& peer, std::uint32_t route_index, frag::FrameHe
     }
     StoredFrame stored(from_kept, from_sender, bulk);
     sent = route.path->send(peer.rank, stored);
-    // Timed once the path has it: the clock read is off the message's way, and a round trip measured
-    // from here leaves out the sender's own system call.
+    // Timed once the path has it (sent, or queued behind a full socket buffer or in a GSO run): the clock
+    // read is then off the message's way.
     keep->sent_at = Clock::now();
     if (copy_after_send) {
       std::memcpy(keep->bytes.data() + frag::kHeaderSize, from_sender.data(), from_sender.size());
@@ -382,7 +382,7 @@ bool EngineCore::push_streams() {
       ++i;
       continue;
     }
-    if (peer.ack_pending) handle_ack(peer);  // the window as the peer last told it
+    if (peer.ack_deferred) apply_ack(peer);  // the window as the peer last told it
     while (r->next_offset < r->bytes && !peer.lost) {
       const std::uint32_t index = pick_route(peer);
       const Route& route = peer.rails[index];

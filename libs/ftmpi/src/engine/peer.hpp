@@ -135,11 +135,11 @@ struct Peer {
   std::uint64_t acked_lirs = 0;
   std::uint64_t acked_lids = 0;
   // The newest ACK fields from the peer (checked: they name bytes sent), and when the frame that raised
-  // its LIRS arrived. Ahead of acked_* while ack_pending: not handled yet (EngineCore::take_ack).
+  // its LIRS arrived. Ahead of acked_* while ack_deferred: not handled yet (EngineCore::take_ack).
   std::uint64_t heard_lirs = 0;
   std::uint64_t heard_lids = 0;
   Clock::time_point heard_lirs_at{};
-  bool ack_pending = false;
+  bool ack_deferred = false;
 
   // Its stream to us: what arrived, and what reached the user.
   seq::ReceiveSequence in;

@@ -75,7 +75,7 @@ void RailSet::proved(std::uint32_t rail, Clock::time_point now) noexcept {
                                 static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(silent).count()));
   }
   check_ = PeerCheck::none;
-  route.last_progress = now;
+  route.last_progress = std::max(route.last_progress, now);  // an ACK applied late is older evidence
   route.timeouts = 0;
   route.refused_sends = 0;
 }

@@ -490,8 +490,8 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
   // iovec. On loopback here that is ~3% of a zero-byte message's one-way time (docs/benchmarks.md).
   const auto send_now = [&] {
     if (parts == 1) {
-      return send_to_(socket.fd, iov[0].iov_base, size, 0, reinterpret_cast<const ::sockaddr*>(message.msg_hdr.msg_name),
-                      sizeof(::sockaddr_in)) >= 0;
+      const auto* to = reinterpret_cast<const ::sockaddr*>(message.msg_hdr.msg_name);
+      return send_to_(socket.fd, iov[0].iov_base, iov[0].iov_len, 0, to, sizeof(::sockaddr_in)) >= 0;
     }
     return send_batch_(socket.fd, &message, 1, 0) == 1;
   };
@@ -508,7 +508,7 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     switch (udp_send_errc(err)) {
       case Errc::would_block:
         if (parts == 1) {
-          enqueue(lane, peer, size, static_cast<const std::byte*>(iov[0].iov_base), nullptr);
+          enqueue(lane, peer, iov[0].iov_len, static_cast<const std::byte*>(iov[0].iov_base), nullptr);
         } else {  // header in scratch_, payload elsewhere: written whole into the queue
           enqueue(lane, peer, size, nullptr, &frame);
         }
