@@ -1,11 +1,13 @@
 // UdpPath over loopback only (127.0.0.1, .2, .3 are all local on Linux).
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -565,8 +567,13 @@ BOOST_AUTO_TEST_CASE(endpoints_round_trip_and_malformed_ones_are_refused) {
   BOOST_TEST(exact->ipv4 == 0x0a4d0101u);
   BOOST_TEST(exact->short_port == 1);
   BOOST_TEST(exact->long_port == 65535);
+  BOOST_TEST(exact->send_port == 0);  // no send port: every frame from the two ports
+  auto with_send = UdpPath::parse_endpoint("10.77.1.1:1:2:3");
+  BOOST_REQUIRE(with_send.is_ok());
+  BOOST_TEST(with_send->send_port == 3);
+  BOOST_TEST(with_send->to_string() == "10.77.1.1:1:2:3");
 
-  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:1", "127.0.0.1:1:", "127.0.0.1:1:2:3",
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", "127.0.0.1:1", "127.0.0.1:1:", "127.0.0.1:1:2:", "127.0.0.1:1:2:3:4", "127.0.0.1:1:2:0",
                           "127.0.0.1:0:2", "127.0.0.1:1:0", "127.0.0.1:65536:2", "127.0.0.1:01:2",
                           "127.0.0.1:1:2 ", " 127.0.0.1:1:2", "127.0.0.256:1:2", "127.0.0:1:2",
                           "127.0.0.01:1:2", "a.b.c.d:1:2", "127.0.0.1:+1:2", "127.0.0.1:1:-2",
@@ -650,8 +657,13 @@ BOOST_AUTO_TEST_CASE(options_from_params_are_the_rows_defaults) {
   BOOST_TEST(defaults.sndbuf == 4u << 20);
   BOOST_TEST(defaults.rcvbuf == 8u << 20);
   BOOST_TEST(defaults.peers == 0u);
+  BOOST_TEST(defaults.connected_peers == 256u);
   BOOST_REQUIRE(params.set("path.udp.max_frame", "1400").is_ok());
   BOOST_TEST(UdpOptions::from_params(params).max_frame == 1400u);
+  BOOST_REQUIRE(params.set("path.udp.connected_peers", "0").is_ok());
+  BOOST_TEST(UdpOptions::from_params(params).connected_peers == 0u);
+  BOOST_REQUIRE(params.set("path.udp.connected_peers", "-3").is_ok());
+  BOOST_TEST(UdpOptions::from_params(params).connected_peers == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(info_describes_an_unreliable_udp_rail) {
@@ -666,6 +678,9 @@ BOOST_AUTO_TEST_CASE(info_describes_an_unreliable_udp_rail) {
   BOOST_TEST(path->rail().interface == "lo");
 }
 
+// A connected socket hears the ICMP port-unreachable answers and fails the next send with ECONNREFUSED,
+// sending nothing: that send is tried once more, so that, as from an unconnected socket, every frame
+// leaves and none fails, on either lane.
 BOOST_AUTO_TEST_CASE(sending_to_a_port_nobody_listens_on_does_not_fail) {
   // Take two ports, then free them: nothing listens there any more.
   std::uint16_t ports[2];
@@ -681,19 +696,177 @@ BOOST_AUTO_TEST_CASE(sending_to_a_port_nobody_listens_on_does_not_fail) {
     port = ntohs(address.sin_port);
     ::close(fd);
   }
-  auto path = make_path(kLoopback, options_for(2, 1000));
-  BOOST_REQUIRE(path->add_peer(1, UdpEndpoint{0x7f000002, ports[0], ports[1]}).is_ok());
+  for (const std::size_t connected : {std::size_t{256}, std::size_t{0}}) {
+    BOOST_TEST_CONTEXT("connected_peers " << connected) {
+      UdpOptions options = options_for(2, 1000);
+      options.connected_peers = connected;
+      auto path = make_path(kLoopback, options);
+      BOOST_REQUIRE(path->add_peer(1, UdpEndpoint{0x7f000002, ports[0], ports[1]}).is_ok());
+      std::vector<std::byte> bytes(500);
+      BytesFrame frame(bytes);
+      GatheredFrame bulk({bytes.data(), 100}, {bytes.data() + 100, 400}, /*bulk=*/true);
+      CollectingSink sink;
+      for (int i = 0; i < 20; ++i) {
+        BOOST_TEST(path->send(1, frame).is_ok());  // ICMP port unreachable comes back; it must not surface
+        BOOST_TEST(path->send(1, bulk).is_ok());
+        path->flush_sends();
+        path->poll(sink, 8);
+      }
+      BOOST_TEST(sink.frames.empty());
+      const UdpCounters& counters = path->counters();
+      BOOST_TEST(counters.short_socket.frames_sent == 20u);
+      BOOST_TEST(counters.long_socket.frames_sent == 20u);
+      BOOST_TEST(counters.short_socket.send_errors == 0u);
+      BOOST_TEST(counters.long_socket.send_errors == 0u);
+      BOOST_TEST(counters.short_socket.receive_errors == 0u);
+      BOOST_TEST(counters.connected_peers == (connected != 0 ? 1u : 0u));
+      // Loopback answers within the send: every send but each lane's first finds an error waiting.
+      if (connected != 0) {
+        BOOST_TEST(counters.earlier_errors_skipped >= 2u * 19);
+      } else {
+        BOOST_TEST(counters.earlier_errors_skipped == 0u);
+      }
+    }
+  }
+}
+
+namespace {
+
+// A plain socket on 127.0.0.1 standing in for one of a peer's ports.
+struct PlainSocket {
+  int fd = -1;
+  std::uint16_t port = 0;
+  PlainSocket() {
+    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    BOOST_REQUIRE(fd >= 0);
+    ::sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(kLoopback);
+    BOOST_REQUIRE(::bind(fd, reinterpret_cast<::sockaddr*>(&address), sizeof address) == 0);
+    socklen_t length = sizeof address;
+    BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<::sockaddr*>(&address), &length) == 0);
+    port = ntohs(address.sin_port);
+  }
+  ~PlainSocket() { ::close(fd); }
+  // The source port of the next datagram (waits for it).
+  std::uint16_t source_of_next() const {
+    std::byte buffer[2048];
+    ::sockaddr_in from{};
+    socklen_t length = sizeof from;
+    const ::ssize_t got = ::recvfrom(fd, buffer, sizeof buffer, 0, reinterpret_cast<::sockaddr*>(&from), &length);
+    BOOST_REQUIRE(got > 0);
+    return ntohs(from.sin_port);
+  }
+};
+
+// The lowest file descriptor free now (the next one the kernel hands out).
+int lowest_free_descriptor() {
+  const int fd = ::dup(0);
+  BOOST_REQUIRE(fd >= 0);
+  ::close(fd);
+  return fd;
+}
+
+}  // namespace
+
+// The first peers sent to (path.udp.connected_peers of them) get a socket per lane connected to them:
+// their frames come from the send port the endpoint publishes; the other peers' come from the short and
+// long ports, as without connected sockets. A new endpoint for a peer closes its old sockets.
+BOOST_AUTO_TEST_CASE(connected_sockets_send_from_the_published_port_to_the_first_peers_only) {
+  UdpOptions options = options_for(4, 1000);
+  options.connected_peers = 2;
+  auto path = make_path(kLoopback, options);
+  const UdpEndpoint local = path->local_endpoint();
+  BOOST_TEST(local.send_port != 0);
+  BOOST_TEST(local.send_port != local.short_port);
+  BOOST_TEST(local.send_port != local.long_port);
+  BOOST_TEST(path->endpoint() == local.to_string());
+  BOOST_TEST(path->endpoint().ends_with(":" + std::to_string(local.send_port)));
+  PlainSocket ports[4][2];  // by rank (1..3 used, rank 3 twice over), lane
+  for (Rank peer : {1u, 2u, 3u}) {
+    BOOST_REQUIRE(path->add_peer(peer, UdpEndpoint{kLoopback, ports[peer][0].port, ports[peer][1].port}).is_ok());
+  }
   std::vector<std::byte> bytes(500);
   BytesFrame frame(bytes);
+  GatheredFrame bulk({bytes.data(), 100}, {bytes.data() + 100, 400}, /*bulk=*/true);
+  const auto sources = [&](Rank peer, PlainSocket (&at)[2]) {
+    BOOST_REQUIRE(path->send(peer, frame).is_ok());
+    BOOST_REQUIRE(path->send(peer, bulk).is_ok());
+    path->flush_sends();
+    return std::pair{at[0].source_of_next(), at[1].source_of_next()};
+  };
+  BOOST_TEST((sources(2, ports[2]) == std::pair{local.send_port, local.send_port}));
+  BOOST_TEST((sources(1, ports[1]) == std::pair{local.send_port, local.send_port}));
+  BOOST_TEST(path->counters().connected_peers == 2u);
+  BOOST_TEST((sources(3, ports[3]) == std::pair{local.short_port, local.long_port}));  // the third peer
+  BOOST_TEST((sources(2, ports[2]) == std::pair{local.send_port, local.send_port}));
+  BOOST_TEST(path->counters().connected_peers == 2u);
+
+  // Rank 1 moves: its connected sockets go, its next frames reach the new ports from new sockets.
+  PlainSocket moved[2];
+  BOOST_REQUIRE(path->add_peer(1, UdpEndpoint{kLoopback, moved[0].port, moved[1].port}).is_ok());
+  BOOST_TEST(path->counters().connected_peers == 1u);
+  BOOST_TEST((sources(1, moved) == std::pair{local.send_port, local.send_port}));
+  BOOST_TEST(path->counters().connected_peers == 2u);
+  BOOST_TEST(path->counters().short_socket.frames_sent == 5u);
+
+  // Without connected sockets the endpoint has no send port, and every frame comes from the two ports.
+  options.connected_peers = 0;
+  auto plain = make_path(kLoopback, options);
+  BOOST_TEST(plain->local_endpoint().send_port == 0);
+  const std::string plain_endpoint = plain->endpoint();
+  BOOST_TEST(std::count(plain_endpoint.begin(), plain_endpoint.end(), ':') == 2);
+  BOOST_REQUIRE(plain->add_peer(1, UdpEndpoint{kLoopback, ports[1][0].port, ports[1][1].port}).is_ok());
+  BOOST_REQUIRE(plain->send(1, frame).is_ok());
+  BOOST_TEST(ports[1][0].source_of_next() == plain->local_endpoint().short_port);
+  BOOST_TEST(plain->counters().connected_peers == 0u);
+}
+
+// A path that receives from a peer's send port counts it as a known source, not a stranger.
+BOOST_AUTO_TEST_CASE(frames_from_a_peers_send_port_come_from_a_known_sender) {
+  auto paths = make_mesh(2, options_for(2, 1000));
+  BOOST_REQUIRE(paths[0]->local_endpoint().send_port != 0);
+  std::vector<std::byte> bytes(500);
+  BytesFrame frame(bytes);
+  GatheredFrame bulk({bytes.data(), 100}, {bytes.data() + 100, 400}, /*bulk=*/true);
+  BOOST_REQUIRE(paths[0]->send(1, frame).is_ok());
+  BOOST_REQUIRE(paths[0]->send(1, bulk).is_ok());
+  paths[0]->flush_sends();
   CollectingSink sink;
-  for (int i = 0; i < 20; ++i) {
-    BOOST_TEST(path->send(1, frame).is_ok());  // ICMP port unreachable comes back; it must not surface
-    path->poll(sink, 8);
-  }
-  BOOST_TEST(sink.frames.empty());
-  BOOST_TEST(path->counters().short_socket.frames_sent == 20u);
-  BOOST_TEST(path->counters().short_socket.send_errors == 0u);
-  BOOST_TEST(path->counters().short_socket.receive_errors == 0u);
+  BOOST_TEST(poll_until([&] { return sink.frames.size() == 2; }, [&] { paths[1]->poll(sink, 8); }));
+  BOOST_TEST(paths[0]->counters().connected_peers == 1u);
+  BOOST_TEST(paths[1]->counters().from_unknown_senders == 0u);
+}
+
+// Connected sockets never take a descriptor in the upper half of RLIMIT_NOFILE: the program keeps those.
+// Past it, frames go from the rail's two sockets, and no peer is connected after.
+BOOST_AUTO_TEST_CASE(connected_sockets_leave_the_upper_half_of_the_descriptors_to_the_program) {
+  auto path = make_path(kLoopback, options_for(3, 1000));
+  PlainSocket first[2];
+  PlainSocket second[2];
+  BOOST_REQUIRE(path->add_peer(1, UdpEndpoint{kLoopback, first[0].port, first[1].port}).is_ok());
+  BOOST_REQUIRE(path->add_peer(2, UdpEndpoint{kLoopback, second[0].port, second[1].port}).is_ok());
+  ::rlimit saved{};
+  BOOST_REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+  // The next descriptor handed out is exactly half of the limit.
+  const int next = lowest_free_descriptor();
+  ::rlimit lowered = saved;
+  lowered.rlim_cur = static_cast<::rlim_t>(2 * next);
+  BOOST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &lowered) == 0);
+  std::vector<std::byte> bytes(500);
+  BytesFrame frame(bytes);
+  const bool sent = path->send(1, frame).is_ok() && path->send(2, frame).is_ok();
+  const int after = lowest_free_descriptor();
+  BOOST_REQUIRE(::setrlimit(RLIMIT_NOFILE, &saved) == 0);
+  BOOST_TEST(sent);
+  BOOST_TEST(after == next);  // nothing kept open
+  BOOST_TEST(first[0].source_of_next() == path->local_endpoint().short_port);
+  BOOST_TEST(second[0].source_of_next() == path->local_endpoint().short_port);
+  BOOST_TEST(path->counters().connected_peers == 0u);
+  // Room again: still none, since the path stopped at the limit.
+  BOOST_REQUIRE(path->send(1, frame).is_ok());
+  BOOST_TEST(first[0].source_of_next() == path->local_endpoint().short_port);
+  BOOST_TEST(path->counters().connected_peers == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(datagrams_from_strangers_are_handed_up_and_counted_and_oversized_ones_dropped) {

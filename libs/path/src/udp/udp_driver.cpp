@@ -1,5 +1,5 @@
 // The UDP driver (registry.hpp): one UdpPath per rail of path.rails, each published as
-// "address:short:long/max_frame" (its sockets, and the largest frame it takes, so that no peer sends it
+// "address:short:long[:send]/max_frame" (its sockets, and the largest frame it takes, so that no peer sends it
 // more), rails separated by ';', "-" for a rail that does not work on this rank. Rail k talks to rail k.
 #include <algorithm>
 #include <optional>
@@ -13,7 +13,7 @@ namespace ftmpi::path {
 namespace {
 
 constexpr base::ParamRow kUdpParams[] = {kRails, kUdpMaxFrame, kUdpSendBuffer, kUdpReceiveBuffer, kUdpPlace,
-                                         kUdpGso, kUdpGro};
+                                         kUdpGso, kUdpGro, kUdpConnectedPeers};
 
 // The rails this process can use, by index: nullopt where a rail does not work here, which is reported
 // and left out. An entry that cannot be a rail at all is an error.

@@ -1,16 +1,34 @@
 // The UDP path.
 //
 // Two sockets per rail (LA-MPI's design). Both are non-blocking and bound to the rail's address on
-// ephemeral ports; the endpoint "a.b.c.d:short:long" names them to the peers.
+// ephemeral ports; the endpoint "a.b.c.d:short:long:send" names them, and the port connected sockets send
+// from (below), to the peers.
 //   - The short socket carries everything the receiver did not ask for yet: eager messages, first
 //     fragments of large ones, ACK/NACK and control frames.
 //   - The long socket carries only the rest of messages whose first fragment the receiver has matched
 //     (FrameWriter::bulk()): data a posted receive is waiting for. So it never needs unbounded buffering
 //     at the receiver, and a flood of unexpected short traffic cannot crowd it out of the receive buffer
 //     (each socket has its own).
-// Frames go from our short socket to the peer's short socket and from our long socket to its long one,
-// so the source of every datagram is a known peer endpoint; datagrams from elsewhere are still handed
-// up (the engine checks every frame's job key and checksums) but counted.
+// Frames go from our short socket to the peer's short socket and from our long socket to its long one, or
+// from our send port (below), so the source of every datagram is a known peer endpoint; datagrams from
+// elsewhere are still handed up (the engine checks every frame's MAC, job key and checksums) but counted.
+//
+// Connected sockets (path.udp.connected_peers). A datagram sent from an unconnected socket costs the
+// kernel a route lookup per call (udp_sendmsg -> ip_route_output_flow); from a socket connected to the
+// destination it reuses the route cached at connect(). On loopback here that is 0.92x of a zero-byte
+// message's one-way time (docs/benchmarks.md). So the first `connected_peers` peers sent to get, per lane
+// at its first send, a socket bound to the rail's address and the send port and connected to the peer's
+// short or long socket; the frame goes out by send (sendto without an address). All of them share the
+// send port (SO_REUSEPORT, the send anchor holding it from the start), so that the endpoint names it once
+// and the receiver knows it as a source; nothing is ever sent to it, and each such socket matches only
+// datagrams from the address it is connected to, which the peer never sends from (its short and long
+// sockets send to our short and long ports, its connected sockets from its own send port). A file
+// descriptor per connected socket: never in the upper half of RLIMIT_NOFILE's descriptors, so that the
+// program keeps the rest; past that, or past the count, frames go from the two sockets as before. The
+// queues (no room) stay on the two sockets, which still send with an address. A connected socket is
+// told of ICMP errors: the next send on it fails with the error and sends nothing, so a failed send is
+// tried once more there; if the error was an earlier datagram's, the frame goes out, as it would have
+// from an unconnected socket (counted: earlier_errors_skipped).
 //
 // Frames never exceed the interface MTU minus 28 (IPv4 + UDP headers), and at most 65507 bytes: a
 // larger datagram would travel as IP fragments, and losing any one fragment loses the whole datagram
@@ -28,12 +46,14 @@
 //   ENETUNREACH, EHOSTUNREACH,       rail_down: no route (link down), a firewall drop on OUTPUT (EPERM,
 //   ENETDOWN, EHOSTDOWN, EPERM,      EACCES), the address went away, or a path MTU below our frames.
 //   EACCES, EADDRNOTAVAIL, EMSGSIZE  send() returns it naming rail, peer and errno; the engine fails over.
-//   ECONNREFUSED                     an old ICMP error surfacing; the frame is lost as UDP may lose it.
+//   ECONNREFUSED                     an old ICMP error surfacing; the frame is lost as UDP may lose it
+//                                    (on a connected socket the send is tried once more first).
 //   anything else                    io_error, also of rail severity.
 // A queued frame that meets a hard error when it finally goes out is dropped and counted (there is no
 // caller to tell; retransmission repairs it, and the next send() to a dead route reports the rail).
-// ICMP port-unreachable answers do not fail sends: the sockets are unconnected and IP_RECVERR is off,
-// so sending to a peer that died or never listened is silent loss, which the engine's timers handle.
+// ICMP port-unreachable answers do not fail sends: IP_RECVERR is off, the two sockets are unconnected,
+// and a connected socket's send that reports one is tried again (above), so sending to a peer that died
+// or never listened is silent loss, which the engine's timers handle.
 //
 // GSO and GRO (path.udp.gso, path.udp.gro): fewer system calls and fewer trips through the network
 // stack per byte, with every frame still its own datagram on the wire, with its own header, checksum and
@@ -97,6 +117,7 @@
 
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -199,6 +220,70 @@ Status open_socket(const RailAddress& rail, const UdpOptions& options, const cha
   return {};
 }
 
+// The send anchor: a socket that holds the port every connected socket sends from (SO_REUSEPORT lets
+// them bind it too). It reads nothing, so its receive buffer is the smallest the kernel gives.
+bool open_send_anchor(const RailAddress& rail, Fd& out, std::uint16_t& port) {
+  out.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (out.fd < 0) return false;
+  const int on = 1;
+  const int smallest = 0;
+  (void)::setsockopt(out.fd, SOL_SOCKET, SO_RCVBUF, &smallest, sizeof smallest);
+  ::sockaddr_in address = socket_address(rail.ipv4, 0);
+  socklen_t length = sizeof address;
+  return ::setsockopt(out.fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) == 0 &&
+         ::bind(out.fd, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) == 0 &&
+         ::getsockname(out.fd, reinterpret_cast<::sockaddr*>(&address), &length) == 0 &&
+         (port = ntohs(address.sin_port)) != 0;
+}
+
+// A socket bound to the rail's address and `port` beside the anchor, connected to `to`; -1 with errno.
+int open_connected(std::uint32_t ipv4, std::uint16_t port, std::size_t sndbuf, const ::sockaddr_in& to) {
+  Fd fd;
+  fd.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd.fd < 0) return -1;
+  const int on = 1;
+  const int smallest = 0;
+  const int never_fragment = IP_PMTUDISC_DO;
+  (void)::setsockopt(fd.fd, IPPROTO_IP, IP_MTU_DISCOVER, &never_fragment, sizeof never_fragment);
+  (void)::setsockopt(fd.fd, SOL_SOCKET, SO_RCVBUF, &smallest, sizeof smallest);
+  set_buffer(fd.fd, SO_SNDBUFFORCE, SO_SNDBUF, sndbuf);
+  const ::sockaddr_in address = socket_address(ipv4, port);
+  if (::setsockopt(fd.fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) != 0 ||
+      ::bind(fd.fd, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) != 0 ||
+      ::connect(fd.fd, reinterpret_cast<const ::sockaddr*>(&to), sizeof to) != 0) {
+    return -1;
+  }
+  return fd.release();
+}
+
+// Whether a send's errno may be an ICMP error about an earlier datagram, which a connected socket reports
+// on its next send (the kernel's icmp_err_convert, and EMSGSIZE for "fragmentation needed" under
+// IP_PMTUDISC_DO, EPROTO for a parameter problem).
+bool may_be_earlier_error(int err) {
+  switch (err) {
+    case ECONNREFUSED:
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case EHOSTDOWN:
+    case ENONET:
+    case EACCES:
+    case ENOPROTOOPT:
+    case EOPNOTSUPP:
+    case EMSGSIZE:
+    case EPROTO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The process's file descriptor limit (RLIMIT_NOFILE's soft one).
+std::size_t descriptor_limit() {
+  ::rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  return static_cast<std::size_t>(limit.rlim_cur);
+}
+
 // /sys/class/net/<if>/speed is in Mb/s; lo has none (reading fails), a veth says 10000.
 double bandwidth_of(const std::string& interface) {
   std::ifstream file("/sys/class/net/" + interface + "/speed");
@@ -236,7 +321,9 @@ Errc udp_send_errc(int err) noexcept {
 }
 
 std::string UdpEndpoint::to_string() const {
-  return format_ipv4(ipv4) + ":" + std::to_string(short_port) + ":" + std::to_string(long_port);
+  std::string text = format_ipv4(ipv4) + ":" + std::to_string(short_port) + ":" + std::to_string(long_port);
+  if (send_port != 0) text += ":" + std::to_string(send_port);
+  return text;
 }
 
 UdpOptions UdpOptions::from_params(const base::ParamSet& params) {
@@ -248,13 +335,15 @@ UdpOptions UdpOptions::from_params(const base::ParamSet& params) {
   options.place = place == "on" ? UdpPlace::on : place == "off" ? UdpPlace::off : UdpPlace::automatic;
   options.gso = params.get_bool(kUdpGso);
   options.gro = params.get_bool(kUdpGro);
+  options.connected_peers =
+      static_cast<std::size_t>(std::clamp<std::int64_t>(params.get_integer(kUdpConnectedPeers), 0, 65535));
   return options;
 }
 
 base::Result<UdpEndpoint> UdpPath::parse_endpoint(std::string_view text) {
   const auto refuse = [&] {
     return Status(Errc::invalid_argument,
-                  "UDP endpoint '" + std::string(text) + "' is not a.b.c.d:shortport:longport");
+                  "UDP endpoint '" + std::string(text) + "' is not a.b.c.d:shortport:longport[:sendport]");
   };
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos) return refuse();
@@ -264,8 +353,13 @@ base::Result<UdpEndpoint> UdpPath::parse_endpoint(std::string_view text) {
   if (!ipv4 || !short_port || rest.empty() || rest.front() != ':') return refuse();
   rest.remove_prefix(1);
   const std::optional<std::uint16_t> long_port = take_port(rest);
-  if (!long_port || !rest.empty()) return refuse();
-  return UdpEndpoint{*ipv4, *short_port, *long_port};
+  if (!long_port) return refuse();
+  if (rest.empty()) return UdpEndpoint{*ipv4, *short_port, *long_port};
+  if (rest.front() != ':') return refuse();
+  rest.remove_prefix(1);
+  const std::optional<std::uint16_t> send_port = take_port(rest);
+  if (!send_port || !rest.empty()) return refuse();
+  return UdpEndpoint{*ipv4, *short_port, *long_port, *send_port};
 }
 
 base::Result<std::unique_ptr<UdpPath>> UdpPath::create(const RailAddress& rail, const UdpOptions& options) {
@@ -297,12 +391,22 @@ base::Result<std::unique_ptr<UdpPath>> UdpPath::create(const RailAddress& rail, 
   const int on = 1;
   const bool gro = options.gro && !UdpPath::will_place(options, max_frame) &&
                    ::setsockopt(long_fd.fd, SOL_UDP, UDP_GRO, &on, sizeof on) == 0;
+  // Without the anchor (no SO_REUSEPORT here, say) every frame goes from the two sockets.
+  Fd anchor;
+  std::uint16_t send_port = 0;
+  if (options.connected_peers != 0 && !open_send_anchor(rail, anchor, send_port)) {
+    base::logger().debug("UDP rail '{}': no port for connected sockets ({}); frames go from the two sockets",
+                         rail.name, std::strerror(errno));
+    send_port = 0;
+    ::close(anchor.release());
+  }
   std::unique_ptr<UdpPath> path(new UdpPath(rail, options, max_frame, gso, gro));
   path->send_buffer_bytes_ = buffer_size(short_fd.fd, SO_SNDBUF);
   path->receive_buffer_bytes_ = buffer_size(short_fd.fd, SO_RCVBUF);
   path->sockets_[kShort].fd = short_fd.release();
   path->sockets_[kLong].fd = long_fd.release();
-  path->local_ = UdpEndpoint{rail.ipv4, short_port, long_port};
+  path->send_anchor_ = anchor.release();
+  path->local_ = UdpEndpoint{rail.ipv4, short_port, long_port, send_port};
   base::logger().debug("{}: endpoint {}, max frame {}, buffers {}/{} bytes, {}placing bulk payloads, GSO {}, GRO {}",
                        path->info_.name, path->endpoint(), max_frame, path->send_buffer_bytes_,
                        path->receive_buffer_bytes_, path->place_ ? "" : "not ", gso ? "on" : "off",
@@ -317,6 +421,8 @@ bool UdpPath::will_place(const UdpOptions& options, std::size_t max_frame) noexc
 UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t max_frame, bool gso, bool gro)
     : rail_(rail),
       max_frame_(max_frame),
+      connected_limit_(options.connected_peers),
+      socket_buffer_(options.sndbuf),
       peers_(options.peers),
       scratch_(std::make_unique_for_overwrite<std::byte[]>(max_frame)),
       gso_(gso),
@@ -373,9 +479,46 @@ UdpPath::UdpPath(const RailAddress& rail, const UdpOptions& options, std::size_t
 }
 
 UdpPath::~UdpPath() {
+  for (Peer& peer : peers_) close_connected(peer);
   for (Socket& socket : sockets_) {
     if (socket.fd >= 0) ::close(socket.fd);
   }
+  if (send_anchor_ >= 0) ::close(send_anchor_);
+}
+
+int UdpPath::connect_socket(Rank peer, Lane lane) noexcept {
+  Peer& entry = peers_[peer];
+  entry.connect_tried[lane] = true;
+  const bool counted = entry.connected[kShort] >= 0 || entry.connected[kLong] >= 0;
+  if (send_anchor_ < 0 || (!counted && counters_.connected_peers >= connected_limit_)) return -1;
+  const int fd = open_connected(rail_.ipv4, local_.send_port, socket_buffer_, entry.to[lane]);
+  if (fd < 0) {
+    base::logger().debug("{}: no socket connected to rank {} ({} lane): {}", info_.name, peer, lane_name(lane),
+                         std::strerror(errno));
+    return -1;
+  }
+  // Descriptors are handed out lowest first: one in the upper half means the program is using many.
+  if (static_cast<std::size_t>(fd) >= descriptor_limit() / 2) {
+    ::close(fd);
+    connected_limit_ = counters_.connected_peers;
+    base::logger().info("{}: file descriptor {} is past half of the limit; the frames of peers beyond the {} "
+                        "sent to go from the rail's two sockets",
+                        info_.name, fd, connected_limit_);
+    return -1;
+  }
+  if (!counted) ++counters_.connected_peers;
+  entry.connected[lane] = fd;
+  return fd;
+}
+
+void UdpPath::close_connected(Peer& entry) noexcept {
+  const bool counted = entry.connected[kShort] >= 0 || entry.connected[kLong] >= 0;
+  for (Lane lane : {kShort, kLong}) {
+    if (entry.connected[lane] >= 0) ::close(entry.connected[lane]);
+    entry.connected[lane] = -1;
+    entry.connect_tried[lane] = false;
+  }
+  if (counted) --counters_.connected_peers;
 }
 
 Status UdpPath::add_peer(Rank peer, std::string_view endpoint, std::size_t max_frame) {
@@ -393,17 +536,19 @@ Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint, std::size_t max
     return {Errc::invalid_argument, info_.name + ": endpoint " + endpoint.to_string() + " of rank " +
                                         std::to_string(peer) + " has a zero address or port"};
   }
-  Peer& entry = peers_[peer];
-  if (entry.known) {
-    for (std::uint16_t port : {entry.endpoint.short_port, entry.endpoint.long_port}) {
-      auto it = known_sources_.find(source_key(entry.endpoint.ipv4, port));
-      if (it != known_sources_.end() && --it->second == 0) known_sources_.erase(it);
-    }
-  }
   if (max_frame != 0 && max_frame < kUdpMinFrame) {
     return {Errc::invalid_argument, info_.name + ": rank " + std::to_string(peer) + " receives frames of " +
                                         std::to_string(max_frame) + " bytes, below the " +
                                         std::to_string(kUdpMinFrame) + " every rail must take"};
+  }
+  Peer& entry = peers_[peer];
+  if (entry.known) {
+    for (std::uint16_t port : {entry.endpoint.short_port, entry.endpoint.long_port, entry.endpoint.send_port}) {
+      auto it = known_sources_.find(source_key(entry.endpoint.ipv4, port));
+      if (port != 0 && it != known_sources_.end() && --it->second == 0) known_sources_.erase(it);
+    }
+    const std::lock_guard lock(send_lock_);
+    close_connected(entry);
   }
   entry.known = true;
   entry.endpoint = endpoint;
@@ -412,6 +557,7 @@ Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint, std::size_t max
   entry.to[kLong] = socket_address(endpoint.ipv4, endpoint.long_port);
   ++known_sources_[source_key(endpoint.ipv4, endpoint.short_port)];
   ++known_sources_[source_key(endpoint.ipv4, endpoint.long_port)];
+  if (endpoint.send_port != 0) ++known_sources_[source_key(endpoint.ipv4, endpoint.send_port)];
   return {};
 }
 
@@ -481,9 +627,14 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     frame.write({scratch_.get(), size});
     iov[0] = {scratch_.get(), size};
   }
+  // A socket connected to the peer sends without an address (no route lookup); else the lane's socket.
+  const int connected = connected_socket(peer, lane);
+  const int fd = connected >= 0 ? connected : socket.fd;
   ::mmsghdr message{};
-  message.msg_hdr.msg_name = &peers_[peer].to[lane];
-  message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);
+  if (connected < 0) {
+    message.msg_hdr.msg_name = &peers_[peer].to[lane];
+    message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);
+  }
   message.msg_hdr.msg_iov = iov;
   message.msg_hdr.msg_iovlen = parts;
   // A frame in one piece goes by sendto, the cheapest send call: the kernel copies in no msghdr and no
@@ -491,20 +642,26 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
   const auto send_now = [&] {
     if (parts == 1) {
       const auto* to = reinterpret_cast<const ::sockaddr*>(message.msg_hdr.msg_name);
-      return send_to_(socket.fd, iov[0].iov_base, iov[0].iov_len, 0, to, sizeof(::sockaddr_in)) >= 0;
+      return send_to_(fd, iov[0].iov_base, iov[0].iov_len, 0, to, message.msg_hdr.msg_namelen) >= 0;
     }
-    return send_batch_(socket.fd, &message, 1, 0) == 1;
+    return send_batch_(fd, &message, 1, 0) == 1;
   };
+  bool tried_again = false;
   for (;;) {
     if (send_now()) [[likely]] {
       UdpSocketCounters& counters = counters_of(lane);
       ++counters.frames_sent;
       counters.bytes_sent += size;
       socket.last_logged_errno = 0;
+      if (tried_again) [[unlikely]] ++counters_.earlier_errors_skipped;
       return {};
     }
     const int err = errno;
     if (err == EINTR) continue;
+    if (connected >= 0 && !tried_again && may_be_earlier_error(err)) {
+      tried_again = true;  // perhaps an earlier datagram's ICMP error, which sent nothing (see the top)
+      continue;
+    }
     switch (udp_send_errc(err)) {
       case Errc::would_block:
         if (parts == 1) {
@@ -560,9 +717,12 @@ Status UdpPath::send_run(bool for_caller) noexcept {
     take_run();
   };
   ::iovec iov{run_.buffer.get(), bytes};
+  const int connected = connected_socket(peer, kLong);
   ::msghdr message{};
-  message.msg_name = &peers_[peer].to[kLong];
-  message.msg_namelen = sizeof(::sockaddr_in);
+  if (connected < 0) {
+    message.msg_name = &peers_[peer].to[kLong];
+    message.msg_namelen = sizeof(::sockaddr_in);
+  }
   message.msg_iov = &iov;
   message.msg_iovlen = 1;
   Control control{};
@@ -577,8 +737,9 @@ Status UdpPath::send_run(bool for_caller) noexcept {
     std::memcpy(CMSG_DATA(header), &segment, sizeof segment);
   }
   int err = 0;
+  bool tried_again = false;
   for (;;) {
-    if (send_one_(socket.fd, &message, 0) >= 0) [[likely]] {
+    if (send_one_(connected >= 0 ? connected : socket.fd, &message, 0) >= 0) [[likely]] {
       counters.frames_sent += frames;
       counters.bytes_sent += bytes;
       if (frames > 1) {
@@ -586,11 +747,16 @@ Status UdpPath::send_run(bool for_caller) noexcept {
         counters_.gso_frames_sent += frames;
       }
       socket.last_logged_errno = 0;
+      if (tried_again) [[unlikely]] ++counters_.earlier_errors_skipped;
       take_run();
       return {};
     }
     err = errno;
-    if (err != EINTR) break;
+    if (err == EINTR) continue;
+    // A GSO refusal (below) is not tried again: it is this datagram's.
+    const bool refused_gso = frames > 1 && (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP);
+    if (connected < 0 || tried_again || refused_gso || !may_be_earlier_error(err)) break;
+    tried_again = true;  // perhaps an earlier datagram's ICMP error, which sent nothing (see the top)
   }
   // The kernel took UDP_SEGMENT at set-up, yet this route cannot segment (EIO: a device without checksum
   // offload, or IPsec; EINVAL: a segment above the route's MTU): one datagram per frame from now on.
@@ -963,6 +1129,8 @@ std::vector<PathCounterGroup> UdpPath::stats() const {
             {"frames_placed", s.frames_placed + l.frames_placed},
             {"placement_declined", s.placement_declined + l.placement_declined},
             {"from_unknown_senders", counters_.from_unknown_senders},
+            {"connected_peers", counters_.connected_peers},
+            {"earlier_errors_skipped", counters_.earlier_errors_skipped},
             {"truncated", counters_.truncated},
             {"gso_datagrams_sent", counters_.gso_datagrams_sent},
             {"gso_frames_sent", counters_.gso_frames_sent},

@@ -78,11 +78,14 @@ base::Result<std::vector<RailAddress>> resolve_rails(std::string_view spec);
 base::Result<std::vector<RailAddress>> resolve_rails(std::string_view spec,
                                                      std::span<const LocalInterface> interfaces);
 
-// Where a peer's two sockets are: text form "a.b.c.d:shortport:longport".
+// Where a peer's sockets are: text form "a.b.c.d:shortport:longport[:sendport]". The send port is where its
+// sockets connected to single peers send from (UdpOptions::connected_peers); 0, and no fourth field, when
+// it has none: then every frame comes from the short or the long port.
 struct UdpEndpoint {
   std::uint32_t ipv4 = 0;
   std::uint16_t short_port = 0;
   std::uint16_t long_port = 0;
+  std::uint16_t send_port = 0;
 
   std::string to_string() const;
   friend bool operator==(const UdpEndpoint&, const UdpEndpoint&) = default;
@@ -119,8 +122,12 @@ struct UdpOptions {
   UdpPlace place = UdpPlace::automatic;
   bool gso = true;  // send runs of equal bulk frames as one UDP_SEGMENT datagram, where the kernel can
   bool gro = true;  // let the kernel coalesce the long socket's datagrams (UDP_GRO) when it does not place
+  // Peers (the first this many sent to) that get a socket per lane connected to them for sending: the
+  // kernel then looks up no route per datagram. 0: every frame goes from the short and long sockets.
+  std::size_t connected_peers = 256;
 
-  // path.udp.max_frame, .sndbuf, .rcvbuf, .place, .gso and .gro; `peers` is left 0 for the caller to set.
+  // path.udp.max_frame, .sndbuf, .rcvbuf, .place, .gso, .gro and .connected_peers; `peers` is left 0 for
+  // the caller to set.
   static UdpOptions from_params(const base::ParamSet& params);
 };
 
@@ -146,6 +153,10 @@ struct UdpCounters {
   std::uint64_t gso_frames_sent = 0;       // the frames they carried (counted in frames_sent too)
   std::uint64_t gro_datagrams_received = 0;  // long socket: datagrams the kernel had coalesced
   std::uint64_t gro_frames_received = 0;   // the frames split out of them (in frames_received too)
+  std::uint64_t connected_peers = 0;       // peers sent to through sockets connected to them
+  // A send on a connected socket that failed with an earlier datagram's ICMP error (the kernel reports
+  // it there, and sends nothing) and went out when tried again.
+  std::uint64_t earlier_errors_skipped = 0;
 };
 
 // What a send errno means (the table is at the top of src/udp/udp_path.cpp):
@@ -164,8 +175,8 @@ class UdpPath final : public Path {
   // on this host (any more), resource_exhausted or io_error when the sockets cannot be made.
   static base::Result<std::unique_ptr<UdpPath>> create(const RailAddress& rail, const UdpOptions& options);
 
-  // Strict: "a.b.c.d:shortport:longport", ports 1..65535, no spaces or leading zeros; else
-  // invalid_argument naming the text.
+  // Strict: "a.b.c.d:shortport:longport" or "a.b.c.d:shortport:longport:sendport", ports 1..65535, no
+  // spaces or leading zeros; else invalid_argument naming the text.
   static base::Result<UdpEndpoint> parse_endpoint(std::string_view text);
 
   ~UdpPath() override;
@@ -175,7 +186,8 @@ class UdpPath final : public Path {
   const UdpEndpoint& local_endpoint() const noexcept { return local_; }
   const RailAddress& rail() const noexcept { return rail_; }
 
-  // Tells the path where rank `peer` listens on this rail; a second call replaces the first.
+  // Tells the path where rank `peer` listens on this rail; a second call replaces the first (and closes
+  // the sockets connected to the old endpoint).
   // invalid_argument for a malformed endpoint or a rank not below UdpOptions::peers.
   // `max_frame`: the largest frame the peer receives on this rail (its own max_frame, which its MTU may
   // make smaller than ours); 0: as large as ours.
@@ -206,7 +218,8 @@ class UdpPath final : public Path {
   std::size_t queued_frames() const noexcept { return queued_.load(std::memory_order_relaxed); }
   const UdpCounters& counters() const noexcept { return counters_; }
   // One "udp" group: per socket (short_, long_) frames sent, received, queued, send and receive errors;
-  // frames placed and placements declined (both sockets); datagrams from unknown senders; truncated.
+  // frames placed and placements declined (both sockets); datagrams from unknown senders; truncated;
+  // peers sent to through connected sockets.
   std::vector<PathCounterGroup> stats() const override;
   // Whether long-socket payloads are received into place (UdpOptions::place, resolved for this rail).
   bool places() const noexcept { return place_; }
@@ -236,6 +249,8 @@ class UdpPath final : public Path {
     UdpEndpoint endpoint;
     std::size_t max_frame = 0;  // what it receives; 0: as much as we send
     ::sockaddr_in to[2]{};  // by Lane
+    int connected[2] = {-1, -1};  // by Lane: a socket connected to to[lane], or -1
+    bool connect_tried[2] = {false, false};
   };
   // A frame that found no room; not zero-filled, since the writer fills it.
   struct QueuedFrame {
@@ -277,6 +292,14 @@ class UdpPath final : public Path {
     return lane == kShort ? counters_.short_socket : counters_.long_socket;
   }
   void flush(Lane lane) noexcept;
+  // The socket connected to `peer` for `lane`, made at the first send while there is room (see
+  // UdpOptions::connected_peers and the top of udp_path.cpp); -1: send from sockets_[lane] with its address.
+  int connected_socket(Rank peer, Lane lane) noexcept {
+    const int fd = peers_[peer].connected[lane];
+    return fd >= 0 || peers_[peer].connect_tried[lane] ? fd : connect_socket(peer, lane);
+  }
+  int connect_socket(Rank peer, Lane lane) noexcept;
+  void close_connected(Peer& entry) noexcept;
   // Adds a bulk frame to run_ (sending what it held first when the frame cannot join), and sends the
   // run when it is full or the frame ended it.
   base::Status send_joining(Rank peer, FrameWriter& frame, std::size_t size) noexcept;
@@ -302,6 +325,11 @@ class UdpPath final : public Path {
   RailAddress rail_;
   std::size_t max_frame_;
   Socket sockets_[2];  // by Lane
+  // Bound (SO_REUSEPORT) to local_.send_port, which every connected socket shares; it reads nothing.
+  // -1 without connected sockets.
+  int send_anchor_ = -1;
+  std::size_t connected_limit_ = 0;  // UdpOptions::connected_peers; lowered when file descriptors run short
+  std::size_t socket_buffer_ = 0;    // UdpOptions::sndbuf, for connected sockets
   UdpEndpoint local_;
   std::vector<Peer> peers_;  // by rank
   // (address << 16 | port) of every known peer socket -> how many peers use it.
