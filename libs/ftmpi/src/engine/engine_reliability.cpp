@@ -211,7 +211,6 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   }
   f.route = route_index;
   ++f.attempts;
-  f.sent_at = Clock::now();
   ++counters_.retransmits;
   ++to.counters.retransmits;
   ++to.counters.frames_sent;
@@ -219,7 +218,9 @@ void EngineCore::resend(Peer& peer, std::size_t index, std::uint32_t route_index
   counters_.bytes_sent += f.frame_size();
   StoredFrame frame(f.bytes, f.payload, f.bulk);
   if (f.bulk) bulk_sent_.store(true, std::memory_order_relaxed);
-  if (base::Status s = to.path->send(peer.rank, frame); !s) route_failed(peer, route_index, s, f.range.first);
+  const base::Status sent = to.path->send(peer.rank, frame);
+  f.sent_at = Clock::now();  // as send_frame: timed once the path has it
+  if (!sent) route_failed(peer, route_index, sent, f.range.first);
 }
 
 // Resends the retained frames at `indices` (ascending) each on the best working rail, cutting a frame
