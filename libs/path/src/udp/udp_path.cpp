@@ -19,16 +19,18 @@
 // message's one-way time (docs/benchmarks.md). So the first `connected_peers` peers sent to get, per lane
 // at its first send, a socket bound to the rail's address and the send port and connected to the peer's
 // short or long socket; the frame goes out by send (sendto without an address). All of them share the
-// send port (SO_REUSEPORT, the send anchor holding it from the start), so that the endpoint names it once
-// and the receiver knows it as a source; nothing is ever sent to it, and each such socket matches only
-// datagrams from the address it is connected to, which the peer never sends from (its short and long
-// sockets send to our short and long ports, its connected sockets from its own send port). A file
-// descriptor per connected socket: never in the upper half of RLIMIT_NOFILE's descriptors, so that the
-// program keeps the rest; past that, or past the count, frames go from the two sockets as before. The
-// queues (no room) stay on the two sockets, which still send with an address. A connected socket is
-// told of ICMP errors: the next send on it fails with the error and sends nothing, so a failed send is
-// tried once more there; if the error was an earlier datagram's, the frame goes out, as it would have
-// from an unconnected socket (counted: earlier_errors_skipped).
+// send port (SO_REUSEPORT; the send anchor holds it from the start, bound before it set SO_REUSEPORT so
+// that the kernel gave it a port no other socket holds), so that the endpoint names it once and the
+// receiver knows it as a source; nothing is ever sent to it, and each such socket matches only datagrams
+// from the address it is connected to, which the peer never sends from (its short and long sockets send
+// to our short and long ports, its connected sockets from its own send port). A file descriptor per
+// connected socket: never in the upper half of RLIMIT_NOFILE's descriptors, so that the program keeps
+// the rest; past that, or past the count, frames go from the two sockets as before. A frame queued for
+// want of room leaves from its peer's connected socket when it has one, so that the peer's frames stay
+// one flow in order. A connected socket is told of ICMP errors: the next send on it fails with the error
+// and sends nothing. So a send refused there for anything but room goes again from the lane's own socket
+// with the address, whose answer counts, exactly as without connected sockets (counted:
+// connected_send_failures): a dead peer stays silent loss, a refused GSO datagram is judged there.
 //
 // Frames never exceed the interface MTU minus 28 (IPv4 + UDP headers), and at most 65507 bytes: a
 // larger datagram would travel as IP fragments, and losing any one fragment loses the whole datagram
@@ -47,13 +49,13 @@
 //   ENETDOWN, EHOSTDOWN, EPERM,      EACCES), the address went away, or a path MTU below our frames.
 //   EACCES, EADDRNOTAVAIL, EMSGSIZE  send() returns it naming rail, peer and errno; the engine fails over.
 //   ECONNREFUSED                     an old ICMP error surfacing; the frame is lost as UDP may lose it
-//                                    (on a connected socket the send is tried once more first).
+//                                    (a connected socket's refusals go again from the shared socket).
 //   anything else                    io_error, also of rail severity.
 // A queued frame that meets a hard error when it finally goes out is dropped and counted (there is no
 // caller to tell; retransmission repairs it, and the next send() to a dead route reports the rail).
 // ICMP port-unreachable answers do not fail sends: IP_RECVERR is off, the two sockets are unconnected,
-// and a connected socket's send that reports one is tried again (above), so sending to a peer that died
-// or never listened is silent loss, which the engine's timers handle.
+// and a connected socket's send that reports one goes again from them (above), so sending to a peer that
+// died or never listened is silent loss, which the engine's timers handle.
 //
 // GSO and GRO (path.udp.gso, path.udp.gro): fewer system calls and fewer trips through the network
 // stack per byte, with every frame still its own datagram on the wire, with its own header, checksum and
@@ -221,7 +223,9 @@ Status open_socket(const RailAddress& rail, const UdpOptions& options, const cha
 }
 
 // The send anchor: a socket that holds the port every connected socket sends from (SO_REUSEPORT lets
-// them bind it too). It reads nothing, so its receive buffer is the smallest the kernel gives.
+// them bind it too). Bound before SO_REUSEPORT is set: the kernel then picks a port nobody holds, where
+// with it set it may pick one another SO_REUSEPORT socket of the same user holds (another rank's send
+// port, or a service's). It reads nothing, so its receive buffer is the smallest the kernel gives.
 bool open_send_anchor(const RailAddress& rail, Fd& out, std::uint16_t& port) {
   out.fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (out.fd < 0) return false;
@@ -230,8 +234,8 @@ bool open_send_anchor(const RailAddress& rail, Fd& out, std::uint16_t& port) {
   (void)::setsockopt(out.fd, SOL_SOCKET, SO_RCVBUF, &smallest, sizeof smallest);
   ::sockaddr_in address = socket_address(rail.ipv4, 0);
   socklen_t length = sizeof address;
-  return ::setsockopt(out.fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) == 0 &&
-         ::bind(out.fd, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) == 0 &&
+  return ::bind(out.fd, reinterpret_cast<const ::sockaddr*>(&address), sizeof address) == 0 &&
+         ::setsockopt(out.fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof on) == 0 &&
          ::getsockname(out.fd, reinterpret_cast<::sockaddr*>(&address), &length) == 0 &&
          (port = ntohs(address.sin_port)) != 0;
 }
@@ -254,27 +258,6 @@ int open_connected(std::uint32_t ipv4, std::uint16_t port, std::size_t sndbuf, c
     return -1;
   }
   return fd.release();
-}
-
-// Whether a send's errno may be an ICMP error about an earlier datagram, which a connected socket reports
-// on its next send (the kernel's icmp_err_convert, and EMSGSIZE for "fragmentation needed" under
-// IP_PMTUDISC_DO, EPROTO for a parameter problem).
-bool may_be_earlier_error(int err) {
-  switch (err) {
-    case ECONNREFUSED:
-    case ENETUNREACH:
-    case EHOSTUNREACH:
-    case EHOSTDOWN:
-    case ENONET:
-    case EACCES:
-    case ENOPROTOOPT:
-    case EOPNOTSUPP:
-    case EMSGSIZE:
-    case EPROTO:
-      return true;
-    default:
-      return false;
-  }
 }
 
 // The process's file descriptor limit (RLIMIT_NOFILE's soft one).
@@ -541,13 +524,15 @@ Status UdpPath::add_peer(Rank peer, const UdpEndpoint& endpoint, std::size_t max
                                         std::to_string(max_frame) + " bytes, below the " +
                                         std::to_string(kUdpMinFrame) + " every rail must take"};
   }
+  // Under the send lock, so that no send connects to the old address meanwhile (known_sources_ is the
+  // receiving side's: the engine adds peers before any traffic).
+  const std::lock_guard lock(send_lock_);
   Peer& entry = peers_[peer];
   if (entry.known) {
     for (std::uint16_t port : {entry.endpoint.short_port, entry.endpoint.long_port, entry.endpoint.send_port}) {
       auto it = known_sources_.find(source_key(entry.endpoint.ipv4, port));
       if (port != 0 && it != known_sources_.end() && --it->second == 0) known_sources_.erase(it);
     }
-    const std::lock_guard lock(send_lock_);
     close_connected(entry);
   }
   entry.known = true;
@@ -628,13 +613,16 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     iov[0] = {scratch_.get(), size};
   }
   // A socket connected to the peer sends without an address (no route lookup); else the lane's socket.
-  const int connected = connected_socket(peer, lane);
-  const int fd = connected >= 0 ? connected : socket.fd;
+  int fd = connected_socket(peer, lane);
+  bool connected = fd >= 0;
   ::mmsghdr message{};
-  if (connected < 0) {
+  const auto from_shared_socket = [&] {
+    fd = socket.fd;
+    connected = false;
     message.msg_hdr.msg_name = &peers_[peer].to[lane];
     message.msg_hdr.msg_namelen = sizeof(::sockaddr_in);
-  }
+  };
+  if (!connected) from_shared_socket();
   message.msg_hdr.msg_iov = iov;
   message.msg_hdr.msg_iovlen = parts;
   // A frame in one piece goes by sendto, the cheapest send call: the kernel copies in no msghdr and no
@@ -646,20 +634,20 @@ Status UdpPath::send(Rank peer, FrameWriter& frame) noexcept {
     }
     return send_batch_(fd, &message, 1, 0) == 1;
   };
-  bool tried_again = false;
   for (;;) {
     if (send_now()) [[likely]] {
       UdpSocketCounters& counters = counters_of(lane);
       ++counters.frames_sent;
       counters.bytes_sent += size;
       socket.last_logged_errno = 0;
-      if (tried_again) [[unlikely]] ++counters_.earlier_errors_skipped;
       return {};
     }
     const int err = errno;
     if (err == EINTR) continue;
-    if (connected >= 0 && !tried_again && may_be_earlier_error(err)) {
-      tried_again = true;  // perhaps an earlier datagram's ICMP error, which sent nothing (see the top)
+    if (connected && udp_send_errc(err) != Errc::would_block) [[unlikely]] {
+      // Perhaps an ICMP error about an earlier datagram, which sent nothing: the shared socket decides.
+      ++counters_.connected_send_failures;
+      from_shared_socket();
       continue;
     }
     switch (udp_send_errc(err)) {
@@ -717,12 +705,16 @@ Status UdpPath::send_run(bool for_caller) noexcept {
     take_run();
   };
   ::iovec iov{run_.buffer.get(), bytes};
-  const int connected = connected_socket(peer, kLong);
+  int fd = connected_socket(peer, kLong);
+  bool connected = fd >= 0;
   ::msghdr message{};
-  if (connected < 0) {
+  const auto from_shared_socket = [&] {
+    fd = socket.fd;
+    connected = false;
     message.msg_name = &peers_[peer].to[kLong];
     message.msg_namelen = sizeof(::sockaddr_in);
-  }
+  };
+  if (!connected) from_shared_socket();
   message.msg_iov = &iov;
   message.msg_iovlen = 1;
   Control control{};
@@ -737,9 +729,8 @@ Status UdpPath::send_run(bool for_caller) noexcept {
     std::memcpy(CMSG_DATA(header), &segment, sizeof segment);
   }
   int err = 0;
-  bool tried_again = false;
   for (;;) {
-    if (send_one_(connected >= 0 ? connected : socket.fd, &message, 0) >= 0) [[likely]] {
+    if (send_one_(fd, &message, 0) >= 0) [[likely]] {
       counters.frames_sent += frames;
       counters.bytes_sent += bytes;
       if (frames > 1) {
@@ -747,16 +738,16 @@ Status UdpPath::send_run(bool for_caller) noexcept {
         counters_.gso_frames_sent += frames;
       }
       socket.last_logged_errno = 0;
-      if (tried_again) [[unlikely]] ++counters_.earlier_errors_skipped;
       take_run();
       return {};
     }
     err = errno;
     if (err == EINTR) continue;
-    // A GSO refusal (below) is not tried again: it is this datagram's.
-    const bool refused_gso = frames > 1 && (err == EIO || err == EINVAL || err == ENOPROTOOPT || err == EOPNOTSUPP);
-    if (connected < 0 || tried_again || refused_gso || !may_be_earlier_error(err)) break;
-    tried_again = true;  // perhaps an earlier datagram's ICMP error, which sent nothing (see the top)
+    if (!connected || udp_send_errc(err) == Errc::would_block) break;
+    // Perhaps an ICMP error about an earlier datagram, which sent nothing (even one that reads as a GSO
+    // refusal): the shared socket decides.
+    ++counters_.connected_send_failures;
+    from_shared_socket();
   }
   // The kernel took UDP_SEGMENT at set-up, yet this route cannot segment (EIO: a device without checksum
   // offload, or IPsec; EINVAL: a segment above the route's MTU): one datagram per frame from now on.
@@ -799,19 +790,31 @@ void UdpPath::flush_sends() noexcept {
 void UdpPath::flush(Lane lane) noexcept {
   Socket& socket = sockets_[lane];
   UdpSocketCounters& counters = counters_of(lane);
+  bool shared_only = false;  // the front frame failed on its peer's connected socket: try the shared one
   while (!socket.queue.empty()) {
-    const auto count = static_cast<unsigned>(std::min<std::size_t>(socket.queue.size(), kFlushBatch));
-    for (unsigned i = 0; i < count; ++i) {
-      QueuedFrame& frame = socket.queue[i];
-      flush_iov_[i] = ::iovec{frame.bytes.get(), frame.size};
-      ::msghdr& header = flush_messages_[i].msg_hdr;
+    // Consecutive frames for one socket go in one call: a connected peer's from its connected socket,
+    // so that its frames stay one flow (in order, as on the wire), the others from the shared one.
+    const auto socket_for = [&](const QueuedFrame& frame) {
+      const int fd = shared_only ? -1 : peers_[frame.peer].connected[lane];
+      return fd >= 0 ? fd : socket.fd;
+    };
+    const int fd = socket_for(socket.queue.front());
+    const bool connected = fd != socket.fd;
+    unsigned count = 0;
+    const auto most = static_cast<unsigned>(std::min<std::size_t>(socket.queue.size(), shared_only ? 1 : kFlushBatch));
+    for (; count < most && socket_for(socket.queue[count]) == fd; ++count) {
+      QueuedFrame& frame = socket.queue[count];
+      flush_iov_[count] = ::iovec{frame.bytes.get(), frame.size};
+      ::msghdr& header = flush_messages_[count].msg_hdr;
       header = ::msghdr{};
-      header.msg_name = &peers_[frame.peer].to[lane];
-      header.msg_namelen = sizeof(::sockaddr_in);
-      header.msg_iov = &flush_iov_[i];
+      if (!connected) {
+        header.msg_name = &peers_[frame.peer].to[lane];
+        header.msg_namelen = sizeof(::sockaddr_in);
+      }
+      header.msg_iov = &flush_iov_[count];
       header.msg_iovlen = 1;
     }
-    const int sent = send_batch_(socket.fd, flush_messages_.data(), count, 0);
+    const int sent = send_batch_(fd, flush_messages_.data(), count, 0);
     if (sent > 0) {
       for (int i = 0; i < sent; ++i) {
         ++counters.frames_sent;
@@ -820,12 +823,19 @@ void UdpPath::flush(Lane lane) noexcept {
       }
       queued_ -= static_cast<std::size_t>(sent);
       socket.last_logged_errno = 0;
+      shared_only = false;
       continue;  // a short count means the next frame failed: the next call says why
     }
     const int err = sent < 0 ? errno : EAGAIN;
     if (err == EINTR) continue;
     const Errc code = udp_send_errc(err);
     if (code == Errc::would_block) return;
+    if (connected) {  // as in send(): perhaps an earlier datagram's ICMP error; the shared socket decides
+      ++counters_.connected_send_failures;
+      shared_only = true;
+      continue;
+    }
+    shared_only = false;
     // The front frame cannot go out at all: drop it, as the network could have.
     const QueuedFrame& front = socket.queue.front();
     if (code != Errc::ok) {
@@ -1130,7 +1140,7 @@ std::vector<PathCounterGroup> UdpPath::stats() const {
             {"placement_declined", s.placement_declined + l.placement_declined},
             {"from_unknown_senders", counters_.from_unknown_senders},
             {"connected_peers", counters_.connected_peers},
-            {"earlier_errors_skipped", counters_.earlier_errors_skipped},
+            {"connected_send_failures", counters_.connected_send_failures},
             {"truncated", counters_.truncated},
             {"gso_datagrams_sent", counters_.gso_datagrams_sent},
             {"gso_frames_sent", counters_.gso_frames_sent},

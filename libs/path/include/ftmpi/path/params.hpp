@@ -81,10 +81,11 @@ inline constexpr base::ParamRow kUdpGro{
 
 // A datagram sent from an unconnected socket costs the kernel a route lookup each time; from a socket
 // connected to its peer, none (0 B one way on loopback: 0.92x). Each such socket is a file descriptor,
-// so only the first peers sent to get them, and never in the upper half of the process's descriptors.
+// up to two a peer (one per lane), so only the first peers sent to get them (64: at most 128 descriptors
+// a rail), and never in the upper half of the process's descriptors.
 // Per rank: a receiver learns the one port they all send from with the endpoint.
 inline constexpr base::ParamRow kUdpConnectedPeers{
-    "path.udp.connected_peers", base::ParamType::integer, "256",
+    "path.udp.connected_peers", base::ParamType::integer, "64",
     "peers per UDP rail (the first this many sent to) that get sockets connected to them for sending, "
     "which saves the kernel a route lookup per datagram; 0: every frame goes from the rail's two sockets",
     base::ParamLevel::advanced, base::ParamScope::rank};

@@ -124,7 +124,7 @@ struct UdpOptions {
   bool gro = true;  // let the kernel coalesce the long socket's datagrams (UDP_GRO) when it does not place
   // Peers (the first this many sent to) that get a socket per lane connected to them for sending: the
   // kernel then looks up no route per datagram. 0: every frame goes from the short and long sockets.
-  std::size_t connected_peers = 256;
+  std::size_t connected_peers = 64;
 
   // path.udp.max_frame, .sndbuf, .rcvbuf, .place, .gso, .gro and .connected_peers; `peers` is left 0 for
   // the caller to set.
@@ -154,9 +154,10 @@ struct UdpCounters {
   std::uint64_t gro_datagrams_received = 0;  // long socket: datagrams the kernel had coalesced
   std::uint64_t gro_frames_received = 0;   // the frames split out of them (in frames_received too)
   std::uint64_t connected_peers = 0;       // peers sent to through sockets connected to them
-  // A send on a connected socket that failed with an earlier datagram's ICMP error (the kernel reports
-  // it there, and sends nothing) and went out when tried again.
-  std::uint64_t earlier_errors_skipped = 0;
+  // Sends a connected socket refused (not for want of room): perhaps an ICMP error about an earlier
+  // datagram, which the kernel reports there and which sends nothing. Each went again from the lane's
+  // own socket, whose answer counted.
+  std::uint64_t connected_send_failures = 0;
 };
 
 // What a send errno means (the table is at the top of src/udp/udp_path.cpp):
