@@ -358,6 +358,28 @@ BOOST_AUTO_TEST_CASE(one_refused_send_makes_a_rail_suspect_three_in_a_row_take_i
   BOOST_TEST(rails[1].counters.refused_sends == 4u);
 }
 
+// An answer that arrived before a refusal or a timeout (an ACK whose bookkeeping waits for the next
+// progress round) proves the rail worked then: it moves last_progress, but the refusal and the timeout
+// after it still count towards taking the rail down. A newer answer clears them.
+BOOST_AUTO_TEST_CASE(an_answer_older_than_a_refusal_or_a_timeout_does_not_clear_it) {
+  SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set older answers"));
+  RailSet& rails = sim.rails();
+  const Clock::time_point answered = sim.clock().now();
+  sim.clock().advance(100us);
+  rails.send_refused(1, "Operation not permitted");
+  rails.frame_timed_out(1);
+  BOOST_TEST(rails[1].refused_sends == 1u);
+  BOOST_TEST(rails[1].timeouts == 1u);
+  rails.proved(1, answered);
+  BOOST_TEST(rails[1].refused_sends == 1u);
+  BOOST_TEST(rails[1].timeouts == 1u);
+  BOOST_TEST((rails[1].last_progress >= answered));
+  sim.clock().advance(100us);
+  rails.proved(1, sim.clock().now());
+  BOOST_TEST(rails[1].refused_sends == 0u);
+  BOOST_TEST(rails[1].timeouts == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_disabled_rail_carries_nothing_and_is_not_probed_until_enabled) {
   SimulatedPeer sim(2, timing(), ftmpi::test::seed_for("rail_set operator"));
   RailSet& rails = sim.rails();

@@ -76,6 +76,7 @@ void RailSet::proved(std::uint32_t rail, Clock::time_point now) noexcept {
   }
   check_ = PeerCheck::none;
   route.last_progress = std::max(route.last_progress, now);  // an ACK applied late is older evidence
+  if (now < route.last_trouble) return;  // answered before the latest timeout or refusal: they stand
   route.timeouts = 0;
   route.refused_sends = 0;
 }
@@ -98,6 +99,7 @@ void RailSet::frame_timed_out(std::uint32_t rail) {
   Route& route = routes_[rail];
   ++route.timeouts;
   ++route.counters.timeouts;
+  route.last_trouble = now();
   if (route.state == RailState::up) set_state(rail, RailState::suspect, "a frame timed out");
 }
 
@@ -190,6 +192,7 @@ void RailSet::send_refused(std::uint32_t rail, std::string_view why) {
   // with no answer between them (a link that is down refuses everything) take it down, all within this
   // call.
   ++route.counters.refused_sends;
+  route.last_trouble = now();
   while (++route.refused_sends < kRefusalsForDown) {
     set_state(rail, RailState::suspect, why);
     const Clock::time_point t = now();

@@ -95,6 +95,9 @@ struct Route {
   Clock::time_point newest_delivered_sent{};
   std::uint32_t timeouts = 0;          // since last_progress
   std::uint32_t refused_sends = 0;     // sends the operating system refused since last_progress
+  // The latest timeout or refused send: an answer that arrived before it (an ACK applied a round late)
+  // proves the rail worked then, and does not clear what came after.
+  Clock::time_point last_trouble{};
   Clock::time_point alive_elsewhere{}; // suspect: when another rail first proved the peer alive
   std::chrono::nanoseconds srtt{0};    // smoothed round trip (0: no sample yet)
   std::chrono::nanoseconds rttvar{0};
