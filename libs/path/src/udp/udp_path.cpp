@@ -472,7 +472,7 @@ UdpPath::~UdpPath() {
 int UdpPath::connect_socket(Rank peer, Lane lane) noexcept {
   Peer& entry = peers_[peer];
   entry.connect_tried[lane] = true;
-  const bool counted = entry.connected[kShort] >= 0 || entry.connected[kLong] >= 0;
+  const bool counted = entry.any_connected();
   if (send_anchor_ < 0 || (!counted && counters_.connected_peers >= connected_limit_)) return -1;
   const int fd = open_connected(rail_.ipv4, local_.send_port, socket_buffer_, entry.to[lane]);
   if (fd < 0) {
@@ -495,7 +495,7 @@ int UdpPath::connect_socket(Rank peer, Lane lane) noexcept {
 }
 
 void UdpPath::close_connected(Peer& entry) noexcept {
-  const bool counted = entry.connected[kShort] >= 0 || entry.connected[kLong] >= 0;
+  const bool counted = entry.any_connected();
   for (Lane lane : {kShort, kLong}) {
     if (entry.connected[lane] >= 0) ::close(entry.connected[lane]);
     entry.connected[lane] = -1;

@@ -220,7 +220,7 @@ class UdpPath final : public Path {
   const UdpCounters& counters() const noexcept { return counters_; }
   // One "udp" group: per socket (short_, long_) frames sent, received, queued, send and receive errors;
   // frames placed and placements declined (both sockets); datagrams from unknown senders; truncated;
-  // peers sent to through connected sockets.
+  // peers sent to through connected sockets and the sends those refused.
   std::vector<PathCounterGroup> stats() const override;
   // Whether long-socket payloads are received into place (UdpOptions::place, resolved for this rail).
   bool places() const noexcept { return place_; }
@@ -252,6 +252,8 @@ class UdpPath final : public Path {
     ::sockaddr_in to[2]{};  // by Lane
     int connected[2] = {-1, -1};  // by Lane: a socket connected to to[lane], or -1
     bool connect_tried[2] = {false, false};
+    // Counted in UdpCounters::connected_peers.
+    bool any_connected() const noexcept { return connected[0] >= 0 || connected[1] >= 0; }
   };
   // A frame that found no room; not zero-filled, since the writer fills it.
   struct QueuedFrame {
