@@ -142,7 +142,7 @@ bool refresh(Request& request) {
 Outcome collect(MPI_Request& handle) noexcept {
   if (!is_pending(handle)) return {};
   Request& request = *handle;
-  Outcome outcome = request.outcome;
+  Outcome outcome = std::move(request.outcome);  // collected: nothing reads it again before a restart
   if (request.mode == Mode::generalized) {
     // Collected: the program's free function runs now, its error the call's unless one came first.
     const int rc = request.general->free(request.general->extra_state);

@@ -55,7 +55,8 @@ struct CollOpDeleter {
 
 }  // namespace ftmpi::mpi
 
-// mpi.h names this struct, so it lives outside the namespace.
+// mpi.h names this struct, so it lives outside the namespace. Slots are reused: RequestPool::release lets
+// go of every member that owns something, and acquire sets the others; a new member goes in one of the two.
 struct ftmpi_request {
   static constexpr std::uint32_t kLive = 0x52455131;  // "REQ1"
 
