@@ -28,12 +28,15 @@ BucketKey bucket_of(const Pattern& pattern) noexcept {
   return {pattern.context, pattern.source, pattern.tag};
 }
 
+// The bucket of the patterns of kind `kind` (kind_of) that a message fits.
+BucketKey bucket_of_kind(const Envelope& message, std::size_t kind) noexcept {
+  return {message.context, (kind & 1U) != 0 ? kAnySource : message.source, (kind & 2U) != 0 ? kAnyTag : message.tag};
+}
+
 // The buckets of the four patterns a message fits, indexed by kind_of those patterns.
 std::array<BucketKey, kPatternKinds> buckets_of(const Envelope& message) noexcept {
-  return {{{message.context, message.source, message.tag},
-           {message.context, kAnySource, message.tag},
-           {message.context, message.source, kAnyTag},
-           {message.context, kAnySource, kAnyTag}}};
+  return {bucket_of_kind(message, 0), bucket_of_kind(message, 1), bucket_of_kind(message, 2),
+          bucket_of_kind(message, 3)};
 }
 
 struct PostedReceive {
@@ -83,10 +86,9 @@ struct Matcher::State {
       events.push_back({Event::Kind::matched, message, *taken});
       return;
     }
-    const auto buckets = buckets_of(message);
-    const std::uint32_t earliest = earliest_posted(buckets);
+    const std::uint32_t earliest = earliest_posted_for(message);
     if (earliest == kNoEntry) {
-      unexpected.push_back(message, buckets);
+      unexpected.push_back(message, buckets_of(message));
       events.push_back({Event::Kind::unexpected, message, 0});
       return;
     }
@@ -115,20 +117,16 @@ struct Matcher::State {
     solo_set = false;
   }
 
-  // The earliest-posted queued receive `message` fits, or kNoEntry. Out of line: the in-order lookups'
-  // common case is the solo receive, and with this inline their every call saved and restored six
-  // registers for it.
+  // The earliest-posted queued receive `message` fits, or kNoEntry. Only the kinds with a receive posted
+  // are looked up, each bucket's key built when it is (usually one: receives name source and tag). Out of
+  // line: the in-order lookups' common case is the solo receive, and with this inline their every call
+  // saved and restored six registers for it.
   [[gnu::noinline]] std::uint32_t earliest_posted_for(const Envelope& message) const noexcept {
-    return earliest_posted(buckets_of(message));
-  }
-
-  // The earliest-posted queued receive that a message with these buckets fits, or kNoEntry.
-  std::uint32_t earliest_posted(const std::array<BucketKey, kPatternKinds>& buckets) const noexcept {
     std::uint32_t earliest = kNoEntry;
     std::uint64_t earliest_stamp = std::numeric_limits<std::uint64_t>::max();
     for (std::size_t kind = 0; kind < kPatternKinds; ++kind) {
       if (posted_per_kind[kind] == 0) continue;
-      std::uint32_t id = posted.front(buckets[kind]);
+      std::uint32_t id = posted.front(bucket_of_kind(message, kind));
       if (id != kNoEntry && posted.payload(id).stamp < earliest_stamp) {
         earliest = id;
         earliest_stamp = posted.payload(id).stamp;

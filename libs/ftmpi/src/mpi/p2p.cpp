@@ -171,7 +171,7 @@ void write_status(MPI_Status* status, const Outcome& outcome) noexcept {
 }
 
 std::string describe_failure(const Outcome& outcome) {
-  if (!outcome.reason.empty()) return outcome.reason;
+  if (!outcome.reason.empty()) return outcome.reason.str();
   if (outcome.error == MPI_ERR_TRUNCATE) {
     return fmt::format("message from rank {} with tag {} is longer than the {}-byte receive buffer", outcome.source,
                        outcome.tag, outcome.bytes);

@@ -56,8 +56,8 @@ inline bool runs_direct(Mode mode, const Transfer& transfer) noexcept {
 // only once it did not go eagerly; for a receive only under MPI_THREAD_MULTIPLE (else receive_direct).
 void wait_direct(Call& call, Mode mode, const Transfer& transfer, MPI_Status* status);
 // What write_status(status, outcome_of(mode, c)) writes for a completion without an error (p2p.cpp),
-// without the Outcome: it holds a string, and building and destroying one was a tenth of a blocking
-// receive's own cost. Keep the two in step.
+// without the Outcome: building and destroying one (when its reason was a std::string) was a tenth of a
+// blocking receive's own cost. Keep the two in step.
 inline void write_success_status(MPI_Status* status, Mode mode, const engine::Completion& c) noexcept {
   if (status == MPI_STATUS_IGNORE) return;
   const bool received = mode == Mode::receive;

@@ -18,6 +18,28 @@ namespace ftmpi::mpi {
 
 enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive, collective, generalized };
 
+// Why an operation failed, when its error class alone does not say. Empty for nearly every operation, so
+// it is a pointer: an Outcome is built, moved and destroyed several times per request, and a std::string
+// copied its inline buffer by memcpy at every move (docs/benchmarks.md, "A request's set-up and collection").
+class Reason {
+ public:
+  Reason() noexcept = default;
+  Reason(std::string text) : text_(text.empty() ? nullptr : std::make_unique<std::string>(std::move(text))) {}
+  Reason(const Reason& other) : text_(other.text_ ? std::make_unique<std::string>(*other.text_) : nullptr) {}
+  Reason& operator=(const Reason& other) {
+    if (this != &other) text_ = other.text_ ? std::make_unique<std::string>(*other.text_) : nullptr;
+    return *this;
+  }
+  Reason(Reason&&) noexcept = default;
+  Reason& operator=(Reason&&) noexcept = default;
+
+  bool empty() const noexcept { return text_ == nullptr; }
+  std::string str() const { return text_ ? *text_ : std::string(); }
+
+ private:
+  std::unique_ptr<std::string> text_;
+};
+
 // What a completed operation reports through MPI_Status (and the error it completed with).
 struct Outcome {
   int source = MPI_ANY_SOURCE;
@@ -25,7 +47,7 @@ struct Outcome {
   std::size_t bytes = 0;
   bool cancelled = false;
   int error = MPI_SUCCESS;
-  std::string reason{};  // why it failed, when the class alone does not say (collectives)
+  Reason reason{};  // why it failed, when the class alone does not say (collectives)
 };
 
 // A message of a type that is not dense (datatype.hpp) in flight: the view over its pieces that the
