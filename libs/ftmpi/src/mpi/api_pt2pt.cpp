@@ -43,16 +43,16 @@ int post_send(std::string_view name, Mode mode, bool persistent, const void* buf
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) noexcept {
   const Access access = persistent || mode == Mode::buffered ? Access::exclusive : Access::shared;
   return api_call_as(access, name, [&](Call& call) {
-    if (auto t = check_send(call, buf, count, datatype, dest, tag, comm)) post(call, mode, persistent, *t, request);
+    Transfer t;
+    if (check_send(call, buf, count, datatype, dest, tag, comm, t)) post(call, mode, persistent, t, request);
   });
 }
 
 int post_recv(std::string_view name, bool persistent, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, MPI_Request* request) noexcept {
   return api_call_as(persistent ? Access::exclusive : Access::shared, name, [&](Call& call) {
-    if (auto t = check_recv(call, buf, count, datatype, source, tag, comm)) {
-      post(call, Mode::receive, persistent, *t, request);
-    }
+    Transfer t;
+    if (check_recv(call, buf, count, datatype, source, tag, comm, t)) post(call, Mode::receive, persistent, t, request);
   });
 }
 

@@ -129,6 +129,9 @@ bool refresh(Request& request) {
     request.outcome = {.error = op.error(), .reason = op.reason()};
     return true;
   }
+  // Not complete: said by the flag alone (no virtual call, no Completion): a multi-completion call asks
+  // this of every request it waits for at every round.
+  if (!engine::request_complete(request.op)) return false;
   engine::Completion c;
   if (!engine().is_complete(request.op, &c)) return false;
   engine().release(request.op);
