@@ -1,9 +1,11 @@
 #include "ftmpi/match/matcher.hpp"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "bucket_queue.hpp"
 
@@ -82,7 +84,7 @@ struct Matcher::State {
 
   // Hands a message, in its peer's msg_seq order, to the earliest-posted receive it fits, or queues it.
   void release(const Envelope& message, std::vector<Event>& events) {
-    if (const std::optional<ReceiveHandle> taken = take_solo(message)) {
+    if (const std::optional<ReceiveHandle> taken = take_run(message)) {
       events.push_back({Event::Kind::matched, message, *taken});
       return;
     }
@@ -95,31 +97,58 @@ struct Matcher::State {
     events.push_back({Event::Kind::matched, message, take_posted(earliest)});
   }
 
-  // The solo receive, taken, when there is one and the message fits it (it is then the earliest-posted
-  // receive the message fits, being the only one).
-  std::optional<ReceiveHandle> take_solo(const Envelope& message) noexcept {
-    if (!solo_set || !solo.pattern.matches(message)) return std::nullopt;
-    solo_set = false;
-    return solo.handle;
+  // The run's front, taken, when there is a run and the message fits its pattern (it is then the
+  // earliest-posted receive the message fits: the queues are empty while there is a run).
+  std::optional<ReceiveHandle> take_run(const Envelope& message) noexcept {
+    if (run_size == 0 || !run_pattern.matches(message)) return std::nullopt;
+    return pop_run().handle;
   }
 
-  // Posts the lone receive, outside the queues (at most the solo is posted: none is).
-  void post_solo(const Pattern& pattern, ReceiveHandle receive) noexcept {
-    solo = {pattern, receive, next_stamp++};
-    solo_set = true;
+  const PostedReceive& run_front() const noexcept { return run[run_head]; }
+  PostedReceive pop_run() noexcept {
+    const PostedReceive front = run[run_head];
+    run_head = (run_head + 1) & (run.size() - 1);
+    --run_size;
+    return front;
   }
-  // Moves the solo receive into the queues (before a second receive is posted), keeping its stamp.
-  void spill_solo() {
-    if (!solo_set) return;
-    const std::uint32_t id = posted.push_back(solo, {bucket_of(solo.pattern)});
-    posted_ids.insert(solo.handle, id);
-    ++posted_per_kind[kind_of(solo.pattern)];
-    solo_set = false;
+  // Appends a receive of the run's pattern (any pattern when the run is empty; the queues are empty).
+  void push_run(const Pattern& pattern, ReceiveHandle receive) {
+    if (run_size == run.size()) grow_run();
+    run[(run_head + run_size) & (run.size() - 1)] = {pattern, receive, next_stamp++};
+    ++run_size;
+    run_pattern = pattern;
+  }
+  void grow_run() {
+    std::vector<PostedReceive> bigger(std::max<std::size_t>(16, 2 * run.size()));
+    for (std::size_t i = 0; i < run_size; ++i) bigger[i] = run[(run_head + i) & (run.size() - 1)];
+    run.swap(bigger);
+    run_head = 0;
+  }
+  // The position in the run (0: the front) of the receive posted as `receive`, or run_size.
+  std::size_t find_in_run(ReceiveHandle receive) const noexcept {
+    std::size_t i = 0;
+    while (i < run_size && run[(run_head + i) & (run.size() - 1)].handle != receive) ++i;
+    return i;
+  }
+  // Removes the receive at position `at` of the run, the later ones keeping their order.
+  void erase_from_run(std::size_t at) noexcept {
+    const std::size_t mask = run.size() - 1;
+    for (std::size_t i = at; i + 1 < run_size; ++i) run[(run_head + i) & mask] = run[(run_head + i + 1) & mask];
+    --run_size;
+  }
+  // Moves the run into the queues (before a receive of another pattern is posted), keeping its stamps.
+  void spill_run() {
+    while (run_size != 0) {
+      const PostedReceive r = pop_run();
+      const std::uint32_t id = posted.push_back(r, {bucket_of(r.pattern)});
+      posted_ids.insert(r.handle, id);
+      ++posted_per_kind[kind_of(r.pattern)];
+    }
   }
 
   // The earliest-posted queued receive `message` fits, or kNoEntry. Only the kinds with a receive posted
   // are looked up, each bucket's key built when it is (usually one: receives name source and tag). Out of
-  // line: the in-order lookups' common case is the solo receive, and with this inline their every call
+  // line: the in-order lookups' common case is the run, and with this inline their every call
   // saved and restored six registers for it.
   [[gnu::noinline]] std::uint32_t earliest_posted_for(const Envelope& message) const noexcept {
     std::uint32_t earliest = kNoEntry;
@@ -157,11 +186,16 @@ struct Matcher::State {
   std::array<std::size_t, kPatternKinds> posted_per_kind{};  // a kind with none is not looked up
   detail::FlatMap<ReceiveHandle, std::uint32_t, HandleHash> posted_ids;
   std::uint64_t next_stamp = 0;
-  // The one posted receive while it is the only one, kept out of the queues and the handle map: the
-  // common case (a blocking receive posted, then its message) then costs a compare instead of bucket
-  // and handle map updates. Invariant: while solo_set, `posted` is empty.
-  bool solo_set = false;
-  PostedReceive solo;
+  // The posted receives while they all have one pattern, in post order, kept out of the queues and the
+  // handle map (matcher.hpp, "run"): a ring of run_size entries from run_head (its size a power of two,
+  // or 0). The common cases (a blocking receive posted, then its message; a window of receives from one
+  // source with one tag) then cost a compare instead of bucket and handle map updates, and touch one
+  // cache line of the ring instead of an entry, a bucket and a map slot. Invariant: while run_size != 0,
+  // `posted` is empty and every receive of the run has run_pattern.
+  std::vector<PostedReceive> run;
+  std::size_t run_head = 0;
+  std::size_t run_size = 0;
+  Pattern run_pattern;
 
   detail::BucketQueue<Envelope, kPatternKinds> unexpected;
 };
@@ -180,14 +214,26 @@ Matcher& Matcher::operator=(Matcher&&) noexcept = default;
 Matcher::~Matcher() = default;
 
 base::Result<std::optional<Envelope>> Matcher::post_receive(const Pattern& pattern, ReceiveHandle receive) {
+  const State& s = *state_;
+  // The handle map does not have the run's receives.
+  if ((s.posted.size() != 0 && s.posted_ids.find(receive) != nullptr) || s.find_in_run(receive) != s.run_size) {
+    return Status(Errc::invalid_argument, "receive handle " + std::to_string(receive) + " is already posted");
+  }
+  return post_new_receive(pattern, receive);
+}
+
+base::Result<std::optional<Envelope>> Matcher::post_new_receive(const Pattern& pattern, ReceiveHandle receive) {
   State& s = *state_;
-  // Nothing posted, so the handle is no duplicate; nothing unexpected, so the receive waits as the solo.
-  if (!s.solo_set && s.posted.size() == 0 && s.unexpected.size() == 0 && pattern.is_valid()) [[likely]] {
-    s.post_solo(pattern, receive);
+  // Nothing unexpected, so the receive waits; nothing queued and the run of its pattern (or none), so it
+  // joins the run.
+  if (s.unexpected.size() == 0 && s.posted.size() == 0 && (s.run_size == 0 || s.run_pattern == pattern) &&
+      pattern.is_valid()) [[likely]] {
+    s.push_run(pattern, receive);
     return std::optional<Envelope>();
   }
   return post_receive_general(pattern, receive);
 }
+
 base::Result<std::optional<Envelope>> Matcher::post_receive_general(const Pattern& pattern, ReceiveHandle receive) {
   State& s = *state_;
   if (!pattern.is_valid()) {
@@ -195,20 +241,16 @@ base::Result<std::optional<Envelope>> Matcher::post_receive_general(const Patter
                                               " tag " + std::to_string(pattern.tag) +
                                               ": neither a value >= 0 nor the wildcard");
   }
-  // The map of posted handles is empty while at most the solo receive is posted: no hash then.
-  if ((s.solo_set && s.solo.handle == receive) || (s.posted.size() != 0 && s.posted_ids.find(receive) != nullptr)) {
-    return Status(Errc::invalid_argument, "receive handle " + std::to_string(receive) + " is already posted");
-  }
   if (std::uint32_t id = s.unexpected.size() == 0 ? kNoEntry : s.unexpected.front(bucket_of(pattern)); id != kNoEntry) {
     Envelope message = s.unexpected.payload(id);
     s.unexpected.erase(id);
     return std::optional<Envelope>(message);
   }
-  if (!s.solo_set && s.posted.size() == 0) {
-    s.post_solo(pattern, receive);
+  if (s.posted.size() == 0 && (s.run_size == 0 || s.run_pattern == pattern)) {
+    s.push_run(pattern, receive);
     return std::optional<Envelope>();
   }
-  s.spill_solo();
+  s.spill_run();
   std::uint32_t id = s.posted.push_back({pattern, receive, s.next_stamp++}, {bucket_of(pattern)});
   s.posted_ids.insert(receive, id);
   ++s.posted_per_kind[kind_of(pattern)];
@@ -217,8 +259,10 @@ base::Result<std::optional<Envelope>> Matcher::post_receive_general(const Patter
 
 bool Matcher::cancel_receive(ReceiveHandle receive) {
   State& s = *state_;
-  if (s.solo_set && s.solo.handle == receive) {
-    s.solo_set = false;
+  if (s.run_size != 0) {
+    const std::size_t at = s.find_in_run(receive);
+    if (at == s.run_size) return false;  // the queues are empty while there is a run
+    s.erase_from_run(at);
     return true;
   }
   const std::uint32_t* id = s.posted_ids.find(receive);
@@ -278,8 +322,8 @@ std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& messag
   if (message.peer >= s.next_seq.size() || message.source < 0 || message.tag < 0) return std::nullopt;
   std::uint64_t& next = s.next_seq[message.peer];
   if (message.msg_seq != next || s.held_per_peer[message.peer] != 0) return std::nullopt;
-  if (s.solo_set) {
-    const std::optional<ReceiveHandle> taken = s.take_solo(message);
+  if (s.run_size != 0) {
+    const std::optional<ReceiveHandle> taken = s.take_run(message);
     if (taken) ++next;
     return taken;
   }
@@ -290,17 +334,17 @@ std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& messag
 }
 
 namespace {
-// InOrderMatch::entry of the lone posted receive, which lives outside the queues.
-constexpr std::uint32_t kSoloEntry = kNoEntry;
+// InOrderMatch::entry of the run's front, which lives outside the queues.
+constexpr std::uint32_t kRunFront = kNoEntry;
 }  // namespace
 
 std::optional<Matcher::InOrderMatch> Matcher::find_next_in_order(const Envelope& message) const {
   const State& s = *state_;
   if (message.peer >= s.next_seq.size() || message.source < 0 || message.tag < 0) return std::nullopt;
   if (message.msg_seq != s.next_seq[message.peer] || s.held_per_peer[message.peer] != 0) return std::nullopt;
-  if (s.solo_set) {
-    if (!s.solo.pattern.matches(message)) return std::nullopt;
-    return InOrderMatch{s.solo.handle, kSoloEntry};
+  if (s.run_size != 0) {
+    if (!s.run_pattern.matches(message)) return std::nullopt;
+    return InOrderMatch{s.run_front().handle, kRunFront};
   }
   const std::uint32_t earliest = s.earliest_posted_for(message);
   if (earliest == kNoEntry) return std::nullopt;
@@ -310,8 +354,8 @@ std::optional<Matcher::InOrderMatch> Matcher::find_next_in_order(const Envelope&
 void Matcher::take_next_in_order(const Envelope& message, const InOrderMatch& match) {
   State& s = *state_;
   ++s.next_seq[message.peer];
-  if (match.entry == kSoloEntry) {
-    s.solo_set = false;
+  if (match.entry == kRunFront) {
+    (void)s.pop_run();
   } else {
     (void)s.take_posted(match.entry);
   }
@@ -367,7 +411,7 @@ base::Result<Matcher::Withdrawal> Matcher::withdraw(std::uint32_t peer, std::uin
 
 Counters Matcher::counters() const noexcept {
   const State& s = *state_;
-  return {s.posted.size() + (s.solo_set ? 1U : 0U), s.unexpected.size(), s.held.size()};
+  return {s.posted.size() + s.run_size, s.unexpected.size(), s.held.size()};
 }
 
 }  // namespace ftmpi::match

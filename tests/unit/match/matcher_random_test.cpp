@@ -122,7 +122,13 @@ class RandomRun {
     if (dice < 40) {
       deliver_next();
     } else if (dice < 70) {
-      post(random_pattern(), ++last_receive_handle_);
+      if (chance(0.15)) {
+        // A window of receives with one pattern, as a program posts before it waits for them all.
+        const Pattern pattern = random_pattern();
+        for (std::uint64_t n = 2 + uniform(20); n > 0; --n) post(pattern, ++last_receive_handle_, chance(0.5));
+      } else {
+        post(random_pattern(), ++last_receive_handle_, chance(0.5));
+      }
     } else if (dice < 73) {
       repost_old_handle();
     } else if (dice < 81) {
@@ -239,8 +245,9 @@ class RandomRun {
     return status.code();
   }
 
-  void post(const Pattern& pattern, ReceiveHandle receive) {
-    auto result = matcher_.post_receive(pattern, receive);
+  // `fresh`: the handle was never posted, so it may go by post_new_receive, as the engine posts.
+  void post(const Pattern& pattern, ReceiveHandle receive, bool fresh = false) {
+    auto result = fresh ? matcher_.post_new_receive(pattern, receive) : matcher_.post_receive(pattern, receive);
     auto expected = reference_.post_receive(pattern, receive);
     auto describe = [&] {
       return "post " + std::to_string(pattern.context) + "/" + std::to_string(pattern.source) + "/" +

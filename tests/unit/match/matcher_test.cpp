@@ -303,6 +303,59 @@ BOOST_AUTO_TEST_CASE(invalid_patterns_and_reposted_handles_are_refused) {
   check_counters(m, 1, 1, 0);
 }
 
+// A window of receives with one pattern (the run, kept out of the queues): matched in post order, by
+// the fast lane and by message_arrived alike, past the ring's first size; one cancelled from its middle
+// never matches and the others keep their order; a handle still in it is refused again.
+BOOST_AUTO_TEST_CASE(a_window_of_receives_with_one_pattern_matches_in_post_order) {
+  Matcher m = make_matcher(64);
+  const Pattern pattern{0, source_of(1), 7};
+  constexpr ReceiveHandle kReceives = 40;  // more than the ring's first 16 slots
+  for (ReceiveHandle r = 1; r <= kReceives; ++r) {
+    auto posted = r % 2 == 0 ? m.post_new_receive(pattern, r) : m.post_receive(pattern, r);
+    BOOST_REQUIRE(posted.is_ok());
+    BOOST_TEST(!posted->has_value());
+  }
+  BOOST_TEST(m.counters().posted == kReceives);
+  BOOST_TEST((m.post_receive(pattern, 17).code() == Errc::invalid_argument));  // still posted
+  BOOST_TEST((m.post_receive({0, source_of(2), 7}, 40).code() == Errc::invalid_argument));
+  BOOST_TEST(m.cancel_receive(5));
+  BOOST_TEST(!m.cancel_receive(5));
+  BOOST_TEST(m.counters().posted == kReceives - 1);
+  std::uint64_t seq = 0;
+  for (ReceiveHandle r = 1; r <= kReceives; ++r) {
+    if (r == 5) continue;
+    const Envelope e = message(1, ++seq, 0, 7);
+    if (seq % 2 == 0) {
+      BOOST_TEST((m.match_next_in_order(e) == std::optional<ReceiveHandle>(r)));
+    } else {
+      BOOST_TEST((arrive(m, e) == std::vector<Event>{matched(r, e)}));
+    }
+  }
+  BOOST_TEST(m.counters().posted == 0u);
+  // The next message waits: nothing is posted.
+  BOOST_TEST((arrive(m, message(1, ++seq, 0, 7)).front().kind == Event::Kind::unexpected));
+}
+
+// A receive of another pattern moves the run into the queues, keeping post order across both: the
+// earliest-posted receive that fits still wins.
+BOOST_AUTO_TEST_CASE(a_receive_of_another_pattern_keeps_the_runs_post_order) {
+  Matcher m = make_matcher();
+  BOOST_REQUIRE(m.post_new_receive({0, source_of(1), 3}, 1).is_ok());
+  BOOST_REQUIRE(m.post_new_receive({0, source_of(1), 3}, 2).is_ok());
+  BOOST_REQUIRE(m.post_new_receive({0, kAnySource, kAnyTag}, 3).is_ok());  // spills 1 and 2
+  BOOST_REQUIRE(m.post_new_receive({0, source_of(1), 3}, 4).is_ok());
+  const Envelope a = message(1, 1, 0, 3);
+  const Envelope b = message(1, 2, 0, 3);
+  const Envelope c = message(1, 3, 0, 9);
+  const Envelope d = message(1, 4, 0, 3);
+  BOOST_TEST((arrive(m, a) == std::vector<Event>{matched(1, a)}));
+  BOOST_TEST((m.match_next_in_order(b) == std::optional<ReceiveHandle>(2)));
+  BOOST_TEST((arrive(m, c) == std::vector<Event>{matched(3, c)}));  // only the wildcard fits tag 9
+  BOOST_TEST((arrive(m, d) == std::vector<Event>{matched(4, d)}));
+  BOOST_TEST(!m.cancel_receive(1));
+  BOOST_TEST(m.counters().posted == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(separate_contexts_do_not_match_each_other) {
   Matcher m = make_matcher();
   post(m, {1, kAnySource, kAnyTag}, 1);

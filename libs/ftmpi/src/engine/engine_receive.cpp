@@ -65,7 +65,8 @@ template <bool kThreads>
   r->layout = layout;
   const match::Pattern pattern = pattern_for(comm, source, tag);
   r->source = source == kAnySource ? kAnySource : static_cast<std::int32_t>(pattern.source);
-  auto taken = matcher_.post_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
+  // A request just allocated is posted nowhere: the matcher need not check.
+  auto taken = matcher_.post_new_receive(pattern, reinterpret_cast<match::ReceiveHandle>(r));
   if (!taken) {
     base::logger().error("irecv: {}", taken.status().to_string());
     abort(1, "internal error: the matcher refused a receive the MPI layer accepted");

@@ -27,9 +27,12 @@
 //     (context,ANY,t), (context,s,ANY), (context,ANY,ANY); a receive reads the front of the one FIFO its
 //     pattern names, and taking a message unlinks it from all four in O(1).
 //   - Receive handle -> queue entry, so cancel is O(1).
-//   - While only one receive is posted it stays out of the buckets and the handle map (the "solo"
-//     receive: a blocking receive waiting for its message, the most common case), and a message is
-//     compared with it directly; posting a second receive moves it into its bucket first.
+//   - While every posted receive has one same pattern, they stay out of the buckets and the handle map:
+//     the "run", a FIFO ring in post order (a blocking receive waiting for its message, or a window of
+//     nonblocking receives from one source with one tag: the common cases), and a message is compared
+//     with the run's front directly. A receive with another pattern moves the run into its bucket first.
+//     Cancelling a receive of the run, or post_receive's check that a handle is not posted already,
+//     scans the run (both rare; the engine posts with post_new_receive).
 //   - Held messages are keyed (peer, msg_seq); a release looks up the successor only while the peer
 //     has anything held, so in-order traffic pays nothing for it.
 //   Every map is open addressing over one power-of-two array: with std::unordered_map, its allocation
@@ -148,6 +151,11 @@ class Matcher {
   // is already posted.
   base::Result<std::optional<Envelope>> post_receive(const Pattern& pattern, ReceiveHandle receive);
 
+  // post_receive for a handle the caller knows is not posted (the engine posts each receive request
+  // once): the same, without the check, which costs a scan of the run (see above) where the handle map
+  // does not have the handle. Errc::invalid_argument for an invalid pattern.
+  base::Result<std::optional<Envelope>> post_new_receive(const Pattern& pattern, ReceiveHandle receive);
+
   // Removes a posted receive. False when it is not posted (it has matched already, or never was).
   [[nodiscard]] bool cancel_receive(ReceiveHandle receive);
 
@@ -169,7 +177,7 @@ class Matcher {
   // changes nothing; take_next_in_order takes it, with nothing done to the matcher in between.
   struct InOrderMatch {
     ReceiveHandle receive;
-    std::uint32_t entry;  // where it is posted (the lone receive's lane, or its queue entry)
+    std::uint32_t entry;  // where it is posted (the run's front, or its queue entry)
   };
   std::optional<InOrderMatch> find_next_in_order(const Envelope& message) const;
   void take_next_in_order(const Envelope& message, const InOrderMatch& match);
@@ -199,8 +207,8 @@ class Matcher {
  private:
   struct State;
   explicit Matcher(std::unique_ptr<State> state) noexcept;
-  // post_receive beyond its common case (nothing posted, nothing unexpected): out of line, so that the
-  // common case saves no registers.
+  // post_new_receive beyond its common case (nothing unexpected, nothing queued, the run empty or of
+  // the same pattern): out of line, so that the common case saves no registers.
   [[gnu::noinline]] base::Result<std::optional<Envelope>> post_receive_general(const Pattern& pattern,
                                                                               ReceiveHandle receive);
   std::unique_ptr<State> state_;
