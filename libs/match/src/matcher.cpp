@@ -77,10 +77,17 @@ MatcherConfig matcher_config(const base::ParamSet& params, std::uint32_t peer_co
 }
 
 struct Matcher::State {
+  // A receive of the run (below): its pattern is the run's.
+  struct RunEntry {
+    ReceiveHandle handle = 0;
+    std::uint64_t stamp = 0;
+  };
   explicit State(const MatcherConfig& config)
       : ahead_window(config.ahead_window),
         next_seq(config.peer_count, 1),
-        held_per_peer(config.peer_count, 0) {}
+        held_per_peer(config.peer_count, 0),
+        run(kRunFirstSize),
+        run_mask(kRunFirstSize - 1) {}
 
   // Hands a message, in its peer's msg_seq order, to the earliest-posted receive it fits, or queues it.
   void release(const Envelope& message, std::vector<Event>& events) {
@@ -104,45 +111,46 @@ struct Matcher::State {
     return pop_run().handle;
   }
 
-  const PostedReceive& run_front() const noexcept { return run[run_head]; }
-  PostedReceive pop_run() noexcept {
-    const PostedReceive front = run[run_head];
-    run_head = (run_head + 1) & (run.size() - 1);
+  const RunEntry& run_front() const noexcept { return run[run_head]; }
+  RunEntry pop_run() noexcept {
+    const RunEntry front = run[run_head];
+    run_head = (run_head + 1) & run_mask;
     --run_size;
     return front;
   }
   // Appends a receive of the run's pattern (any pattern when the run is empty; the queues are empty).
   void push_run(const Pattern& pattern, ReceiveHandle receive) {
-    if (run_size == run.size()) grow_run();
-    run[(run_head + run_size) & (run.size() - 1)] = {pattern, receive, next_stamp++};
+    if (run_size > run_mask) [[unlikely]] grow_run();
+    run[(run_head + run_size) & run_mask] = {receive, next_stamp++};
     ++run_size;
     run_pattern = pattern;
   }
-  void grow_run() {
-    std::vector<PostedReceive> bigger(std::max<std::size_t>(16, 2 * run.size()));
-    for (std::size_t i = 0; i < run_size; ++i) bigger[i] = run[(run_head + i) & (run.size() - 1)];
+  // Out of line: inline, it made every post save and restore six registers.
+  [[gnu::noinline, gnu::cold]] void grow_run() {
+    std::vector<RunEntry> bigger(2 * run.size());
+    for (std::size_t i = 0; i < run_size; ++i) bigger[i] = run[(run_head + i) & run_mask];
     run.swap(bigger);
+    run_mask = run.size() - 1;
     run_head = 0;
   }
   // The position in the run (0: the front) of the receive posted as `receive`, or run_size.
   std::size_t find_in_run(ReceiveHandle receive) const noexcept {
     std::size_t i = 0;
-    while (i < run_size && run[(run_head + i) & (run.size() - 1)].handle != receive) ++i;
+    while (i < run_size && run[(run_head + i) & run_mask].handle != receive) ++i;
     return i;
   }
   // Removes the receive at position `at` of the run, the later ones keeping their order.
   void erase_from_run(std::size_t at) noexcept {
-    const std::size_t mask = run.size() - 1;
-    for (std::size_t i = at; i + 1 < run_size; ++i) run[(run_head + i) & mask] = run[(run_head + i + 1) & mask];
+    for (std::size_t i = at; i + 1 < run_size; ++i) run[(run_head + i) & run_mask] = run[(run_head + i + 1) & run_mask];
     --run_size;
   }
   // Moves the run into the queues (before a receive of another pattern is posted), keeping its stamps.
   void spill_run() {
     while (run_size != 0) {
-      const PostedReceive r = pop_run();
-      const std::uint32_t id = posted.push_back(r, {bucket_of(r.pattern)});
+      const RunEntry r = pop_run();
+      const std::uint32_t id = posted.push_back({run_pattern, r.handle, r.stamp}, {bucket_of(run_pattern)});
       posted_ids.insert(r.handle, id);
-      ++posted_per_kind[kind_of(r.pattern)];
+      ++posted_per_kind[kind_of(run_pattern)];
     }
   }
 
@@ -187,12 +195,14 @@ struct Matcher::State {
   detail::FlatMap<ReceiveHandle, std::uint32_t, HandleHash> posted_ids;
   std::uint64_t next_stamp = 0;
   // The posted receives while they all have one pattern, in post order, kept out of the queues and the
-  // handle map (matcher.hpp, "run"): a ring of run_size entries from run_head (its size a power of two,
-  // or 0). The common cases (a blocking receive posted, then its message; a window of receives from one
+  // handle map (matcher.hpp, "run"): a ring of run_size entries from run_head (its size a power of two),
+  // each a handle and its post stamp, all of them of run_pattern. The common cases (a blocking receive posted, then its message; a window of receives from one
   // source with one tag) then cost a compare instead of bucket and handle map updates, and touch one
   // cache line of the ring instead of an entry, a bucket and a map slot. Invariant: while run_size != 0,
   // `posted` is empty and every receive of the run has run_pattern.
-  std::vector<PostedReceive> run;
+  static constexpr std::size_t kRunFirstSize = 16;
+  std::vector<RunEntry> run;
+  std::size_t run_mask;  // run.size() - 1
   std::size_t run_head = 0;
   std::size_t run_size = 0;
   Pattern run_pattern;
