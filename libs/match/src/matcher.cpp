@@ -327,20 +327,22 @@ base::Status Matcher::message_arrived(const Envelope& message, std::vector<Event
 
 // find_next_in_order and take_next_in_order in one, written out: the zero-byte path over shared memory
 // takes it for every message, and the two calls cost a third more.
-std::optional<ReceiveHandle> Matcher::match_next_in_order(const Envelope& message) {
+bool Matcher::match_next_in_order(const Envelope& message, ReceiveHandle& receive) {
   State& s = *state_;
-  if (message.peer >= s.next_seq.size() || message.source < 0 || message.tag < 0) return std::nullopt;
+  if (message.peer >= s.next_seq.size() || message.source < 0 || message.tag < 0) return false;
   std::uint64_t& next = s.next_seq[message.peer];
-  if (message.msg_seq != next || s.held_per_peer[message.peer] != 0) return std::nullopt;
+  if (message.msg_seq != next || s.held_per_peer[message.peer] != 0) return false;
   if (s.run_size != 0) {
-    const std::optional<ReceiveHandle> taken = s.take_run(message);
-    if (taken) ++next;
-    return taken;
+    if (!s.run_pattern.matches(message)) return false;
+    ++next;
+    receive = s.pop_run().handle;
+    return true;
   }
   const std::uint32_t earliest = s.earliest_posted_for(message);
-  if (earliest == kNoEntry) return std::nullopt;
+  if (earliest == kNoEntry) return false;
   ++next;
-  return s.take_posted(earliest);
+  receive = s.take_posted(earliest);
+  return true;
 }
 
 namespace {

@@ -169,7 +169,15 @@ class Matcher {
   // receive (exactly as message_arrived would: the same one, and the sequence advances) and returns it;
   // the message itself is never stored, so its handle is not used. Otherwise nothing changes and it
   // returns nullopt: call message_arrived.
-  std::optional<ReceiveHandle> match_next_in_order(const Envelope& message);
+  std::optional<ReceiveHandle> match_next_in_order(const Envelope& message) {
+    ReceiveHandle receive = 0;
+    if (!match_next_in_order(message, receive)) return std::nullopt;
+    return receive;
+  }
+  // The same, the receive written to `receive`. The optional is built inline in the caller: returned
+  // from out of line, GCC wrote its flag as a byte and read it back as a word, a store that cannot be
+  // forwarded (a stall on every message).
+  bool match_next_in_order(const Envelope& message, ReceiveHandle& receive);
 
   // match_next_in_order in two halves, so that the receive can be filled before it is taken: a payload
   // verified while it is copied into the receive's buffer, where a bad one must leave the receive
