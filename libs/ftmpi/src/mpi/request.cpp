@@ -16,8 +16,8 @@ Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persiste
     }
   }
   // Only the plain fields are set: a fresh slot is default-constructed, and release() let go of everything
-  // a used one owned. Assigning a whole `Request{}` built and moved ~280 bytes per request, a fifth of
-  // what posting a receive cost (docs/benchmarks.md, "A request's set-up and collection").
+  // a used one owned. Assigning a whole `Request{}` built and moved ~280 bytes per request, a quarter
+  // of what posting a receive cost (docs/benchmarks.md, "A request's set-up and collection").
   request->magic = Request::kLive;
   request->mode = mode;
   request->persistent = persistent;
