@@ -139,12 +139,8 @@ struct Matcher::State {
     while (i < run_size && run[(run_head + i) & run_mask].handle != receive) ++i;
     return i;
   }
-  // Removes the receive at position `at` of the run, the later ones keeping their order.
-  void erase_from_run(std::size_t at) noexcept {
-    for (std::size_t i = at; i + 1 < run_size; ++i) run[(run_head + i) & run_mask] = run[(run_head + i + 1) & run_mask];
-    --run_size;
-  }
-  // Moves the run into the queues (before a receive of another pattern is posted), keeping its stamps.
+  // Moves the run into the queues (before a receive of another pattern is posted, or a cancel of one
+  // behind its front), keeping its stamps.
   void spill_run() {
     while (run_size != 0) {
       const RunEntry r = pop_run();
@@ -270,10 +266,13 @@ base::Result<std::optional<Envelope>> Matcher::post_receive_general(const Patter
 bool Matcher::cancel_receive(ReceiveHandle receive) {
   State& s = *state_;
   if (s.run_size != 0) {
-    const std::size_t at = s.find_in_run(receive);
-    if (at == s.run_size) return false;  // the queues are empty while there is a run
-    s.erase_from_run(at);
-    return true;
+    if (s.run_front().handle == receive) {
+      (void)s.pop_run();
+      return true;
+    }
+    // Anywhere else in the run it goes through the handle map: the run moves into the queues once
+    // (stamps kept), so cancelling many receives of one window is not a scan and a shift each.
+    s.spill_run();
   }
   const std::uint32_t* id = s.posted_ids.find(receive);
   if (id == nullptr) return false;

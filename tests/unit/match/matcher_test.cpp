@@ -336,6 +336,42 @@ BOOST_AUTO_TEST_CASE(a_window_of_receives_with_one_pattern_matches_in_post_order
   BOOST_TEST((arrive(m, message(1, ++seq, 0, 7)).front().kind == Event::Kind::unexpected));
 }
 
+// The run's ring wraps and grows with its front away from its first slot: 12 posted and 10 matched (the
+// front at slot 10 of 16), then 20 more (wrapping, then growing); matched in post order through the ring,
+// then its front cancelled, then one behind it (the run moves into the queues), the rest in post order.
+BOOST_AUTO_TEST_CASE(the_runs_ring_wraps_and_grows_keeping_post_order) {
+  Matcher m = make_matcher(64);
+  const Pattern pattern{0, source_of(2), 5};
+  ReceiveHandle next_handle = 1;
+  for (int i = 0; i < 12; ++i) BOOST_REQUIRE(m.post_new_receive(pattern, next_handle++).is_ok());
+  std::uint64_t seq = 0;
+  ReceiveHandle expected = 1;
+  for (int i = 0; i < 10; ++i) {
+    BOOST_TEST((m.match_next_in_order(message(2, ++seq, 0, 5)) == std::optional<ReceiveHandle>(expected++)));
+  }
+  for (int i = 0; i < 20; ++i) BOOST_REQUIRE(m.post_new_receive(pattern, next_handle++).is_ok());  // 13 to 32
+  BOOST_TEST(m.counters().posted == 22u);
+  for (int i = 0; i < 5; ++i) {  // 11 to 15, from the ring grown
+    const Envelope e = message(2, ++seq, 0, 5);
+    BOOST_TEST((arrive(m, e) == std::vector<Event>{matched(expected++, e)}));
+  }
+  BOOST_TEST(m.cancel_receive(16));  // the front
+  BOOST_TEST(m.cancel_receive(20));  // behind it
+  BOOST_TEST(!m.cancel_receive(20));
+  BOOST_TEST((m.post_receive(pattern, 25).code() == Errc::invalid_argument));  // still posted
+  BOOST_TEST(m.counters().posted == 15u);
+  for (ReceiveHandle r = 17; r <= 32; ++r) {
+    if (r == 20) continue;
+    const Envelope e = message(2, ++seq, 0, 5);
+    if (r % 2 == 0) {
+      BOOST_TEST((m.match_next_in_order(e) == std::optional<ReceiveHandle>(r)));
+    } else {
+      BOOST_TEST((arrive(m, e) == std::vector<Event>{matched(r, e)}));
+    }
+  }
+  BOOST_TEST(m.counters().posted == 0u);
+}
+
 // A receive of another pattern moves the run into the queues, keeping post order across both: the
 // earliest-posted receive that fits still wins.
 BOOST_AUTO_TEST_CASE(a_receive_of_another_pattern_keeps_the_runs_post_order) {

@@ -40,6 +40,7 @@ void RequestPool::release(Request& request) noexcept {
   request.restart = nullptr;
   request.pieces.reset();
   request.transfer.layout.reset();
+  request.outcome.reason = {};
   const std::lock_guard lock(lock_);
   request.next_free = free_;
   free_ = &request;

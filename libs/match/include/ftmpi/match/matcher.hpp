@@ -17,7 +17,8 @@
 // Invariant: no queued receive fits any unexpected message (each side checked the other on entry), so
 // a new receive only has to look at the unexpected queue, and a new message only at the posted one.
 //
-// Data structures (every operation O(1) expected, independent of queue lengths; details in src/):
+// Data structures (every operation O(1) expected, independent of queue lengths, but for post_receive's
+// check named below and amortized cancels; details in src/):
 //   - A receive's pattern is one of four kinds, (s,t) (ANY,t) (s,ANY) (ANY,ANY); a message (s,t) fits
 //     exactly the four patterns (s,t) (ANY,t) (s,ANY) (ANY,ANY) in its context. Posted receives sit in
 //     FIFO buckets (post order) keyed by (context, pattern), so the candidates for a message are the
@@ -30,9 +31,10 @@
 //   - While every posted receive has one same pattern, they stay out of the buckets and the handle map:
 //     the "run", a FIFO ring in post order (a blocking receive waiting for its message, or a window of
 //     nonblocking receives from one source with one tag: the common cases), and a message is compared
-//     with the run's front directly. A receive with another pattern moves the run into its bucket first.
-//     Cancelling a receive of the run, or post_receive's check that a handle is not posted already,
-//     scans the run (both rare; the engine posts with post_new_receive).
+//     with the run's front directly. A receive with another pattern moves the run into its bucket first,
+//     and so does a cancel of any receive but the run's front (cancels are then O(1) amortized: a receive
+//     moves at most once). post_receive's check that a handle is not posted already scans the run
+//     (O(run length)); the engine posts with post_new_receive, which does not check.
 //   - Held messages are keyed (peer, msg_seq); a release looks up the successor only while the peer
 //     has anything held, so in-order traffic pays nothing for it.
 //   Every map is open addressing over one power-of-two array: with std::unordered_map, its allocation
