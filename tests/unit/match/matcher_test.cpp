@@ -303,6 +303,23 @@ BOOST_AUTO_TEST_CASE(invalid_patterns_and_reposted_handles_are_refused) {
   check_counters(m, 1, 1, 0);
 }
 
+// Messages from `peer` (context 0, tag `tag`, msg_seq from `seq` + 1), one for each receive `first` to
+// `last` but `skip`, each of which must take its message in turn: every other one by the fast lane,
+// the others by message_arrived. Returns the last msg_seq sent.
+static std::uint64_t receive_in_order(Matcher& m, std::uint32_t peer, std::int32_t tag, std::uint64_t seq,
+                               ReceiveHandle first, ReceiveHandle last, ReceiveHandle skip) {
+  for (ReceiveHandle r = first; r <= last; ++r) {
+    if (r == skip) continue;
+    const Envelope e = message(peer, ++seq, 0, tag);
+    if (seq % 2 == 0) {
+      BOOST_TEST((m.match_next_in_order(e) == std::optional<ReceiveHandle>(r)));
+    } else {
+      BOOST_TEST((arrive(m, e) == std::vector<Event>{matched(r, e)}));
+    }
+  }
+  return seq;
+}
+
 // A window of receives with one pattern (the run, kept out of the queues): matched in post order, by
 // the fast lane and by message_arrived alike, past the ring's first size; one cancelled from its middle
 // never matches and the others keep their order; a handle still in it is refused again.
@@ -321,19 +338,10 @@ BOOST_AUTO_TEST_CASE(a_window_of_receives_with_one_pattern_matches_in_post_order
   BOOST_TEST(m.cancel_receive(5));
   BOOST_TEST(!m.cancel_receive(5));
   BOOST_TEST(m.counters().posted == kReceives - 1);
-  std::uint64_t seq = 0;
-  for (ReceiveHandle r = 1; r <= kReceives; ++r) {
-    if (r == 5) continue;
-    const Envelope e = message(1, ++seq, 0, 7);
-    if (seq % 2 == 0) {
-      BOOST_TEST((m.match_next_in_order(e) == std::optional<ReceiveHandle>(r)));
-    } else {
-      BOOST_TEST((arrive(m, e) == std::vector<Event>{matched(r, e)}));
-    }
-  }
+  const std::uint64_t seq = receive_in_order(m, 1, 7, 0, 1, kReceives, 5);
   BOOST_TEST(m.counters().posted == 0u);
   // The next message waits: nothing is posted.
-  BOOST_TEST((arrive(m, message(1, ++seq, 0, 7)).front().kind == Event::Kind::unexpected));
+  BOOST_TEST((arrive(m, message(1, seq + 1, 0, 7)).front().kind == Event::Kind::unexpected));
 }
 
 // The run's ring wraps and grows with its front away from its first slot: 12 posted and 10 matched (the
@@ -360,15 +368,7 @@ BOOST_AUTO_TEST_CASE(the_runs_ring_wraps_and_grows_keeping_post_order) {
   BOOST_TEST(!m.cancel_receive(20));
   BOOST_TEST((m.post_receive(pattern, 25).code() == Errc::invalid_argument));  // still posted
   BOOST_TEST(m.counters().posted == 15u);
-  for (ReceiveHandle r = 17; r <= 32; ++r) {
-    if (r == 20) continue;
-    const Envelope e = message(2, ++seq, 0, 5);
-    if (r % 2 == 0) {
-      BOOST_TEST((m.match_next_in_order(e) == std::optional<ReceiveHandle>(r)));
-    } else {
-      BOOST_TEST((arrive(m, e) == std::vector<Event>{matched(r, e)}));
-    }
-  }
+  receive_in_order(m, 2, 5, seq, 17, 32, 20);
   BOOST_TEST(m.counters().posted == 0u);
 }
 
