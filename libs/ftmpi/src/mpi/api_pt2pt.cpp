@@ -27,12 +27,14 @@ int blocking_send(std::string_view name, const void* buf, MPI_Count count, MPI_D
   });
 }
 
-// Creates the request of a nonblocking call (started) or of a persistent one (inactive until MPI_Start).
-void post(Call& call, Mode mode, bool persistent, const Transfer& transfer, MPI_Request* request) {
-  if (!check_arg(call, request, "request")) return;
+// Creates the request of a nonblocking call (started) or of a persistent one (inactive until MPI_Start),
+// its arguments checked by `check(transfer)` straight into it (RequestPool::acquire says why).
+// The arguments are checked before the request handle, as they always were.
+template <typename Check>
+void post(Call& call, Mode mode, bool persistent, MPI_Request* request, Check&& check) {
   RequestPool& pool = runtime().requests;
-  Request& r = pool.acquire(mode, transfer, persistent);
-  if (!persistent && !start(call, r)) {
+  Request& r = pool.acquire(mode, persistent);
+  if (!check(r.transfer) || !check_arg(call, request, "request") || (!persistent && !start(call, r))) {
     pool.release(r);
     return;
   }
@@ -43,16 +45,16 @@ int post_send(std::string_view name, Mode mode, bool persistent, const void* buf
               MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) noexcept {
   const Access access = persistent || mode == Mode::buffered ? Access::exclusive : Access::shared;
   return api_call_as(access, name, [&](Call& call) {
-    Transfer t;
-    if (check_send(call, buf, count, datatype, dest, tag, comm, t)) post(call, mode, persistent, t, request);
+    post(call, mode, persistent, request,
+         [&](Transfer& t) { return check_send(call, buf, count, datatype, dest, tag, comm, t); });
   });
 }
 
 int post_recv(std::string_view name, bool persistent, void* buf, MPI_Count count, MPI_Datatype datatype, int source,
               int tag, MPI_Comm comm, MPI_Request* request) noexcept {
   return api_call_as(persistent ? Access::exclusive : Access::shared, name, [&](Call& call) {
-    Transfer t;
-    if (check_recv(call, buf, count, datatype, source, tag, comm, t)) post(call, Mode::receive, persistent, t, request);
+    post(call, Mode::receive, persistent, request,
+         [&](Transfer& t) { return check_recv(call, buf, count, datatype, source, tag, comm, t); });
   });
 }
 
@@ -255,7 +257,11 @@ int imrecv_call(std::string_view name, void* buf, MPI_Count count, MPI_Datatype 
                 MPI_Request* request) noexcept {
   return api_call(name, [&](Call& call) {
     if (!check_arg(call, request, "request")) return;
-    if (auto t = check_mrecv(call, buf, count, datatype, message)) post(call, Mode::receive, false, *t, request);
+    post(call, Mode::receive, false, request, [&](Transfer& t) {
+      auto checked = check_mrecv(call, buf, count, datatype, message);
+      if (checked) t = *checked;
+      return checked.has_value();
+    });
   });
 }
 

@@ -5,6 +5,12 @@
 namespace ftmpi::mpi {
 
 Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persistent) {
+  Request& request = acquire(mode, persistent);
+  request.transfer = transfer;
+  return request;
+}
+
+Request& RequestPool::acquire(Mode mode, bool persistent) {
   Request* request = nullptr;
   {
     const std::lock_guard lock(lock_);
@@ -23,7 +29,7 @@ Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persiste
   request->persistent = persistent;
   request->active = false;
   request->done = false;
-  request->transfer = transfer;
+  request->transfer = Transfer{};  // release() dropped its layout
   request->op = nullptr;
   request->outcome = Outcome{};
   request->next_free = nullptr;

@@ -112,6 +112,11 @@ class RequestPool {
  public:
   // A fresh, inactive request.
   Request& acquire(Mode mode, const Transfer& transfer, bool persistent);
+  // The same with a default-constructed Transfer, for a caller that checks its arguments straight into
+  // it (post_send, post_recv): no copy, and none of a Transfer built on the caller's stack field by field,
+  // which was read back in wider loads than its stores (peer and tag, 4 bytes each, copied as one word):
+  // a load that cannot be forwarded waits for the stores before it to reach the cache.
+  Request& acquire(Mode mode, bool persistent);
   void release(Request& request) noexcept;
 
   // True if `request` is a handle this pool gave out and that was not freed since. Slots are never
