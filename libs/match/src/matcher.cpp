@@ -192,10 +192,11 @@ struct Matcher::State {
   std::uint64_t next_stamp = 0;
   // The posted receives while they all have one pattern, in post order, kept out of the queues and the
   // handle map (matcher.hpp, "run"): a ring of run_size entries from run_head (its size a power of two),
-  // each a handle and its post stamp, all of them of run_pattern. The common cases (a blocking receive posted, then its message; a window of receives from one
-  // source with one tag) then cost a compare instead of bucket and handle map updates, and touch one
-  // cache line of the ring instead of an entry, a bucket and a map slot. Invariant: while run_size != 0,
-  // `posted` is empty and every receive of the run has run_pattern.
+  // each a handle and its post stamp, all of them of run_pattern. The common cases (a blocking receive
+  // posted, then its message; a window of receives from one source with one tag) then cost a compare
+  // instead of bucket and handle map updates, and touch one cache line of the ring instead of an entry,
+  // a bucket and a map slot. Invariant: while run_size != 0, `posted` is empty and every receive of the
+  // run has run_pattern.
   static constexpr std::size_t kRunFirstSize = 16;
   std::vector<RunEntry> run;
   std::size_t run_mask;  // run.size() - 1
