@@ -131,6 +131,25 @@ static void completion_errors(void) {
   CHECK(later == 11, "the pending request completed with %d", later);
   CHECK_MPI(MPI_Wait(&send, MPI_STATUS_IGNORE));
 
+  /* The same with the truncated receive behind the pending one: the wait looks past a request that is
+     not complete and still sees the failure (it must not wait for the pending one first). */
+  later = 0;
+  CHECK_MPI(MPI_Irecv(&later, 1, MPI_INT, 0, 6, MPI_COMM_SELF, &requests[0]));
+  CHECK_MPI(MPI_Irecv(two, 2, MPI_INT, 0, 5, MPI_COMM_SELF, &requests[1]));
+  requests[2] = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Isend(four, 4, MPI_INT, 0, 5, MPI_COMM_SELF, &send));
+  for (int i = 0; i < 3; ++i) statuses[i].MPI_ERROR = -1;
+  CHECK_CLASS(MPI_ERR_IN_STATUS, MPI_Waitall(3, requests, statuses));
+  CHECK(statuses[0].MPI_ERROR == MPI_ERR_PENDING && statuses[1].MPI_ERROR == MPI_ERR_TRUNCATE,
+        "Waitall, failure behind a pending request: status errors %d %d", statuses[0].MPI_ERROR,
+        statuses[1].MPI_ERROR);
+  CHECK(requests[0] != MPI_REQUEST_NULL && requests[1] == MPI_REQUEST_NULL,
+        "Waitall, failure behind a pending request: the pending one must be kept, the failed one freed");
+  CHECK_MPI(MPI_Send(&eleven, 1, MPI_INT, 0, 6, MPI_COMM_SELF));
+  CHECK_MPI(MPI_Wait(&requests[0], &status));
+  CHECK(later == 11, "the pending request completed with %d", later);
+  CHECK_MPI(MPI_Wait(&send, MPI_STATUS_IGNORE));
+
   /* Waitsome and Waitany report a truncation too. */
   int outcount = -1;
   int indices[1];
