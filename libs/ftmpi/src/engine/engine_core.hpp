@@ -114,7 +114,7 @@ struct EngineConfig {
   std::size_t single_copy_min = 0;  // 0: never
   std::size_t single_copy_max = 0;  // 0: no limit
   bool retain_by_reference = true;  // tracked rendezvous frames kept by reference to the send buffer
-  bool retain_after_send = true;    // tracked eager frames sent from the send buffer, copied after
+  bool retain_after_send = false;   // tracked eager frames sent from the send buffer, copied after
   std::size_t split_copy_min = 0;   // a single copy this large is split between the two processes; 0: never
   std::size_t gather_max = 0;       // largest single copy read in one system call with others; 0: none
   std::chrono::nanoseconds retransmit_min{};

@@ -80,10 +80,11 @@ inline constexpr ParamRow kRetainByReference{
     "copied (with its CRC) and the send completes once its frames are handed to the paths",
     ParamLevel::advanced};
 inline constexpr ParamRow kRetainAfterSend{
-    "engine.retain.after_send", ParamType::boolean, "true",
-    "a tracked eager frame leaves from the sender's buffer on a path that gathers (UDP), its CRC read from "
-    "there, and is copied for resending only once the path has it: the copy is off the message's way. "
-    "false: copied (with its CRC) before the path sees it, and sent from the copy",
+    "engine.retain.after_send", ParamType::boolean, "false",
+    "true: a tracked eager frame leaves from the sender's buffer on a path that gathers (UDP), its CRC read "
+    "from there, and is copied for resending once the path has it (the copy off the message's way, but the "
+    "payload read once more). false: copied with its CRC in one pass before the path sees it, and sent from "
+    "the copy, which measured faster on the AMD EPYC VM (docs/benchmarks.md)",
     ParamLevel::advanced};
 inline constexpr ParamRow kRetransmitMin{
     "engine.retransmit.min", ParamType::duration, "2ms",
