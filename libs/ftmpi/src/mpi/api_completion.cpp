@@ -72,10 +72,10 @@ bool in_flight(MPI_Request h) noexcept {
   return h->op != nullptr && h->companion == nullptr && !h->done && !engine::request_complete(h->op);
 }
 
-// Refreshes every pending request. True when all are complete, or when one has failed. `complete_prefix`
-// (0 at a call's first round): the requests before it were complete at an earlier round and are not
-// looked at again; a window of small messages was otherwise refreshed whole at every round, ~24 calls
-// per message.
+// Refreshes the pending requests from `complete_prefix` on (0 at a call's first round; the requests before
+// it were complete, without failing, at an earlier round, and are not looked at again: a window of small
+// messages was otherwise refreshed whole at every round, ~24 calls per message). True when all are
+// complete, or when one has failed.
 bool all_complete_or_one_failed(Handles handles, std::size_t& complete_prefix) {
   bool all = true;
   for (std::size_t i = complete_prefix; i < handles.size(); ++i) {
