@@ -14,8 +14,8 @@
 namespace ftmpi::engine {
 namespace {
 
-// Tracked eager payloads from this size leave from the send buffer before their copy for resending is
-// made (engine.retain.after_send); smaller ones are copied first, the copy too short to be worth a
+// With engine.retain.after_send, tracked eager payloads from this size leave from the send buffer before
+// their copy for resending is made; smaller ones are copied first, the copy too short to be worth a
 // second iovec.
 constexpr std::size_t kCopyAfterSendMin = 1024;
 

@@ -5,12 +5,18 @@
 namespace ftmpi::mpi {
 
 Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persistent) {
-  Request& request = acquire(mode, persistent);
+  Request& request = take_slot(mode, persistent);
   request.transfer = transfer;
   return request;
 }
 
 Request& RequestPool::acquire(Mode mode, bool persistent) {
+  Request& request = take_slot(mode, persistent);
+  request.transfer = Transfer{};  // release() dropped its layout
+  return request;
+}
+
+Request& RequestPool::take_slot(Mode mode, bool persistent) {
   Request* request = nullptr;
   {
     const std::lock_guard lock(lock_);
@@ -21,15 +27,15 @@ Request& RequestPool::acquire(Mode mode, bool persistent) {
       request = &slots_.emplace_back();
     }
   }
-  // Only the plain fields are set: a fresh slot is default-constructed, and release() let go of everything
-  // a used one owned. Assigning a whole `Request{}` built and moved ~280 bytes per request, a quarter
-  // of what posting a receive cost (docs/benchmarks.md, "A request's set-up and collection").
+  // Only the plain fields are set, the Transfer by each acquire: a fresh slot is default-constructed, and
+  // release() let go of everything a used one owned. Assigning a whole `Request{}` built and moved ~280
+  // bytes per request, a quarter of what posting a receive cost (docs/benchmarks.md, "A request's set-up
+  // and collection").
   request->magic = Request::kLive;
   request->mode = mode;
   request->persistent = persistent;
   request->active = false;
   request->done = false;
-  request->transfer = Transfer{};  // release() dropped its layout
   request->op = nullptr;
   request->outcome = Outcome{};
   request->next_free = nullptr;

@@ -124,6 +124,9 @@ class RequestPool {
   static bool is_live(const Request* request) noexcept { return request->magic == Request::kLive; }
 
  private:
+  // A slot off the free list (or a new one), its plain fields set for `mode`, all but its Transfer.
+  Request& take_slot(Mode mode, bool persistent);
+
   base::OptionalMutex lock_;   // point-to-point calls of several threads at once (thread_lock.hpp)
   std::deque<Request> slots_;  // a deque never moves its elements
   Request* free_ = nullptr;
