@@ -56,12 +56,18 @@ why_not() {
   fi
 }
 
-# A TCP port nobody listens on, from the dynamic range.
+# A TCP port no socket of this machine holds (listening or connected: a connection's local port also
+# makes bind fail), below the kernel's ephemeral range so that no connection made meanwhile takes it;
+# none of the ports given as arguments. Another process may still bind it before the daemon does: up
+# then starts again on other ports.
 free_port() {
-  local port
+  local port low=10000 high ephemeral_low
+  ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  high=$((ephemeral_low > low + 1000 ? ephemeral_low : 60000))
   for _ in $(seq 1 100); do
-    port=$((20000 + RANDOM % 40000))
-    if ! ss -Htln "sport = :$port" | grep -q .; then
+    port=$((low + RANDOM % (high - low)))
+    case " $* " in *" $port "*) continue ;; esac
+    if ! ss -Htan "sport = :$port" | grep -q .; then
       echo "$port"
       return
     fi
@@ -70,15 +76,17 @@ free_port() {
   return 1
 }
 
-# Polls `condition` (a command) every 0.1 s for up to $2 seconds.
+# Polls `condition` (a command) every 0.1 s until it holds or $2 seconds have passed (by the clock: a
+# condition that itself takes seconds, as sinfo without a controller does, does not stretch the wait).
 wait_until() {
   local condition=$1 seconds=$2
-  local tries=$((seconds * 10))
-  for _ in $(seq 1 "$tries"); do
+  # SECONDS counts whole seconds: one more keeps the wait at least $2 long.
+  local deadline=$((SECONDS + seconds + 1))
+  while true; do
     if eval "$condition"; then return 0; fi
+    [ "$SECONDS" -lt "$deadline" ] || return 1
     sleep 0.1
   done
-  return 1
 }
 
 # Whether any of the pids given still runs.
@@ -112,18 +120,22 @@ start_daemon() {
   echo "$! $name" >>"$dir/pids"
 }
 
-# Starts the daemons in DIR; at the first failure returns 1 and leaves what it started to its caller.
-# Each step is checked by hand: up runs as `up DIR || ...`, where set -e and ERR traps do not act.
+# Starts the daemons in DIR, the controller on port $3 if given (else a free one); at the first failure
+# returns 1, or 75 when a daemon found its port taken, and leaves what it started to its caller. Each
+# step is checked by hand: up runs as `up DIR || ...`, where set -e and ERR traps do not act.
 start_all() {
-  local dir=$1
+  local dir=$1 ctld_port_wanted=${2:-}
   # munged wants every directory above its socket searchable by all and the key its own, 0400.
   { mkdir -p "$dir"/{state,log,pmix,munge} && chmod 0755 "$dir" "$dir/munge"; } || return 1
   { head -c 1024 /dev/urandom >"$dir/munge.key" && chmod 0400 "$dir/munge.key"; } || return 1
   start_daemon "$dir" munged /usr/sbin/munged --foreground --socket="$dir/munge/munge.sock" \
     --key-file="$dir/munge.key" --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
     --seed-file="$dir/munged.seed"
-  if ! wait_until "[ -S '$dir/munge/munge.sock' ]" "$wait_seconds"; then
-    say "munged did not start within ${wait_seconds}s"
+  local munged_pid
+  munged_pid=$(awk '$2 == "munged" { print $1 }' "$dir/pids")
+  if ! wait_until "[ -S '$dir/munge/munge.sock' ] || ! kill -0 $munged_pid 2>/dev/null" "$wait_seconds" ||
+    [ ! -S "$dir/munge/munge.sock" ]; then
+    say "munged did not start (it ended, or had no socket within ${wait_seconds}s)"
     return 1
   fi
 
@@ -136,8 +148,9 @@ start_all() {
     names=("$(hostname -s)") || return 1
     addresses=(127.0.0.1)
   fi
-  local ctld_port slurmd_port node_lines="" i
-  { ctld_port=$(free_port) && slurmd_port=$(free_port); } || return 1
+  local ctld_port=$ctld_port_wanted slurmd_port node_lines="" i
+  { [ -n "$ctld_port" ] || ctld_port=$(free_port); } || return 1
+  slurmd_port=$(free_port "$ctld_port") || return 1
   for i in "${!names[@]}"; do
     node_lines+="NodeName=${names[$i]} NodeAddr=${addresses[$i]} CPUs=$ncpus RealMemory=1000 State=UNKNOWN"$'\n'
   done
@@ -192,10 +205,25 @@ CONF
     start_daemon "$dir" slurmctld /usr/sbin/slurmctld -D -i
     start_daemon "$dir" slurmd /usr/sbin/slurmd -D -N "${names[0]}"
   fi
-  if ! wait_until "[ \"\$(SLURM_CONF='$dir/slurm.conf' on_head sinfo -h -o %T 2>/dev/null | sort -u)\" = idle ]" "$wait_seconds"; then
-    say "the nodes did not all become idle within ${wait_seconds}s"
-    return 1
-  fi
+  # Until every node is idle, or a daemon has ended (it will not come back: waiting on would only wait).
+  local daemons=() names_of=() pid name
+  while read -r pid name; do daemons+=("$pid") && names_of+=("$name"); done <"$dir/pids"
+  local deadline=$((SECONDS + wait_seconds + 1))
+  until [ "$(SLURM_CONF="$dir/slurm.conf" on_head sinfo -h -o %T 2>/dev/null | sort -u)" = idle ]; do
+    for i in "${!daemons[@]}"; do
+      if ! kill -0 "${daemons[$i]}" 2>/dev/null; then
+        say "${names_of[$i]} ended during start-up"
+        # The port was free when chosen, but something bound it since.
+        if grep -qs "Address already in use" "$dir"/log/*.out; then return 75; fi
+        return 1
+      fi
+    done
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      say "the nodes did not all become idle within ${wait_seconds}s"
+      return 1
+    fi
+    sleep 0.1
+  done
 }
 
 # slurmd wants the cgroup hierarchies under /sys/fs/cgroup, which a simulated host lacks (it mounts a
@@ -228,21 +256,33 @@ up() {
     say "$dir exists: give a new directory"
     return 1
   fi
-  mkdir -p "$dir" && : >"$dir/pids" || return 1
-  # A failed start-up leaves nothing running.
-  if ! start_all "$dir"; then
+  # A failed start-up leaves nothing running. A port taken between its choice and the daemon's bind
+  # gets a fresh start on other ports, a few times. SLURM_HARNESS_CTLD_PORT is the first start's
+  # controller port (the harness's own test gives one that is taken).
+  local attempt rc ctld_port=${SLURM_HARNESS_CTLD_PORT:-}
+  for attempt in 1 2 3; do
+    mkdir -p "$dir" && : >"$dir/pids" || return 1
+    rc=0
+    start_all "$dir" "$ctld_port" || rc=$?
+    [ "$rc" -ne 0 ] || return 0
     say "start-up failed; the last lines of its logs:"
     tail -n 5 "$dir"/log/* >&2 2>/dev/null || true
     down "$dir"
-    return 1
-  fi
+    [ "$rc" -eq 75 ] || return 1
+    say "a daemon's port was taken (start $attempt of 3): starting again on other ports"
+    ctld_port=""
+  done
+  return 1
 }
 
 down() {
   local dir=$1
   [ -d "$dir" ] || return 0
   local conf="$dir/slurm.conf"
-  if [ -f "$conf" ]; then
+  # Without a controller there are no jobs to cancel (and squeue would only retry for seconds).
+  local ctld_pid
+  ctld_pid=$(awk '$2 == "slurmctld" { print $1 }' "$dir/pids" 2>/dev/null || true)
+  if [ -f "$conf" ] && [ -n "$ctld_pid" ] && kill -0 "$ctld_pid" 2>/dev/null; then
     # Cancelled jobs take their steps and tasks with them, after KillWait at most.
     local jobs
     jobs=$(SLURM_CONF="$conf" on_head squeue -h -o %i 2>/dev/null || true)
