@@ -4,17 +4,40 @@
  *             MPI_Comm_call_errhandler on MPI_COMM_WORLD with the code
  *   abort     rank 1 calls MPI_Abort(MPI_COMM_WORLD, 7)
  *   kill      rank 1 kills itself with SIGKILL; first every rank has written the job id to argv[2]
+ *   grequest-reasons N  rank 1 fails N generalized requests under MPI_ERRORS_RETURN (on MPI_COMM_SELF,
+ *             whose handler reports them), each query function returning its own code 1000 + i, so each
+ *             failure has its own reason; then one more, 1000 + N, under MPI_ERRORS_ARE_FATAL (no such
+ *             error code: the job ends with MPI_ERR_UNKNOWN)
+ *   grequest-added-code  rank 1's query function returns a code it added with a string, under
+ *             MPI_ERRORS_ARE_FATAL: the job ends with the code's class (MPI_ERR_LASTCODE + 1)
  * Meanwhile the other ranks wait in MPI_Recv for a message that never comes: the launcher must end them. */
 #define _POSIX_C_SOURCE 200809L /* kill() */
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 
+static int query_returns(void *extra_state, MPI_Status *status) {
+  MPI_Status_set_elements(status, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(status, 0);
+  return *(int *)extra_state;
+}
+static int free_nothing(void *extra_state) { return (void)extra_state, MPI_SUCCESS; }
+static int cancel_nothing(void *extra_state, int complete) { return (void)extra_state, (void)complete, MPI_SUCCESS; }
+
+/* A generalized request completed at once, whose query function returns `code`: MPI_Wait's result. */
+static int wait_failing_request(int code) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Grequest_start(query_returns, free_nothing, cancel_nothing, &code, &request));
+  CHECK_MPI(MPI_Grequest_complete(request));
+  return MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+
 int main(int argc, char **argv) {
-  CHECK(argc >= 2, "usage: fatal bad-tag|abort|kill [job-id-file]");
+  CHECK(argc >= 2, "usage: fatal bad-tag|call-errhandler|abort|kill [job-id-file]|grequest-reasons N|grequest-added-code");
   CHECK_MPI(MPI_Init(&argc, &argv));
   int rank = 0;
   int size = 0;
@@ -56,6 +79,22 @@ int main(int argc, char **argv) {
       MPI_Abort(MPI_COMM_WORLD, 7);
     } else if (strcmp(argv[1], "kill") == 0) {
       kill(getpid(), SIGKILL);
+    } else if (strcmp(argv[1], "grequest-reasons") == 0) {
+      CHECK(argc >= 3, "grequest-reasons needs a count");
+      const int n = atoi(argv[2]);
+      CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+      for (int i = 0; i < n; ++i) {
+        const int got = wait_failing_request(1000 + i);
+        CHECK(got == 1000 + i, "MPI_Wait of request %d returned %d", i, got);
+      }
+      CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+      wait_failing_request(1000 + n);
+    } else if (strcmp(argv[1], "grequest-added-code") == 0) {
+      int error_class = 0, code = 0;
+      CHECK_MPI(MPI_Add_error_class(&error_class));
+      CHECK_MPI(MPI_Add_error_code(error_class, &code));
+      CHECK_MPI(MPI_Add_error_string(code, "the program's own failure"));
+      wait_failing_request(code);
     }
     CHECK(0, "rank 1 is still running after '%s'", argv[1]);
   }

@@ -47,7 +47,7 @@ int Call::finish_failed() noexcept {
   char what[1024];
   std::snprintf(what, sizeof what, "%.*s: %.*s (%.*s)", static_cast<int>(name_.size()), name_.data(),
                 static_cast<int>(reason.size()), reason.data(), static_cast<int>(name.size()), name.data());
-  fatal(error_, what);
+  fatal(class_of_code(error_), what);  // the job's status: the class (an added code's, MPI_ERR_UNKNOWN)
 }
 
 namespace detail {

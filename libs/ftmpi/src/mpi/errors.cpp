@@ -176,8 +176,22 @@ void hand_out_errhandler(MPI_Errhandler handle) noexcept {
 }
 
 bool is_error_class(int code) noexcept { return code >= MPI_SUCCESS && code <= MPI_ERR_LASTCODE; }
-std::string_view error_class_name(int code) noexcept { return kClasses[static_cast<std::size_t>(code)].name; }
-std::string_view error_class_text(int code) noexcept { return kClasses[static_cast<std::size_t>(code)].text; }
+// Codes reach these from the program too (a generalized request's query function returns one), so any
+// int is answered: an added code by what the program said of it, a number that is no code as such.
+std::string_view error_class_name(int code) noexcept {
+  if (is_error_class(code)) return kClasses[static_cast<std::size_t>(code)].name;
+  return is_user_code(code) ? "an error code added by the program" : "MPI_ERR_UNKNOWN";
+}
+std::string_view error_class_text(int code) noexcept {
+  if (is_error_class(code)) return kClasses[static_cast<std::size_t>(code)].text;
+  if (!is_user_code(code)) return "not an error code of this MPI";
+  const std::string& text = user_code_string(code);
+  return text.empty() ? std::string_view("an error code added by the program, without a string") : text;
+}
+int class_of_code(int code) noexcept {
+  if (is_error_class(code)) return code;
+  return is_user_code(code) ? user_code_class(code) : MPI_ERR_UNKNOWN;
+}
 
 // The one table from engine outcomes to MPI error classes. Frame-severity codes never leave the
 // engine (it drops the frame and lets retransmission repair it), so seeing one here is an internal

@@ -14,10 +14,14 @@ namespace ftmpi::mpi {
 
 // True for MPI_SUCCESS .. MPI_ERR_LASTCODE (every error code is its own class here).
 bool is_error_class(int code) noexcept;
-// "MPI_ERR_TAG"; requires is_error_class(code).
+// "MPI_ERR_TAG"; for a code the program added (MPI_Add_error_code) or a number that is no code, what
+// it is ("MPI_ERR_UNKNOWN").
 std::string_view error_class_name(int code) noexcept;
-// "invalid tag"; requires is_error_class(code).
+// "invalid tag"; an added code's string (MPI_Add_error_string); for a number that is no code, so.
 std::string_view error_class_text(int code) noexcept;
+// The class of any code: a predefined code is its own, an added code has the one it was added to, and
+// a number that is no code is MPI_ERR_UNKNOWN.
+int class_of_code(int code) noexcept;
 
 // Error classes and codes the program adds (MPI_Add_error_class, MPI_Add_error_code), numbered from
 // MPI_ERR_LASTCODE + 1 in the order added.
