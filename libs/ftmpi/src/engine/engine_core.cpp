@@ -205,6 +205,13 @@ bool EngineCore::is_complete(const Request* r, Completion* out) const noexcept {
   return true;
 }
 
+bool EngineCore::take_completion(Request* r, Completion* out) {
+  if (!r->complete) return false;
+  *out = r->completion;
+  release(r);
+  return true;
+}
+
 void EngineCore::cancel(Request* r) {
   const EngineGuard engine_lock(*this);
   if (r->complete) return;

@@ -261,6 +261,7 @@ class EngineCore final : public Engine, public path::FrameSink, private RailSet:
   bool send_eager(const CommView& comm, const void* buf, std::size_t bytes, int dest, int tag,
                   SendMode mode) override;
   bool is_complete(const Request* request, Completion* out) const noexcept override;
+  bool take_completion(Request* request, Completion* out) override;
   void cancel(Request* request) override;
   void release(Request* request) override;
   bool iprobe(const CommView& comm, int source, int tag, Completion* out) override;

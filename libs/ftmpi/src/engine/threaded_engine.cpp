@@ -72,6 +72,11 @@ bool ThreadedEngine::is_complete(const Request* request, Completion* out) const 
   return inner_->is_complete(request, out);
 }
 
+bool ThreadedEngine::take_completion(Request* request, Completion* out) {
+  std::lock_guard lock(mutex_);
+  return inner_->take_completion(request, out);
+}
+
 EngineCounters ThreadedEngine::counters_snapshot() const {
   std::lock_guard lock(mutex_);
   return inner_->counters_snapshot();

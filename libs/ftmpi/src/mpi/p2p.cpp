@@ -74,6 +74,11 @@ bool start(Call& call, Request& request) {
   } else if (request.mode == Mode::receive) {
     request.op = t.matched != nullptr ? engine().mrecv(t.comm->view, t.matched, t.buf, t.bytes)
                                       : engine().irecv(t.comm->view, t.buf, t.bytes, engine_source(t.peer), engine_tag(t.tag));
+  } else if (request.mode != Mode::synchronous &&
+             engine().send_eager(t.comm->view, t.buf, t.bytes, t.peer, t.tag, engine_mode(request.mode))) {
+    // Handed to the paths whole (as isend would, completing its request at once): the buffer is free,
+    // and no engine request is made, waited for and released.
+    request.done = true;
   } else {
     request.op = engine().isend(t.comm->view, t.buf, t.bytes, t.peer, t.tag, engine_mode(request.mode));
   }
@@ -133,8 +138,7 @@ bool refresh(Request& request) {
   // this of every request it waits for at every round.
   if (!engine::request_complete(request.op)) return false;
   engine::Completion c;
-  if (!engine().is_complete(request.op, &c)) return false;
-  engine().release(request.op);
+  if (!engine().take_completion(request.op, &c)) return false;
   request.op = nullptr;
   request.done = true;
   request.outcome = outcome_of(request.mode, c);

@@ -1,8 +1,32 @@
 #include "mpi/request.hpp"
 
+#include <mutex>
+#include <unordered_set>
+
 #include "mpi/collective.hpp"
 
 namespace ftmpi::mpi {
+
+// The texts are kept for the process's lifetime, each once. Failures are rare, and most texts recur (a
+// lost peer's, a function's return code); a program that keeps failing with new texts (MPI_ERRORS_RETURN
+// in a loop) stops adding them at kMaxReasons, whose later failures keep their error class and say why
+// their text is missing.
+Reason::Reason(std::string_view text) {
+  if (text.empty()) return;
+  static constexpr std::size_t kMaxReasons = 4096;
+  static std::mutex lock;
+  static auto* texts = new std::unordered_set<std::string>();  // never destroyed: read at exit too
+  const std::lock_guard guard(lock);
+  auto found = texts->find(std::string(text));
+  if (found == texts->end()) {
+    if (texts->size() >= kMaxReasons) {
+      found = texts->emplace("its reason was not kept: this process failed for more than 4096 distinct reasons").first;
+    } else {
+      found = texts->emplace(text).first;
+    }
+  }
+  text_ = &*found;
+}
 
 Request& RequestPool::acquire(Mode mode, const Transfer& transfer, bool persistent) {
   Request& request = take_slot(mode, persistent);
@@ -52,7 +76,6 @@ void RequestPool::release(Request& request) noexcept {
   request.restart = nullptr;
   request.pieces.reset();
   request.transfer.layout.reset();
-  request.outcome.reason = {};
   const std::lock_guard lock(lock_);
   request.next_free = free_;
   free_ = &request;

@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "engine/engine.hpp"
@@ -18,26 +20,22 @@ namespace ftmpi::mpi {
 
 enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive, collective, generalized };
 
-// Why an operation failed, when its error class alone does not say. Empty for nearly every operation, so
-// it is a pointer: an Outcome is built, moved and destroyed several times per request, and a std::string
-// copied its inline buffer by memcpy at every move (docs/benchmarks.md, "A request's set-up and collection").
+// Why an operation failed, when its error class alone does not say. Empty for nearly every operation.
+// It points into a process-wide set of the texts seen (request.cpp), where a text stays for the process's
+// lifetime, so that an Outcome is trivially copied: it is built, moved and dropped several times per
+// request, and an owning pointer cost each of those a test and the request's release a destructor call
+// (docs/benchmarks.md, "A request's set-up and collection").
 class Reason {
  public:
   Reason() noexcept = default;
-  Reason(std::string text) : text_(text.empty() ? nullptr : std::make_unique<std::string>(std::move(text))) {}
-  Reason(const Reason& other) : text_(other.text_ ? std::make_unique<std::string>(*other.text_) : nullptr) {}
-  Reason& operator=(const Reason& other) {
-    if (this != &other) text_ = other.text_ ? std::make_unique<std::string>(*other.text_) : nullptr;
-    return *this;
-  }
-  Reason(Reason&&) noexcept = default;
-  Reason& operator=(Reason&&) noexcept = default;
+  Reason(std::string_view text);  // request.cpp
+  Reason(const std::string& text) : Reason(std::string_view(text)) {}
 
   bool empty() const noexcept { return text_ == nullptr; }
-  std::string str() const { return text_ ? *text_ : std::string(); }
+  std::string str() const { return text_ != nullptr ? *text_ : std::string(); }
 
  private:
-  std::unique_ptr<std::string> text_;
+  const std::string* text_ = nullptr;
 };
 
 // What a completed operation reports through MPI_Status (and the error it completed with).
@@ -49,6 +47,7 @@ struct Outcome {
   int error = MPI_SUCCESS;
   Reason reason{};  // why it failed, when the class alone does not say (collectives)
 };
+static_assert(std::is_trivially_copyable_v<Outcome>);
 
 // A message of a type that is not dense (datatype.hpp) in flight: the view over its pieces that the
 // engine gathers from or scatters into. On the heap, so that it can outlive a request freed in flight.
