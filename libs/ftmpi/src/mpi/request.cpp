@@ -71,9 +71,13 @@ void RequestPool::release(Request& request) noexcept {
   if (request.companion != nullptr) release(*request.companion);
   request.companion = nullptr;
   request.staged.reset();
-  request.collective.reset();
-  request.general.reset();
-  request.restart = nullptr;
+  // Only these two modes own a collective's op, a restart or a generalized request's callbacks (a
+  // point-to-point request, the common case, skips clearing them: a std::function's assignment is a call).
+  if (request.mode == Mode::collective || request.mode == Mode::generalized) [[unlikely]] {
+    request.collective.reset();
+    request.general.reset();
+    request.restart = nullptr;
+  }
   request.pieces.reset();
   request.transfer.layout.reset();
   const std::lock_guard lock(lock_);

@@ -91,9 +91,10 @@ struct ftmpi_request {
   ftmpi::mpi::Transfer transfer;
   ftmpi::engine::Request* op = nullptr;  // the engine's request while in flight
   std::unique_ptr<ftmpi::mpi::PiecesInFlight> pieces;  // a type that is not dense, while in flight
+  // These three only in the mode named (RequestPool::release clears them for those modes only).
   std::unique_ptr<ftmpi::mpi::CollOp, ftmpi::mpi::CollOpDeleter> collective;  // Mode::collective
   std::unique_ptr<ftmpi::mpi::Generalized> general;                           // Mode::generalized
-  // A persistent collective: starts one run of it on a new op (api_coll.cpp), false when it could not.
+  // Mode::collective, persistent: starts one run of it on a new op (api_coll.cpp), false when it could not.
   std::function<bool(ftmpi::mpi::Call&, ftmpi::mpi::CollOp&)> restart;
   // MPI_Isendrecv: this request is the receive, `companion` the send (a pool request this one owns,
   // completed and released with it), `staged` the packed copy an MPI_Isendrecv_replace sends from.
