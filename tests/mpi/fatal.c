@@ -19,22 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
-
-static int query_returns(void *extra_state, MPI_Status *status) {
-  MPI_Status_set_elements(status, MPI_BYTE, 0);
-  MPI_Status_set_cancelled(status, 0);
-  return *(int *)extra_state;
-}
-static int free_nothing(void *extra_state) { return (void)extra_state, MPI_SUCCESS; }
-static int cancel_nothing(void *extra_state, int complete) { return (void)extra_state, (void)complete, MPI_SUCCESS; }
-
-/* A generalized request completed at once, whose query function returns `code`: MPI_Wait's result. */
-static int wait_failing_request(int code) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  CHECK_MPI(MPI_Grequest_start(query_returns, free_nothing, cancel_nothing, &code, &request));
-  CHECK_MPI(MPI_Grequest_complete(request));
-  return MPI_Wait(&request, MPI_STATUS_IGNORE);
-}
+#include "failing_requests.h"
 
 int main(int argc, char **argv) {
   CHECK(argc >= 2, "usage: fatal bad-tag|call-errhandler|abort|kill [job-id-file]|grequest-reasons N|grequest-added-code");
@@ -82,12 +67,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[1], "grequest-reasons") == 0) {
       CHECK(argc >= 3, "grequest-reasons needs a count");
       const int n = atoi(argv[2]);
-      CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
-      for (int i = 0; i < n; ++i) {
-        const int got = wait_failing_request(1000 + i);
-        CHECK(got == 1000 + i, "MPI_Wait of request %d returned %d", i, got);
-      }
-      CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+      fail_with_distinct_reasons(n, 1000);
       wait_failing_request(1000 + n);
     } else if (strcmp(argv[1], "grequest-added-code") == 0) {
       int error_class = 0, code = 0;

@@ -6,11 +6,14 @@
  *                          MPI_Finalize still completes.
  *   mpi_peer_lost fatal    the default handler: the job ends with that class as its exit status, after
  *                          a line naming the call, the peer and why (ctest checks it).
+ *   mpi_peer_lost fatal full-reasons   the same after 4096 failures of other reasons each (the library
+ *                          keeps at most that many; a lost peer's is kept past them).
  *
  * Run with path.fault=blackhole,after=<volume> and a short engine.peer.timeout. */
 #include <string.h>
 
 #include "check.h"
+#include "failing_requests.h"
 
 enum { kBytes = 64 * 1024, kRounds = 100000 };
 
@@ -20,8 +23,10 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   CHECK(size == 2, "run with 2 ranks, not %d", size);
-  CHECK(argc == 2 && (strcmp(argv[1], "return") == 0 || strcmp(argv[1], "fatal") == 0),
-        "usage: mpi_peer_lost return|fatal");
+  CHECK((argc == 2 || (argc == 3 && strcmp(argv[2], "full-reasons") == 0)) &&
+            (strcmp(argv[1], "return") == 0 || strcmp(argv[1], "fatal") == 0),
+        "usage: mpi_peer_lost return|fatal [full-reasons]");
+  if (argc == 3) fail_with_distinct_reasons(4096, 1000);
   const int returns = strcmp(argv[1], "return") == 0;
   if (returns) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const int peer = 1 - rank;

@@ -114,8 +114,8 @@ class Engine {
 
   // True when complete; fills `out` (if non-null). Does not make progress by itself.
   virtual bool is_complete(const Request* request, Completion* out) const noexcept = 0;
-  // When complete: fills `out`, releases the request and returns true (is_complete and release in one
-  // call, as a completion call collects each request); else false, and the request stays.
+  // When complete: fills `out` (not null), releases the request and returns true (is_complete and
+  // release in one call, as a completion call collects each request); else false, and the request stays.
   virtual bool take_completion(Request* request, Completion* out) = 0;
   // Cancels a receive that has not matched yet (it then completes as cancelled); sends already handed
   // to a path complete normally (MPI allows a cancel to fail).

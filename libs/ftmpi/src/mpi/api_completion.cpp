@@ -141,8 +141,7 @@ void free_generalized(Call& call, Request& r) {
   const int rc = r.general->free(r.general->extra_state);
   runtime().requests.release(r);
   if (rc != MPI_SUCCESS) {
-    call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
-              fmt::format("the generalized request's free function returned {}", rc));
+    call.fail(rc, fmt::format("the generalized request's free function returned {}", code_and_text(rc)));
   }
 }
 
@@ -347,8 +346,7 @@ int PMPI_Cancel(MPI_Request* request) {
     if (r->mode == Mode::generalized) {
       Generalized& g = *r->general;
       if (const int rc = g.cancel(g.extra_state, g.complete ? 1 : 0); rc != MPI_SUCCESS) {
-        call.fail(is_error_class(rc) ? rc : MPI_ERR_OTHER,
-                  fmt::format("the generalized request's cancel function returned {}", rc));
+        call.fail(rc, fmt::format("the generalized request's cancel function returned {}", code_and_text(rc)));
       }
       return;
     }

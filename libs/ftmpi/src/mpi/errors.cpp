@@ -4,6 +4,8 @@
 #include <deque>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "mpi/api.hpp"
 #include "mpi/handles.hpp"
 
@@ -188,6 +190,7 @@ std::string_view error_class_text(int code) noexcept {
   const std::string& text = user_code_string(code);
   return text.empty() ? std::string_view("an error code added by the program, without a string") : text;
 }
+std::string code_and_text(int code) { return fmt::format("{}: {}", code, error_class_text(code)); }
 int class_of_code(int code) noexcept {
   if (is_error_class(code)) return code;
   return is_user_code(code) ? user_code_class(code) : MPI_ERR_UNKNOWN;

@@ -22,6 +22,9 @@ std::string_view error_class_text(int code) noexcept;
 // The class of any code: a predefined code is its own, an added code has the one it was added to, and
 // a number that is no code is MPI_ERR_UNKNOWN.
 int class_of_code(int code) noexcept;
+// "77: the program's own failure": a code the program handed back (a generalized request's callback),
+// with what it says, for a failure's reason.
+std::string code_and_text(int code);
 
 // Error classes and codes the program adds (MPI_Add_error_class, MPI_Add_error_code), numbered from
 // MPI_ERR_LASTCODE + 1 in the order added.

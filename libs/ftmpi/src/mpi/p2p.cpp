@@ -22,7 +22,7 @@ Outcome outcome_of(Mode mode, const engine::Completion& c) noexcept {
     outcome.tag = c.tag;
     outcome.bytes = c.bytes;
   }
-  if (c.lost_peer >= 0) [[unlikely]] outcome.reason = lost_peer_reason(c.lost_peer);
+  if (c.lost_peer >= 0) [[unlikely]] outcome.reason = Reason(lost_peer_reason(c.lost_peer), Reason::Kept::always);
   return outcome;
 }
 
@@ -124,7 +124,7 @@ bool refresh(Request& request) {
     request.outcome = {.source = status.MPI_SOURCE, .tag = status.MPI_TAG,
                        .bytes = static_cast<std::size_t>(status.ftmpi_bytes), .cancelled = status.ftmpi_cancelled != 0,
                        .error = rc != MPI_SUCCESS ? rc : status.MPI_ERROR};
-    if (rc != MPI_SUCCESS) request.outcome.reason = fmt::format("the generalized request's query function returned {}", rc);
+    if (rc != MPI_SUCCESS) request.outcome.reason = fmt::format("the generalized request's query function returned {}", code_and_text(rc));
     return true;
   }
   if (request.mode == Mode::collective) {
@@ -155,7 +155,7 @@ Outcome collect(MPI_Request& handle) noexcept {
     const int rc = request.general->free(request.general->extra_state);
     if (rc != MPI_SUCCESS && outcome.error == MPI_SUCCESS) {
       outcome.error = rc;
-      outcome.reason = fmt::format("the generalized request's free function returned {}", rc);
+      outcome.reason = fmt::format("the generalized request's free function returned {}", code_and_text(rc));
     }
   }
   if (request.persistent) {

@@ -10,8 +10,8 @@ namespace ftmpi::mpi {
 // The texts are kept for the process's lifetime, each once. Failures are rare, and most texts recur (a
 // lost peer's, a function's return code); a program that keeps failing with new texts (MPI_ERRORS_RETURN
 // in a loop) stops adding them at kMaxReasons, whose later failures keep their error class and say why
-// their text is missing.
-Reason::Reason(std::string_view text) {
+// their text is missing. Texts Kept::always (a lost peer's, at most one per rank) are added past it.
+Reason::Reason(std::string_view text, Kept kept) {
   if (text.empty()) return;
   static constexpr std::size_t kMaxReasons = 4096;
   static std::mutex lock;
@@ -19,7 +19,7 @@ Reason::Reason(std::string_view text) {
   const std::lock_guard guard(lock);
   auto found = texts->find(std::string(text));
   if (found == texts->end()) {
-    if (texts->size() >= kMaxReasons) {
+    if (texts->size() >= kMaxReasons && kept == Kept::up_to_the_cap) {
       found = texts->emplace("its reason was not kept: this process failed for more than 4096 distinct reasons").first;
     } else {
       found = texts->emplace(text).first;

@@ -27,8 +27,12 @@ enum class Mode : std::uint8_t { standard, synchronous, ready, buffered, receive
 // (docs/benchmarks.md, "A request's set-up and collection").
 class Reason {
  public:
+  // Kept::always for texts of a bounded kind (a lost peer's: one per rank), which the cap on the set
+  // must not crowd out: a long fault-tolerant run may fail for many other reasons before it loses a peer.
+  enum class Kept : std::uint8_t { up_to_the_cap, always };
+
   Reason() noexcept = default;
-  Reason(std::string_view text);  // request.cpp
+  Reason(std::string_view text, Kept kept = Kept::up_to_the_cap);  // request.cpp
   Reason(const std::string& text) : Reason(std::string_view(text)) {}
 
   bool empty() const noexcept { return text_ == nullptr; }
