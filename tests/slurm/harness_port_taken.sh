@@ -11,6 +11,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/ftmpi-harness-port.XXXXXX")
 chmod 0755 "$work"  # munged wants every directory above its socket searchable by all
 first=$work/first
 trap '"$harness" down "$first"; rm -rf "$work"' EXIT
+trap 'exit 143' TERM INT  # a signal's exit runs the EXIT trap too (CTest's timeout included)
 
 fail() {
   echo "FAIL: $*" >&2

@@ -67,7 +67,10 @@ free_port() {
   for _ in $(seq 1 100); do
     port=$((low + RANDOM % (high - low)))
     case " $* " in *" $port "*) continue ;; esac
-    if ! ss -Htan "sport = :$port" | grep -q .; then
+    # A port is free only when ss answered and listed nothing on it.
+    local sockets
+    sockets=$(ss -Htan "sport = :$port") || continue
+    if [ -z "$sockets" ]; then
       echo "$port"
       return
     fi
@@ -214,7 +217,7 @@ CONF
       if ! kill -0 "${daemons[$i]}" 2>/dev/null; then
         say "${names_of[$i]} ended during start-up"
         # The port was free when chosen, but something bound it since.
-        if grep -qs "Address already in use" "$dir"/log/*.out; then return 75; fi
+        if grep -qs "Address already in use" "$dir"/log/*.out "$dir"/log/*.log; then return 75; fi
         return 1
       fi
     done
@@ -269,7 +272,11 @@ up() {
     tail -n 5 "$dir"/log/* >&2 2>/dev/null || true
     down "$dir"
     [ "$rc" -eq 75 ] || return 1
-    say "a daemon's port was taken (start $attempt of 3): starting again on other ports"
+    if [ "$attempt" -lt 3 ]; then
+      say "a daemon's port was taken (start $attempt of 3): starting again on other ports"
+    else
+      say "a daemon's port was taken at each of 3 starts: giving up"
+    fi
     ctld_port=""
   done
   return 1
