@@ -92,6 +92,14 @@ wait_until() {
   done
 }
 
+# Whether every pid given still runs.
+all_alive() {
+  local pid
+  for pid in "$@"; do
+    kill -0 "$pid" 2>/dev/null || return 1
+  done
+}
+
 # Whether any of the pids given still runs.
 any_alive() {
   local pid
@@ -136,7 +144,7 @@ start_all() {
     --seed-file="$dir/munged.seed"
   local munged_pid
   munged_pid=$(awk '$2 == "munged" { print $1 }' "$dir/pids")
-  if ! wait_until "[ -S '$dir/munge/munge.sock' ] || ! kill -0 $munged_pid 2>/dev/null" "$wait_seconds" ||
+  if ! wait_until "[ -S '$dir/munge/munge.sock' ] || ! all_alive $munged_pid" "$wait_seconds" ||
     [ ! -S "$dir/munge/munge.sock" ]; then
     say "munged did not start (it ended, or had no socket within ${wait_seconds}s)"
     return 1
@@ -209,24 +217,22 @@ CONF
     start_daemon "$dir" slurmd /usr/sbin/slurmd -D -N "${names[0]}"
   fi
   # Until every node is idle, or a daemon has ended (it will not come back: waiting on would only wait).
-  local daemons=() names_of=() pid name
-  while read -r pid name; do daemons+=("$pid") && names_of+=("$name"); done <"$dir/pids"
-  local deadline=$((SECONDS + wait_seconds + 1))
-  until [ "$(SLURM_CONF="$dir/slurm.conf" on_head sinfo -h -o %T 2>/dev/null | sort -u)" = idle ]; do
-    for i in "${!daemons[@]}"; do
-      if ! kill -0 "${daemons[$i]}" 2>/dev/null; then
-        say "${names_of[$i]} ended during start-up"
-        # The port was free when chosen, but something bound it since.
-        if grep -qs "Address already in use" "$dir"/log/*.out "$dir"/log/*.log; then return 75; fi
-        return 1
-      fi
-    done
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      say "the nodes did not all become idle within ${wait_seconds}s"
+  local daemons idle=yes pid name
+  daemons=$(awk '{ printf "%s ", $1 }' "$dir/pids")
+  wait_until "[ \"\$(SLURM_CONF='$dir/slurm.conf' on_head sinfo -h -o %T 2>/dev/null | sort -u)\" = idle ] ||
+    ! all_alive $daemons" "$wait_seconds" || idle=no
+  while read -r pid name; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      say "$name ended during start-up"
+      # The port was free when chosen, but something bound it since.
+      if grep -qs "Address already in use" "$dir"/log/*.out "$dir"/log/*.log; then return 75; fi
       return 1
     fi
-    sleep 0.1
-  done
+  done <"$dir/pids"
+  if [ "$idle" = no ]; then
+    say "the nodes did not all become idle within ${wait_seconds}s"
+    return 1
+  fi
 }
 
 # slurmd wants the cgroup hierarchies under /sys/fs/cgroup, which a simulated host lacks (it mounts a
