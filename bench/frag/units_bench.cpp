@@ -98,7 +98,7 @@ void run_units_bench() {
   const bool vclmul = clmul && __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2");
   const bool zmm = vclmul && __builtin_cpu_supports("avx512f");
   const bool crc = __builtin_cpu_supports("sse4.2");
-  if (clmul) row("PCLMULQDQ xmm (one 64x64 product)", clmul_xmm, 12, 8.0 * 1, nullptr);
+  if (clmul) row("VPCLMULQDQ xmm (one 64x64 product)", clmul_xmm, 12, 8.0 * 1, nullptr);
   if (vclmul) row("VPCLMULQDQ ymm (two)", clmul_ymm, 12, 8.0 * 2, nullptr);
   if (zmm) row("VPCLMULQDQ zmm (four)", clmul_zmm, 12, 8.0 * 4, clmul_zmm_chain);
   if (crc) row("CRC32 r64", crc32_lanes, 8, 8.0, crc32_chain);
