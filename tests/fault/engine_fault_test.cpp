@@ -502,7 +502,9 @@ BOOST_AUTO_TEST_CASE(a_rail_that_dies_mid_message_fails_over_and_fails_back) {
     const auto rail0 = std::find_if(stats.rails.begin(), stats.rails.end(),
                                     [](const RailStats& r) { return r.peer == 1 && r.index == 0; });
     BOOST_REQUIRE(rail0 != stats.rails.end());
-    BOOST_TEST(rail0->state == RailState::up);
+    // In service as the engine has it: up, or suspect if a slow machine let a timer expire since.
+    BOOST_TEST(rail0->state == p.rails[0].state);
+    BOOST_TEST(!out_of_service(rail0->state), rail0->state);
     BOOST_TEST(rail0->counters.frames_sent == p.rails[0].counters.frames_sent);
     const auto went_down = std::find_if(rail0->changes.begin(), rail0->changes.end(),
                                         [](const RailChange& c) { return c.state == RailState::down; });
@@ -557,12 +559,16 @@ BOOST_AUTO_TEST_CASE(a_disabled_rail_carries_nothing_and_comes_back_when_enabled
     for (std::uint32_t r = 0; r < 2; ++r) {
       BOOST_TEST(w.ranks[r]->peer(1 - r).rails[1].counters.frames_sent == rail1_sent[r], "rank " << r);
     }
-    // The last rail in service may not be disabled; nothing changes then.
+    // The last rail in service may not be disabled; nothing changes then. (Its state is not always `up`:
+    // with 1% of its frames dropped, a timeout may have left it suspect, or a slow machine's silence down,
+    // and its probes answered later. The refusal must leave it as it was, and never disabled.)
+    const RailState rail0_before = w.ranks[0]->peer(1).rails[0].state;
     auto refused = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "0"));
     BOOST_REQUIRE(!refused.is_ok());
     BOOST_TEST(refused.status().message().find("last working rail to rank 1; nothing was disabled") != std::string::npos,
                refused.status().message());
-    BOOST_TEST(w.ranks[0]->peer(1).rails[0].state == RailState::up);
+    BOOST_TEST(w.ranks[0]->peer(1).rails[0].state == rail0_before);
+    BOOST_TEST(w.ranks[0]->peer(1).rails[0].state != RailState::disabled);
     // Disabling again changes nothing and says so.
     auto again = w.ranks[0]->set_rail_service(rail_request(rte::ControlOp::disable, "1"));
     BOOST_TEST_REQUIRE(again.is_ok());
