@@ -4,10 +4,10 @@
 //
 // CRC32C works on the raw state (the inversions are done once, at the edges):
 //  - sse4.2: the crc32 instruction takes 3 cycles but one can start every cycle, so three streams over
-//    three lanes of a block keep it busy (8 bytes/cycle; Zen 5 starts two a cycle: `frag_bench units`). The lanes' CRCs are joined as
-//    crc(A|B|C) = A*x^(16L) + B*x^(8L) + C mod P: PCLMULQDQ by tabled powers of x, reduced by one more
-//    crc32 (Intel, "Fast CRC computation for iSCSI polynomial using CRC32 instruction"; ISA-L's
-//    crc32_iscsi_01 and Linux's crc32c-pcl do the same).
+//    three lanes of a block keep it busy (8 bytes/cycle; Zen 5 starts two a cycle: `frag_bench units`).
+//    The lanes' CRCs are joined as crc(A|B|C) = A*x^(16L) + B*x^(8L) + C mod P: PCLMULQDQ by tabled
+//    powers of x, reduced by one more crc32 (Intel, "Fast CRC computation for iSCSI polynomial using
+//    CRC32 instruction"; ISA-L's crc32_iscsi_01 and Linux's crc32c-pcl do the same).
 //  - avx2: folding (Intel, "Fast CRC computation for generic polynomials using PCLMULQDQ"). Eight 128-bit
 //    accumulators in four YMM registers each hold every eighth 16-byte chunk; a step multiplies each by
 //    x^1024 mod P (two carry-less multiplies by constants) and adds the next chunk. The copy rides on the

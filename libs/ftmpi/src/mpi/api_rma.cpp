@@ -300,8 +300,7 @@ bool try_finish(OriginOp& op) {
   if (op.finished) return true;
   engine::Engine& e = engine();
   engine::Completion c;
-  if (op.receive != nullptr && e.is_complete(op.receive, &c)) {
-    e.release(op.receive);
+  if (op.receive != nullptr && e.take_completion(op.receive, &c)) {
     op.receive = nullptr;
     RmaReplyHeader h;
     if (c.lost_peer >= 0 || c.bytes < sizeof h) {

@@ -1,6 +1,7 @@
 #include "mpi/request.hpp"
 
 #include <mutex>
+#include <string>
 #include <unordered_set>
 
 #include "mpi/collective.hpp"
@@ -20,7 +21,8 @@ Reason::Reason(std::string_view text, Kept kept) {
   auto found = texts->find(std::string(text));
   if (found == texts->end()) {
     if (texts->size() >= kMaxReasons && kept == Kept::up_to_the_cap) {
-      found = texts->emplace("its reason was not kept: this process failed for more than 4096 distinct reasons").first;
+      found = texts->emplace("its reason was not kept: this process failed for more than " +
+                             std::to_string(kMaxReasons) + " distinct reasons").first;
     } else {
       found = texts->emplace(text).first;
     }

@@ -208,10 +208,9 @@ bool serve(engine::Engine& engine, WindowTarget& t) {
     t.incoming.push_back(std::move(in));
     did = true;
   }
-  while (!t.incoming.empty() && engine.is_complete(t.incoming.front().receive, &c)) {
+  while (!t.incoming.empty() && engine.take_completion(t.incoming.front().receive, &c)) {
     WindowTarget::Incoming in = std::move(t.incoming.front());
     t.incoming.pop_front();
-    engine.release(in.receive);
     if (c.lost_peer < 0 && !c.cancelled) apply(engine, t, in.origin, in.bytes);
     did = true;
   }
